@@ -1,0 +1,47 @@
+# idgen: the front door. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+export GOTOOLCHAIN := local
+export PATH := $(CURDIR)/.tools/bin:$(PATH)
+
+# Every module of the workspace, as ./path/... patterns.
+MODULES = $(shell go list -f '{{.Dir}}' -m | sed "s|^$(CURDIR)|.|")
+PKGS    = $(addsuffix /...,$(MODULES))
+FUZZTIME ?= 5s
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## run the local platform on embedded defaults (state under .idgen/)
+	@scripts/run-local.sh
+
+.PHONY: setup
+setup: ## install what the tests need (Go tools at pinned versions, dynalite, redis-server)
+	@scripts/setup.sh
+
+.PHONY: test
+test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
+	$(MAKE) --no-print-directory verify lint
+	go test -race -timeout 20m $(PKGS)
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a long run)
+	@scripts/fuzz.sh $(FUZZTIME) $(PKGS)
+
+.PHONY: bench
+bench: ## run the benchmarks, with the comparison libraries, in one run
+	go test -run '^$$' -bench . -benchtime=2s $(PKGS)
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck over every module
+	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }
+	go vet $(PKGS)
+	staticcheck $(PKGS)
+
+.PHONY: verify
+verify: ## go mod tidy is clean in every module, and each builds without the workspace
+	@scripts/verify.sh $(MODULES)

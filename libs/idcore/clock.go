@@ -1,0 +1,168 @@
+package idcore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is the source of wall time (which goes into IDs and fences) and of monotonic time (which
+// times waits and detects wall-clock jumps). Tests inject their own; nil means SystemClock.
+type Clock interface {
+	// Now returns the current wall-clock time.
+	Now() time.Time
+	// Monotonic returns time elapsed on a clock that never steps, from an arbitrary origin.
+	Monotonic() time.Duration
+	// Sleep waits for d on the monotonic clock, or until ctx is done (returning ctx.Err()).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// SystemClock returns the host's clock.
+//
+// Now reads the kernel's wall clock at least once per WallRefresh of monotonic time and, in
+// between, extends its last reading by the monotonic clock. The kernel slews both clocks alike, so
+// the two agree to the nanosecond except across a step, which Now therefore sees within
+// WallRefresh (1 ms, a fifth of the 5 ms back-step wait). A full wall-clock read costs two vDSO
+// calls; the monotonic one costs one, which halves the cost of an ID.
+//
+// Sleep sleeps through most of a wait and spins (yielding the processor) only over its last
+// fraction, so a wait for the next millisecond ends within a few microseconds of it without
+// burning a core: the Go timer alone overshoots sub-millisecond waits by up to a millisecond.
+func SystemClock() Clock { return defaultClock }
+
+// WallRefresh is the longest SystemClock's Now goes without reading the kernel's wall clock.
+const WallRefresh = time.Millisecond
+
+var defaultClock = newSystemClock()
+
+type systemClock struct {
+	anchor atomic.Pointer[wallAnchor] // the last wall-clock read
+	start  time.Time
+}
+
+type wallAnchor struct {
+	t      time.Time // carries its monotonic reading
+	unixNs int64
+}
+
+func newSystemClock() *systemClock {
+	c := &systemClock{start: time.Now()}
+	c.anchor.Store(&wallAnchor{c.start, c.start.UnixNano()})
+	return c
+}
+
+func (c *systemClock) Now() time.Time { return time.Unix(0, c.unixNano()) }
+
+// UnixMilli is Now().UnixMilli() without building a time.Time: the generator's hot path.
+func (c *systemClock) UnixMilli() int64 { return c.unixNano() / 1e6 }
+
+func (c *systemClock) unixNano() int64 {
+	a := c.anchor.Load()
+	if el := time.Since(a.t); el >= 0 && el < WallRefresh {
+		return a.unixNs + int64(el)
+	}
+	t := time.Now()
+	ns := t.UnixNano()
+	c.anchor.Store(&wallAnchor{t, ns})
+	return ns
+}
+
+func (c *systemClock) Monotonic() time.Duration { return time.Since(c.start) }
+
+const (
+	// spinWindow is the last part of a wait that is spun instead of slept.
+	spinWindow = 120 * time.Microsecond
+	// timerSlack is how much the Go timer may overshoot; longer waits use it up to this point.
+	timerSlack = 1500 * time.Microsecond
+)
+
+func (*systemClock) Sleep(ctx context.Context, d time.Duration) error {
+	start := time.Now()
+	deadline := start.Add(d)
+	if d > 2*timerSlack {
+		t := time.NewTimer(d - timerSlack)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if rem := time.Until(deadline); rem > spinWindow {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		preciseSleep(rem - spinWindow)
+	}
+	for time.Now().Before(deadline) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
+	return ctx.Err()
+}
+
+// KernelClock is what the kernel says about the clock's discipline.
+type KernelClock struct {
+	// Synchronized is false while the kernel reports the clock unsynchronized (STA_UNSYNC).
+	Synchronized bool
+	// EstimatedError is the kernel's estimate of the clock's error (adjtimex esterror).
+	EstimatedError time.Duration
+	// MaxError is the kernel's maximum error bound (adjtimex maxerror).
+	MaxError time.Duration
+}
+
+// HealthSource reports the clock's discipline. Tests inject their own; nil means KernelHealth.
+type HealthSource interface {
+	ReadClock() (KernelClock, error)
+}
+
+// KernelHealth returns the host kernel's view of the clock (Linux: adjtimex). On systems without
+// it, every read fails, which a strict generator treats as unhealthy.
+func KernelHealth() HealthSource { return kernelHealth{} }
+
+type kernelHealth struct{}
+
+// ClockCheck selects what a generator does when the clock is unhealthy.
+type ClockCheck int
+
+const (
+	// ClockStrict refuses IDs (clock_unsynced) and reports unhealthy. Production uses it.
+	ClockStrict ClockCheck = iota
+	// ClockWarn issues anyway, loudly: logs, a metric and the health detail say so. For development
+	// machines whose clock is not disciplined; never for production.
+	ClockWarn
+)
+
+func (c ClockCheck) String() string {
+	if c == ClockWarn {
+		return "warn"
+	}
+	return "strict"
+}
+
+// ParseClockCheck parses "strict" or "warn".
+func ParseClockCheck(s string) (ClockCheck, error) {
+	switch s {
+	case "strict":
+		return ClockStrict, nil
+	case "warn":
+		return ClockWarn, nil
+	}
+	return 0, fmt.Errorf("idcore: unknown clock check %q (want strict or warn)", s)
+}
+
+// ClockStatus is the outcome of the last clock check.
+type ClockStatus struct {
+	Healthy bool
+	// Problem says what is wrong when not Healthy: "unsynchronized", "estimated_error",
+	// "forward_jump" or "read_error".
+	Problem        string
+	Detail         string
+	EstimatedError time.Duration
+	Mode           ClockCheck
+	CheckedAt      time.Time
+}

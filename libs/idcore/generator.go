@@ -1,0 +1,526 @@
+package idcore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Settings configure a Generator. The zero value is valid: every field's comment gives its default.
+type Settings struct {
+	// Schedule is the layout schedule. Default: ScheduleV2.
+	Schedule Schedule
+	// Region is the region number written into layouts with a region field. Default: 0.
+	Region int
+	// Clock is the wall and monotonic clock. Default: SystemClock.
+	Clock Clock
+	// Health reports the clock's discipline. Default: KernelHealth.
+	Health HealthSource
+	// ClockCheck is ClockStrict (default) or ClockWarn.
+	ClockCheck ClockCheck
+	// BackStepWait is how far behind the last issued timestamp the clock may be and still be
+	// waited for; beyond it the generator refuses (clock_backwards). Default: 5 ms.
+	BackStepWait time.Duration
+	// ErrorLimit is the largest estimated clock error, and the largest forward jump, accepted.
+	// Default: 5 ms.
+	ErrorLimit time.Duration
+	// JumpHold is how long the clock stays unhealthy after a forward jump. Default: 10 s.
+	JumpHold time.Duration
+	// Logger receives state changes (never one line per ID). Default: discard.
+	Logger *slog.Logger
+}
+
+// Lease is a machine number held for one layout, and the bounds the lease layer puts on the
+// timestamps issued under it (SPEC §3).
+type Lease struct {
+	// Machine is the machine number.
+	Machine int
+	// FloorUnixMs: no ID under this lease has a timestamp at or below it (the claim's :now).
+	FloorUnixMs int64
+	// FenceUnixMs: no ID under this lease has a timestamp at or after it (the written lease
+	// expiry minus the fence margin).
+	FenceUnixMs int64
+}
+
+// slot is one layout period of the schedule and the machine number held for it.
+type slot struct {
+	start  int64 // the period's first timestamp, ms after Epoch
+	layout Layout
+	maxSeq int
+
+	configured bool // a lease was ever set for this period's layout
+	held       bool
+	machine    int
+	floor      int64 // ms after Epoch
+	fence      int64 // ms after Epoch
+	base       int64 // the region and machine fields, in place
+}
+
+// Generator issues IDs for one process: one machine number per layout period, one last_ms and
+// sequence. It is safe for concurrent use; no wait happens under its lock.
+type Generator struct {
+	sched   Schedule
+	region  int
+	clock   Clock
+	nowMs   func() int64 // the wall clock in Unix ms
+	health  HealthSource
+	mode    ClockCheck
+	backMs  int64
+	errLim  time.Duration
+	hold    time.Duration
+	log     *slog.Logger
+	clockOK atomic.Bool
+
+	mu      sync.Mutex
+	lastMs  int64 // ms after Epoch of the last issued ID; -1 before the first
+	seq     int   // sequence of the last issued ID
+	slots   []slot
+	stopped bool
+	issued  uint64
+	waits   [3]uint64 // by waitCause
+
+	refused [len(refusals)]atomic.Uint64
+
+	tickMu     sync.Mutex
+	tickTarget int64         // the timestamp the current sleeper waits for
+	tickCh     chan struct{} // closed when that sleeper wakes
+
+	checkMu   sync.Mutex
+	status    ClockStatus
+	lastWall  time.Time
+	lastMono  time.Duration
+	jumpUntil time.Duration
+}
+
+type waitCause int
+
+const (
+	waitBackStep waitCause = iota
+	waitSequence
+	waitFloor
+)
+
+var waitCauseNames = [...]string{"back_step", "sequence", "floor"}
+
+// NewGenerator validates s and returns a generator. It checks the clock once; it holds no machine
+// number until SetLease.
+func NewGenerator(s Settings) (*Generator, error) {
+	if s.Schedule.name == "" {
+		s.Schedule = ScheduleV2()
+	}
+	if s.Clock == nil {
+		s.Clock = SystemClock()
+	}
+	if s.Health == nil {
+		s.Health = KernelHealth()
+	}
+	if s.BackStepWait == 0 {
+		s.BackStepWait = 5 * time.Millisecond
+	}
+	if s.ErrorLimit == 0 {
+		s.ErrorLimit = 5 * time.Millisecond
+	}
+	if s.JumpHold == 0 {
+		s.JumpHold = 10 * time.Second
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case s.BackStepWait < 0 || s.BackStepWait > time.Second:
+		return nil, fmt.Errorf("idcore: back-step wait %v out of range (0–1s)", s.BackStepWait)
+	case s.ErrorLimit < 0, s.JumpHold < 0:
+		return nil, fmt.Errorf("idcore: negative clock limit")
+	case s.ClockCheck != ClockStrict && s.ClockCheck != ClockWarn:
+		return nil, fmt.Errorf("idcore: unknown clock check %d", s.ClockCheck)
+	}
+	for _, p := range s.Schedule.periods {
+		if p.Layout.HasRegion() && (s.Region < 0 || s.Region > p.Layout.MaxRegion()) {
+			return nil, fmt.Errorf("%w: region %d does not fit layout %s (0–%d)", ErrInvalidField, s.Region, p.Layout.name, p.Layout.MaxRegion())
+		}
+	}
+	g := &Generator{
+		sched:  s.Schedule,
+		region: s.Region,
+		clock:  s.Clock,
+		health: s.Health,
+		mode:   s.ClockCheck,
+		backMs: s.BackStepWait.Milliseconds(),
+		errLim: s.ErrorLimit,
+		hold:   s.JumpHold,
+		log:    s.Logger,
+		lastMs: -1,
+		slots:  make([]slot, len(s.Schedule.periods)),
+	}
+	g.nowMs = func() int64 { return g.clock.Now().UnixMilli() }
+	if mc, ok := s.Clock.(interface{ UnixMilli() int64 }); ok {
+		g.nowMs = mc.UnixMilli
+	}
+	for i, p := range s.Schedule.periods {
+		g.slots[i] = slot{start: p.Start, layout: p.Layout, maxSeq: p.Layout.MaxSequence()}
+	}
+	if g.mode == ClockWarn {
+		g.log.Warn("clock check is in warn mode: IDs are issued even when the clock is not disciplined; never use this in production")
+	}
+	g.CheckClock()
+	return g, nil
+}
+
+// Schedule returns the generator's schedule.
+func (g *Generator) Schedule() Schedule { return g.sched }
+
+// Region returns the region number the generator writes.
+func (g *Generator) Region() int { return g.region }
+
+// SetLease gives the generator a machine number for the named layout, or extends the one it
+// holds (a renewal: same machine, later fence). A new number starts above both its floor and
+// every timestamp already issued, so IDs stay strictly increasing across a change of number.
+func (g *Generator) SetLease(layout string, l Lease) error {
+	i := g.periodIndex(layout)
+	if i < 0 {
+		return fmt.Errorf("%w: layout %q is not in schedule %s", ErrLayoutNotConfigured, layout, g.sched.name)
+	}
+	lay := g.sched.periods[i].Layout
+	if l.Machine < 0 || l.Machine > lay.MaxMachine() {
+		return fmt.Errorf("%w: machine %d (layout %s holds 0–%d)", ErrInvalidField, l.Machine, layout, lay.MaxMachine())
+	}
+	floor, fence := l.FloorUnixMs-EpochUnixMs, l.FenceUnixMs-EpochUnixMs
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return fmt.Errorf("%w: generator stopped", ErrNoLease)
+	}
+	s := &g.slots[i]
+	if s.held && s.machine == l.Machine {
+		s.floor = max(s.floor, floor)
+		s.fence = fence
+		return nil
+	}
+	s.configured, s.held, s.machine = true, true, l.Machine
+	s.floor, s.fence = max(floor, g.lastMs), fence
+	s.base = lay.compose(0, g.region, l.Machine, 0).Int64()
+	g.log.Info("machine number set", "layout", layout, "machine", l.Machine,
+		"floor_unix_ms", s.floor+EpochUnixMs, "fence_unix_ms", fence+EpochUnixMs)
+	return nil
+}
+
+// DropLease stops issuing under the named layout's machine number at once.
+func (g *Generator) DropLease(layout string) {
+	i := g.periodIndex(layout)
+	if i < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.slots[i].held {
+		g.log.Warn("machine number dropped", "layout", layout, "machine", g.slots[i].machine)
+	}
+	g.slots[i].held = false
+}
+
+// Stop stops issuing for good (before a lease release) and returns the last issued timestamp in
+// Unix ms (or 0 when nothing was issued). Every later Next refuses with ErrNoLease.
+func (g *Generator) Stop() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	for i := range g.slots {
+		g.slots[i].held = false
+	}
+	if g.lastMs < 0 {
+		return 0
+	}
+	return g.lastMs + EpochUnixMs
+}
+
+// LastUnixMs returns the timestamp of the last issued ID in Unix ms (0 before the first).
+func (g *Generator) LastUnixMs() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastMs < 0 {
+		return 0
+	}
+	return g.lastMs + EpochUnixMs
+}
+
+func (g *Generator) periodIndex(layout string) int {
+	for i, p := range g.sched.periods {
+		if p.Layout.name == layout {
+			return i
+		}
+	}
+	return -1
+}
+
+// Next returns a new ID, strictly greater than every ID this generator issued before. It waits
+// (outside its lock, cancellable by ctx) when the clock is behind by at most the back-step wait,
+// when the millisecond's sequence is used up, or until the clock passes a new lease's floor.
+func (g *Generator) Next(ctx context.Context) (ID, error) {
+	for {
+		g.mu.Lock()
+		id, waitMs, cause, err := g.issueLocked()
+		g.mu.Unlock()
+		if err != nil {
+			return 0, g.refuse(err)
+		}
+		if waitMs < 0 {
+			return id, nil
+		}
+		if err := g.waitFor(ctx, waitMs, cause); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// NextBatch returns n new IDs (1 ≤ n), strictly increasing, made in one pass; it may span
+// milliseconds. On a refusal it returns the error and no IDs.
+func (g *Generator) NextBatch(ctx context.Context, n int) ([]ID, error) {
+	return g.AppendBatch(ctx, make([]ID, 0, max(n, 0)), n)
+}
+
+// AppendBatch appends n new IDs to dst, as NextBatch. On a refusal it returns dst unchanged and
+// the error; IDs issued before the refusal are discarded, never reused.
+func (g *Generator) AppendBatch(ctx context.Context, dst []ID, n int) ([]ID, error) {
+	if n < 1 {
+		return dst, fmt.Errorf("idcore: batch size %d, want at least 1", n)
+	}
+	start := len(dst)
+	for len(dst)-start < n {
+		g.mu.Lock()
+		id, waitMs, cause, err := g.issueLocked()
+		if err == nil && waitMs < 0 {
+			dst = append(dst, id)
+			// The rest of this millisecond's sequence: the same checks hold for every ID in it,
+			// as the timestamp, floor and fence do not change.
+			room := g.slotAt(g.lastMs).maxSeq - g.seq
+			more := min(room, n-(len(dst)-start))
+			for k := 1; k <= more; k++ {
+				dst = append(dst, id+ID(k))
+			}
+			g.seq += more
+			g.issued += uint64(more)
+		}
+		g.mu.Unlock()
+		if err != nil {
+			return dst[:start], g.refuse(err)
+		}
+		if waitMs >= 0 {
+			if err := g.waitFor(ctx, waitMs, cause); err != nil {
+				return dst[:start], err
+			}
+		}
+	}
+	return dst, nil
+}
+
+// slotAt returns the slot of the period holding ts.
+func (g *Generator) slotAt(ts int64) *slot {
+	i := len(g.slots) - 1
+	for i > 0 && ts < g.slots[i].start {
+		i--
+	}
+	return &g.slots[i]
+}
+
+// issueLocked makes one ID, or says how long to wait (waitMs ≥ 0: until the wall clock reaches
+// that timestamp, ms after Epoch), or refuses. Every ID is checked here against the clock's
+// health, last_ms, the floor and the fence.
+func (g *Generator) issueLocked() (id ID, waitMs int64, cause waitCause, err error) {
+	if g.stopped {
+		return 0, 0, 0, fmt.Errorf("%w: generator stopped", ErrNoLease)
+	}
+	if g.mode == ClockStrict && !g.clockOK.Load() {
+		return 0, 0, 0, ErrClockUnsynced
+	}
+	ts := g.nowMs() - EpochUnixMs
+	seq := 0
+	switch {
+	case ts < 0:
+		return 0, 0, 0, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
+	case ts < g.lastMs:
+		if g.lastMs-ts > g.backMs {
+			return 0, 0, 0, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
+		}
+		return 0, g.lastMs, waitBackStep, nil
+	case ts == g.lastMs:
+		seq = g.seq + 1
+	}
+	if ts > MaxTimestamp {
+		return 0, 0, 0, ErrTimestampExhausted
+	}
+	s := g.slotAt(ts)
+	switch {
+	case !s.held:
+		return 0, 0, 0, s.unheld()
+	case ts >= s.fence:
+		return 0, 0, 0, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
+	case ts <= s.floor:
+		if s.floor-ts > g.backMs {
+			return 0, 0, 0, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
+		}
+		return 0, s.floor + 1, waitFloor, nil
+	case seq > s.maxSeq:
+		return 0, ts + 1, waitSequence, nil
+	}
+	g.lastMs, g.seq = ts, seq
+	g.issued++
+	// The sequence is the least significant field of every layout.
+	return ID(ts<<TimestampShift | s.base | int64(seq)), -1, 0, nil
+}
+
+func (s *slot) unheld() error {
+	if !s.configured {
+		return fmt.Errorf("%w: no machine number for layout %s", ErrLayoutNotConfigured, s.layout.name)
+	}
+	return fmt.Errorf("%w: layout %s", ErrNoLease, s.layout.name)
+}
+
+func (g *Generator) refuse(err error) error {
+	if i := reasonIndex(err); i >= 0 {
+		g.refused[i].Add(1)
+	}
+	return err
+}
+
+// waitFor waits until the wall clock reaches timestamp ms (after Epoch). One waiter sleeps for a
+// given millisecond; the others wait for it to wake them, so many goroutines at saturation cost
+// one precise sleep per millisecond, not one each.
+func (g *Generator) waitFor(ctx context.Context, ms int64, cause waitCause) error {
+	g.mu.Lock()
+	g.waits[cause]++
+	g.mu.Unlock()
+	g.tickMu.Lock()
+	if ch := g.tickCh; ch != nil && g.tickTarget >= ms {
+		g.tickMu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ch := make(chan struct{})
+	g.tickTarget, g.tickCh = ms, ch
+	g.tickMu.Unlock()
+	var err error
+	if d := time.Duration(ms+EpochUnixMs)*time.Millisecond - time.Duration(g.clock.Now().UnixNano()); d > 0 {
+		err = g.clock.Sleep(ctx, d)
+	} else {
+		err = ctx.Err()
+	}
+	g.tickMu.Lock()
+	if g.tickCh == ch {
+		g.tickCh = nil
+	}
+	g.tickMu.Unlock()
+	close(ch)
+	return err
+}
+
+// CheckClock reads the clock's health once and returns it. Until the next check, a strict
+// generator refuses while it is unhealthy. WatchClock calls it periodically.
+func (g *Generator) CheckClock() ClockStatus {
+	g.checkMu.Lock()
+	defer g.checkMu.Unlock()
+	wall, mono := g.clock.Now(), g.clock.Monotonic()
+	st := ClockStatus{Healthy: true, Mode: g.mode, CheckedAt: wall}
+	if !g.lastWall.IsZero() {
+		jump := wall.Sub(g.lastWall) - (mono - g.lastMono)
+		if jump > g.errLim {
+			g.jumpUntil = mono + g.hold
+			g.log.Error("clock jumped forward", "jump", jump.String())
+		}
+	}
+	g.lastWall, g.lastMono = wall, mono
+	kc, err := g.health.ReadClock()
+	switch {
+	case err != nil:
+		st.Healthy, st.Problem, st.Detail = false, "read_error", err.Error()
+	case !kc.Synchronized:
+		st.Healthy, st.Problem, st.Detail = false, "unsynchronized", "the kernel reports the clock unsynchronized"
+	case kc.EstimatedError > g.errLim:
+		st.Healthy, st.Problem = false, "estimated_error"
+		st.Detail = fmt.Sprintf("estimated error %v above the limit %v", kc.EstimatedError, g.errLim)
+	case mono < g.jumpUntil:
+		st.Healthy, st.Problem, st.Detail = false, "forward_jump", "the wall clock jumped forward recently"
+	}
+	st.EstimatedError = kc.EstimatedError
+	if st.Healthy != g.status.Healthy || st.Problem != g.status.Problem || g.status.CheckedAt.IsZero() {
+		lvl := slog.LevelInfo
+		if !st.Healthy {
+			lvl = slog.LevelError
+			if g.mode == ClockWarn {
+				st.Detail += " (clock check is warn: issuing anyway)"
+				lvl = slog.LevelWarn
+			}
+		}
+		g.log.Log(context.Background(), lvl, "clock health", "healthy", st.Healthy, "problem", st.Problem,
+			"detail", st.Detail, "mode", g.mode.String())
+	}
+	g.status = st
+	g.clockOK.Store(st.Healthy)
+	return st
+}
+
+// ClockStatus returns the result of the last clock check.
+func (g *Generator) ClockStatus() ClockStatus {
+	g.checkMu.Lock()
+	defer g.checkMu.Unlock()
+	return g.status
+}
+
+// WatchClock checks the clock every interval (on the monotonic clock) until ctx is done.
+func (g *Generator) WatchClock(ctx context.Context, every time.Duration) {
+	for {
+		if err := g.clock.Sleep(ctx, every); err != nil {
+			return
+		}
+		g.CheckClock()
+	}
+}
+
+// Ready reports whether the generator can issue an ID now, and if not, why: the same refusal
+// Next would return (clock, lease, fence). It issues nothing.
+func (g *Generator) Ready() error {
+	if g.mode == ClockStrict && !g.clockOK.Load() {
+		st := g.ClockStatus()
+		return fmt.Errorf("%w: %s", ErrClockUnsynced, st.Detail)
+	}
+	ts := g.nowMs() - EpochUnixMs
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.stopped:
+		return fmt.Errorf("%w: generator stopped", ErrNoLease)
+	case ts < 0:
+		return fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
+	case g.lastMs-ts > g.backMs:
+		return fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
+	case ts > MaxTimestamp:
+		return ErrTimestampExhausted
+	}
+	s := g.slotAt(ts)
+	switch {
+	case !s.held:
+		return s.unheld()
+	case ts >= s.fence:
+		return fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
+	}
+	return nil
+}
+
+// Held returns the machine number held for the named layout, if any, and its fence in Unix ms.
+func (g *Generator) Held(layout string) (machine int, fenceUnixMs int64, ok bool) {
+	i := g.periodIndex(layout)
+	if i < 0 {
+		return 0, 0, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.slots[i]
+	return s.machine, s.fence + EpochUnixMs, s.held
+}
