@@ -12,3 +12,11 @@ if ! "$bin/staticcheck" -version 2>/dev/null | grep -q "$staticcheck_version"; t
   echo "setup: installing staticcheck $staticcheck_version"
   GOBIN="$bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
 fi
+
+# dynalite, the DynamoDB-compatible server the lease and registry tests talk to (pinned in
+# package-lock.json).
+if [ ! -f node_modules/dynalite/cli.js ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  command -v npm >/dev/null || { echo "setup: npm is needed for dynalite (apt-get install -y nodejs npm)"; exit 1; }
+  echo "setup: installing dynalite from package-lock.json"
+  npm ci --no-audit --no-fund --silent
+fi

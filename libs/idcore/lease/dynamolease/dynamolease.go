@@ -1,0 +1,372 @@
+// Package dynamolease is the production lease store: a DynamoDB lease table and history table
+// (aws-sdk-go-v2). Claims and renewals are the exact conditional UpdateItem calls of SPEC §3; the
+// driver needs no transactions and no TTL API call. AWS types never leave this package:
+// ConditionalCheckFailedException becomes lease.ErrTaken or lease.ErrLost, throttling and
+// unreachability lease.ErrUnavailable.
+package dynamolease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/idgen/idgen/libs/idcore/lease"
+)
+
+// Store is one DynamoDB lease table and its region's history table.
+type Store struct {
+	db      *dynamodb.Client
+	table   string
+	history string
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store on the named lease table (lease.TableV2 or lease.TableV1) and history table
+// (lease.TableHistory).
+func New(db *dynamodb.Client, table, history string) *Store {
+	return &Store{db: db, table: table, history: history}
+}
+
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func key(machine int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"machine_id": n(int64(machine))}
+}
+
+// Claim implements lease.Store with SPEC §3's conditional UpdateItem.
+func (s *Store) Claim(ctx context.Context, machine int, holder string, now, expiry int64) (lease.Row, error) {
+	if machine < 0 {
+		return lease.Row{}, fmt.Errorf("dynamolease: machine %d", machine)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 key(machine),
+		ConditionExpression: aws.String("attribute_not_exists(machine_id) OR lease_expiry < :now"),
+		UpdateExpression:    aws.String("SET holder = :me, lease_expiry = :expiry, lease_epoch = if_not_exists(lease_epoch, :zero) + :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":me": str(holder), ":now": n(now), ":expiry": n(expiry), ":zero": n(0), ":one": n(1),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return lease.Row{}, mapErr("claim", err, lease.ErrTaken)
+	}
+	return rowOf(machine, out.Attributes)
+}
+
+// Renew implements lease.Store with SPEC §3's renewal condition.
+func (s *Store) Renew(ctx context.Context, machine int, holder string, epoch, newExpiry int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 key(machine),
+		ConditionExpression: aws.String("holder = :me AND lease_epoch = :my_epoch AND lease_expiry < :new_expiry"),
+		UpdateExpression:    aws.String("SET lease_expiry = :new_expiry"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":me": str(holder), ":my_epoch": n(epoch), ":new_expiry": n(newExpiry),
+		},
+	})
+	return mapErr("renew", err, lease.ErrLost)
+}
+
+// Release implements lease.Store.
+func (s *Store) Release(ctx context.Context, machine int, holder string, epoch, expiry int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 key(machine),
+		ConditionExpression: aws.String("holder = :me AND lease_epoch = :my_epoch"),
+		UpdateExpression:    aws.String("SET lease_expiry = :expiry"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":me": str(holder), ":my_epoch": n(epoch), ":expiry": n(expiry),
+		},
+	})
+	return mapErr("release", err, lease.ErrLost)
+}
+
+// Get implements lease.Store.
+func (s *Store) Get(ctx context.Context, machine int) (lease.Row, error) {
+	if machine < 0 {
+		return lease.Row{}, lease.ErrNotFound
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(machine), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return lease.Row{}, mapErr("get", err, nil)
+	}
+	if out.Item == nil {
+		return lease.Row{}, lease.ErrNotFound
+	}
+	return rowOf(machine, out.Item)
+}
+
+// List implements lease.Store (a consistent Scan; the tables hold at most 1,024 rows).
+func (s *Store) List(ctx context.Context) ([]lease.Row, error) {
+	var rows []lease.Row
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, mapErr("list", err, nil)
+		}
+		for _, item := range page.Items {
+			m, err := intAttr(item, "machine_id")
+			if err != nil {
+				return nil, err
+			}
+			if m < 0 {
+				continue
+			}
+			r, err := rowOf(int(m), item)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, r)
+		}
+	}
+	sortRows(rows)
+	return rows, nil
+}
+
+func sortRows(rows []lease.Row) {
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && rows[j].Machine < rows[j-1].Machine; j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+}
+
+// Quarantine implements lease.Store.
+func (s *Store) Quarantine(ctx context.Context, machine int) (lease.Row, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        &s.table,
+		Key:              key(machine),
+		UpdateExpression: aws.String("SET holder = :q, lease_expiry = :forever, lease_epoch = if_not_exists(lease_epoch, :zero) + :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":q": str(lease.QuarantineHolder), ":forever": n(lease.QuarantineExpiryUnixMs), ":zero": n(0), ":one": n(1),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return lease.Row{}, mapErr("quarantine", err, nil)
+	}
+	return rowOf(machine, out.Attributes)
+}
+
+// Lift implements lease.Store.
+func (s *Store) Lift(ctx context.Context, machine int, now int64) (lease.Row, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 key(machine),
+		ConditionExpression: aws.String("holder = :q"),
+		UpdateExpression:    aws.String("SET holder = :lifted, lease_expiry = :now, lease_epoch = lease_epoch + :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":q": str(lease.QuarantineHolder), ":lifted": str(lease.LiftedHolder), ":now": n(now), ":one": n(1),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return lease.Row{}, mapErr("lift", err, lease.ErrLost)
+	}
+	return rowOf(machine, out.Attributes)
+}
+
+// FenceAll implements lease.Store: one conditional update per row, so a row changed meanwhile is
+// still fenced (its epoch moves on either way).
+func (s *Store) FenceAll(ctx context.Context, expiry int64) (int, error) {
+	rows, err := s.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	changed := 0
+	for _, r := range rows {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:           &s.table,
+			Key:                 key(r.Machine),
+			ConditionExpression: aws.String("attribute_exists(machine_id) AND holder <> :q"),
+			UpdateExpression:    aws.String("SET lease_expiry = :expiry, lease_epoch = lease_epoch + :one"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":q": str(lease.QuarantineHolder), ":expiry": n(expiry), ":one": n(1),
+			},
+		})
+		switch err := mapErr("fence", err, lease.ErrTaken); {
+		case err == nil:
+			changed++
+		case errors.Is(err, lease.ErrTaken): // quarantined meanwhile
+		default:
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+// TableID implements lease.Store: DescribeTable's TableId.
+func (s *Store) TableID(ctx context.Context) (string, error) {
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
+	if err != nil {
+		return "", mapErr("describe table", err, nil)
+	}
+	if out.Table == nil || out.Table.TableId == nil {
+		return "", fmt.Errorf("dynamolease: %s has no TableId", s.table)
+	}
+	return *out.Table.TableId, nil
+}
+
+// Meta implements lease.Store.
+func (s *Store) Meta(ctx context.Context) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(lease.MetaMachine), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", mapErr("meta", err, nil)
+	}
+	v, ok := out.Item["table_id"].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", lease.ErrNotFound
+	}
+	return v.Value, nil
+}
+
+// InitMeta implements lease.Store.
+func (s *Store) InitMeta(ctx context.Context, tableID string) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           &s.table,
+		Item:                map[string]types.AttributeValue{"machine_id": n(lease.MetaMachine), "holder": str("METADATA"), "table_id": str(tableID)},
+		ConditionExpression: aws.String("attribute_not_exists(machine_id)"),
+	})
+	return mapErr("init meta", err, lease.ErrTaken)
+}
+
+// SetMeta implements lease.Store.
+func (s *Store) SetMeta(ctx context.Context, tableID string) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table,
+		Item:      map[string]types.AttributeValue{"machine_id": n(lease.MetaMachine), "holder": str("METADATA"), "table_id": str(tableID)},
+	})
+	return mapErr("set meta", err, nil)
+}
+
+// AppendHistory implements lease.Store: a conditional put; on a collision in the same millisecond
+// it moves to the next one.
+func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
+	for at := ev.AtUnixMs; at < ev.AtUnixMs+1000; at++ {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: &s.history,
+			Item: map[string]types.AttributeValue{
+				"machine_id": n(int64(ev.Machine)), "at": n(at), "event": str(ev.Kind), "holder": str(ev.Holder),
+				"lease_epoch": n(ev.Epoch), "lease_expiry": n(ev.ExpiryUnixMs),
+				"expires_at": n((at + lease.HistoryRetentionMs) / 1000),
+			},
+			ConditionExpression: aws.String("attribute_not_exists(machine_id)"),
+		})
+		switch err := mapErr("history", err, lease.ErrTaken); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, lease.ErrTaken):
+			return err
+		}
+	}
+	return fmt.Errorf("dynamolease: history: no free millisecond after %d for machine %d", ev.AtUnixMs, ev.Machine)
+}
+
+// History implements lease.Store.
+func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lease.Event, error) {
+	var out []lease.Event
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                &s.history,
+		KeyConditionExpression:   aws.String("machine_id = :m AND #at BETWEEN :from AND :to"),
+		ExpressionAttributeNames: map[string]string{"#at": "at"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":m": n(int64(machine)), ":from": n(from), ":to": n(to),
+		},
+		ConsistentRead: aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, mapErr("history", err, nil)
+		}
+		for _, item := range page.Items {
+			ev := lease.Event{Machine: machine}
+			var err error
+			if ev.AtUnixMs, err = intAttr(item, "at"); err != nil {
+				return nil, err
+			}
+			ev.Kind, ev.Holder = strAttr(item, "event"), strAttr(item, "holder")
+			ev.Epoch, _ = intAttr(item, "lease_epoch")
+			ev.ExpiryUnixMs, _ = intAttr(item, "lease_expiry")
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// Close implements lease.Store.
+func (s *Store) Close() error { return nil }
+
+func rowOf(machine int, item map[string]types.AttributeValue) (lease.Row, error) {
+	r := lease.Row{Machine: machine, Holder: strAttr(item, "holder")}
+	var err error
+	if r.ExpiryUnixMs, err = intAttr(item, "lease_expiry"); err != nil {
+		return lease.Row{}, err
+	}
+	if r.Epoch, err = intAttr(item, "lease_epoch"); err != nil {
+		return lease.Row{}, err
+	}
+	return r, nil
+}
+
+func intAttr(item map[string]types.AttributeValue, name string) (int64, error) {
+	v, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("dynamolease: attribute %s missing or not a number", name)
+	}
+	x, err := strconv.ParseInt(v.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("dynamolease: attribute %s: %w", name, err)
+	}
+	return x, nil
+}
+
+func strAttr(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// mapErr maps a DynamoDB error: a failed condition to cond (when not nil), throttling, server
+// errors and network failures to lease.ErrUnavailable.
+func mapErr(op string, err error, cond error) error {
+	if err == nil {
+		return nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && cond != nil {
+		return cond
+	}
+	var rnf *types.ResourceNotFoundException
+	if errors.As(err, &rnf) {
+		return fmt.Errorf("dynamolease: %s: %w: table missing: %v", op, lease.ErrUnavailable, err)
+	}
+	var thr *types.ProvisionedThroughputExceededException
+	var lim *types.RequestLimitExceeded
+	var ne net.Error
+	var ae smithy.APIError
+	switch {
+	case errors.As(err, &thr), errors.As(err, &lim), errors.As(err, &ne),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	case errors.As(err, &ae) && (ae.ErrorFault() == smithy.FaultServer || ae.ErrorCode() == "ThrottlingException"):
+		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	}
+	// Anything else that is not an API answer (connection refused, reset) is the network too.
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	}
+	return fmt.Errorf("dynamolease: %s: %w", op, err)
+}

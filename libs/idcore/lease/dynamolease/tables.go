@@ -1,0 +1,86 @@
+package dynamolease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// NewClient returns a DynamoDB client from the standard AWS configuration chain; a non-empty
+// endpoint overrides the service URL (a local DynamoDB-compatible server). With an endpoint and no
+// credentials in the environment, it uses static placeholder credentials, which local servers accept.
+func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
+	opts := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(2)}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dynamolease: aws config: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if endpoint != "" {
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+		}
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	}), nil
+}
+
+// CreateTables creates a lease table and the history table, when missing, with the key schemas of
+// SPEC §3, and waits until they are active. For development and tests: in production Terraform
+// creates the tables (with point-in-time recovery and the history TTL).
+func CreateTables(ctx context.Context, db *dynamodb.Client, leaseTable, historyTable string) error {
+	specs := []*dynamodb.CreateTableInput{{
+		TableName:            &leaseTable,
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("machine_id"), AttributeType: types.ScalarAttributeTypeN}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("machine_id"), KeyType: types.KeyTypeHash}},
+	}, {
+		TableName:   &historyTable,
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("machine_id"), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String("at"), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("machine_id"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("at"), KeyType: types.KeyTypeRange},
+		},
+	}}
+	for _, in := range specs {
+		_, err := db.CreateTable(ctx, in)
+		var inUse *types.ResourceInUseException
+		if err != nil && !errors.As(err, &inUse) {
+			return fmt.Errorf("dynamolease: create %s: %w", *in.TableName, err)
+		}
+		w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+		})
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 2*time.Minute); err != nil {
+			return fmt.Errorf("dynamolease: wait for %s: %w", *in.TableName, err)
+		}
+	}
+	return nil
+}
+
+// DeleteTable deletes a table and waits until it is gone (tests of a restore).
+func DeleteTable(ctx context.Context, db *dynamodb.Client, table string) error {
+	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
+		return fmt.Errorf("dynamolease: delete %s: %w", table, err)
+	}
+	w := dynamodb.NewTableNotExistsWaiter(db, func(o *dynamodb.TableNotExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	})
+	return w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, 2*time.Minute)
+}

@@ -1,0 +1,343 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Keeper. Zero durations take the defaults in the comments.
+type Config struct {
+	// Store is the lease table. Required.
+	Store Store
+	// Generator receives the machine number, floor and fence. Required.
+	Generator *idcore.Generator
+	// Layout is the layout whose period this table's numbers serve. Default: "v2".
+	Layout string
+	// Range is where the keeper claims. Required (see ParseRange).
+	Range Range
+	// Holder names this process. Default: HolderName(process start).
+	Holder string
+	// Lease is the lease length. Default: 5 min.
+	Lease time.Duration
+	// Renew is the renewal interval; at most a third of Lease. Default: 10 s.
+	Renew time.Duration
+	// FenceMargin: no ID is issued at or after lease_expiry − FenceMargin. Default: 5 s.
+	FenceMargin time.Duration
+	// Clock gives the wall time written into leases (timers use the monotonic clock).
+	// Default: idcore.SystemClock.
+	Clock idcore.Clock
+	// Logger receives claims, losses, releases (Info/Warn) and renewals (Debug). Default: discard.
+	Logger *slog.Logger
+}
+
+// Status is what a keeper holds now.
+type Status struct {
+	Layout       string
+	Held         bool
+	Machine      int
+	Epoch        int64
+	ExpiryUnixMs int64 // the lease_expiry this holder last wrote
+	FenceUnixMs  int64
+	TableID      string
+	Holder       string
+	// Problem is the last reason it could not claim or renew, if any ("" when all is well).
+	Problem string
+}
+
+// Keeper holds one machine number from one lease table for a generator.
+type Keeper struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	st      Status
+	floor   int64
+	tableID string
+
+	claims   *prometheus.CounterVec
+	renewals *prometheus.CounterVec
+}
+
+// NewKeeper validates cfg and returns a keeper; Run starts it.
+func NewKeeper(cfg Config) (*Keeper, error) {
+	if cfg.Layout == "" {
+		cfg.Layout = "v2"
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = HolderName(processStart)
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = 5 * time.Minute
+	}
+	if cfg.Renew == 0 {
+		cfg.Renew = 10 * time.Second
+	}
+	if cfg.FenceMargin == 0 {
+		cfg.FenceMargin = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = idcore.SystemClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case cfg.Store == nil || cfg.Generator == nil:
+		return nil, errors.New("lease: a keeper needs a store and a generator")
+	case cfg.Range.Size() < 1 || cfg.Range.Lo < 0:
+		return nil, fmt.Errorf("lease: empty range %s", cfg.Range)
+	case cfg.Renew <= 0 || cfg.Renew*3 > cfg.Lease:
+		return nil, fmt.Errorf("lease: renew interval %v must be positive and at most a third of the lease %v", cfg.Renew, cfg.Lease)
+	case cfg.FenceMargin <= 0 || cfg.FenceMargin >= cfg.Lease-cfg.Renew:
+		return nil, fmt.Errorf("lease: fence margin %v must be positive and below lease − renew (%v)", cfg.FenceMargin, cfg.Lease-cfg.Renew)
+	case cfg.Holder == QuarantineHolder || cfg.Holder == LiftedHolder:
+		return nil, fmt.Errorf("lease: holder name %q is reserved", cfg.Holder)
+	}
+	lay, ok := cfg.Generator.Schedule().Layout(cfg.Layout)
+	if !ok {
+		return nil, fmt.Errorf("lease: layout %s is not in the generator's schedule", cfg.Layout)
+	}
+	if cfg.Range.Hi > lay.MaxMachine() {
+		return nil, fmt.Errorf("lease: range %s exceeds layout %s's machines (0-%d)", cfg.Range, cfg.Layout, lay.MaxMachine())
+	}
+	labels := prometheus.Labels{"layout": cfg.Layout}
+	k := &Keeper{
+		cfg: cfg,
+		log: cfg.Logger.With("layout", cfg.Layout, "holder", cfg.Holder),
+		st:  Status{Layout: cfg.Layout, Holder: cfg.Holder},
+		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idgen_lease_claims_total", Help: "Claim rounds, by result (ok, none_free, restored, error).", ConstLabels: labels,
+		}, []string{"result"}),
+		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idgen_lease_renewals_total", Help: "Lease renewals, by result (ok, lost, lapsed, table_changed, error).", ConstLabels: labels,
+		}, []string{"result"}),
+	}
+	return k, nil
+}
+
+var processStart = time.Now()
+
+// Collectors returns the keeper's metrics, for the owner to register.
+func (k *Keeper) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{k.claims, k.renewals}
+}
+
+// Status returns what the keeper holds now.
+func (k *Keeper) Status() Status {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.st
+}
+
+// Run claims and renews until ctx ends. It never releases: the owner stops the generator and
+// then calls Release, so no ID is issued after the release.
+func (k *Keeper) Run(ctx context.Context) {
+	backoff := time.Duration(0)
+	for {
+		var wait time.Duration
+		if !k.Status().Held {
+			if err := k.claim(ctx); err != nil {
+				// Retry at least every renew interval, with jitter, so a freed number is taken
+				// within seconds.
+				wait = jitter(k.cfg.Renew/2, k.cfg.Renew)
+			} else {
+				wait = k.cfg.Renew
+			}
+		} else {
+			switch err := k.renew(ctx); {
+			case err == nil:
+				backoff, wait = 0, k.cfg.Renew
+			case errors.Is(err, errDropped):
+				wait = 0 // lost, lapsed or restored: claim again at once
+			default:
+				// The store is unreachable or slow: keep issuing up to the fence (the generator
+				// enforces it) and retry with backoff and jitter.
+				backoff = min(max(2*backoff, k.cfg.Renew/20), k.cfg.Renew)
+				wait = jitter(backoff/2, backoff)
+			}
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func jitter(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + rand.N(hi-lo)
+}
+
+func (k *Keeper) setProblem(p string) {
+	k.mu.Lock()
+	k.st.Problem = p
+	k.mu.Unlock()
+}
+
+// claim checks the table and walks the range from a random start until one conditional claim
+// succeeds.
+func (k *Keeper) claim(ctx context.Context) error {
+	tid, err := CheckTable(ctx, k.cfg.Store)
+	if err != nil {
+		res := "error"
+		if errors.Is(err, ErrRestored) {
+			res = "restored"
+		}
+		k.claims.WithLabelValues(res).Inc()
+		k.noteProblem("claim", err)
+		return err
+	}
+	r := k.cfg.Range
+	start := rand.N(r.Size())
+	for i := range r.Size() {
+		m := r.Lo + (start+i)%r.Size()
+		now := k.cfg.Clock.Now().UnixMilli()
+		expiry := now + k.cfg.Lease.Milliseconds()
+		row, err := k.cfg.Store.Claim(ctx, m, k.cfg.Holder, now, expiry)
+		if errors.Is(err, ErrTaken) {
+			continue
+		}
+		if err != nil {
+			k.claims.WithLabelValues("error").Inc()
+			k.noteProblem("claim", err)
+			return err
+		}
+		fence := expiry - k.cfg.FenceMargin.Milliseconds()
+		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {
+			// The generator is stopped: give the number back at once.
+			_ = k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now)
+			return err
+		}
+		k.mu.Lock()
+		k.st = Status{Layout: k.cfg.Layout, Held: true, Machine: m, Epoch: row.Epoch, ExpiryUnixMs: expiry,
+			FenceUnixMs: fence, TableID: tid, Holder: k.cfg.Holder}
+		k.floor, k.tableID = now, tid
+		k.mu.Unlock()
+		k.claims.WithLabelValues("ok").Inc()
+		k.log.Info("claimed machine number", "machine", m, "epoch", row.Epoch, "floor_unix_ms", now,
+			"lease_expiry", expiry, "fence_unix_ms", fence, "table_id", tid)
+		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "claim", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
+			k.log.Error("lease history append failed", "machine", m, "event", "claim", "error", err)
+		}
+		return nil
+	}
+	k.claims.WithLabelValues("none_free").Inc()
+	err = fmt.Errorf("%w %s", ErrNoFreeNumber, r)
+	k.noteProblem("claim", err)
+	return err
+}
+
+func (k *Keeper) noteProblem(op string, err error) {
+	if k.Status().Problem != err.Error() {
+		k.log.Warn("lease "+op+" failed", "error", err)
+	}
+	k.setProblem(err.Error())
+}
+
+// drop takes the number away from the generator at once.
+func (k *Keeper) drop(result, why string) {
+	k.cfg.Generator.DropLease(k.cfg.Layout)
+	k.mu.Lock()
+	m := k.st.Machine
+	k.st.Held = false
+	k.st.Problem = why
+	k.mu.Unlock()
+	k.renewals.WithLabelValues(result).Inc()
+	k.log.Warn("dropped machine number", "machine", m, "reason", why)
+}
+
+var errDropped = errors.New("lease: number dropped")
+
+// renew extends the lease by the rules of SPEC §3.
+func (k *Keeper) renew(ctx context.Context) error {
+	st := k.Status()
+	now := k.cfg.Clock.Now().UnixMilli()
+	if now >= st.FenceUnixMs {
+		// No lapsed renewals: a lease may have been taken over, or resurrected by a restore.
+		k.drop("lapsed", fmt.Sprintf("own clock reached the fence (%d ≥ %d) before a renewal succeeded", now, st.FenceUnixMs))
+		return errDropped
+	}
+	tid, err := k.cfg.Store.TableID(ctx)
+	if err != nil {
+		k.renewals.WithLabelValues("error").Inc()
+		k.noteProblem("renewal", err)
+		return err
+	}
+	if tid != st.TableID {
+		k.drop("table_changed", fmt.Sprintf("the lease table changed (was %s, now %s): restored from backup?", st.TableID, tid))
+		return errDropped
+	}
+	newExpiry := now + k.cfg.Lease.Milliseconds()
+	switch err := k.cfg.Store.Renew(ctx, st.Machine, st.Holder, st.Epoch, newExpiry); {
+	case errors.Is(err, ErrLost):
+		k.drop("lost", "the renewal's condition failed: another holder, epoch or a quarantine")
+		return errDropped
+	case err != nil:
+		k.renewals.WithLabelValues("error").Inc()
+		k.noteProblem("renewal", err)
+		return err
+	}
+	// The fence comes from the expiry written, never from when the reply arrived.
+	fence := newExpiry - k.cfg.FenceMargin.Milliseconds()
+	k.mu.Lock()
+	floor := k.floor
+	k.mu.Unlock()
+	if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: st.Machine, FloorUnixMs: floor, FenceUnixMs: fence}); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	if k.st.Held && k.st.Machine == st.Machine && k.st.Epoch == st.Epoch {
+		k.st.ExpiryUnixMs, k.st.FenceUnixMs, k.st.Problem = newExpiry, fence, ""
+	}
+	k.mu.Unlock()
+	k.renewals.WithLabelValues("ok").Inc()
+	k.log.Debug("renewed", "machine", st.Machine, "epoch", st.Epoch, "lease_expiry", newExpiry)
+	return nil
+}
+
+// Release gives the number back after the owner stopped the generator (lastIssuedUnixMs is what
+// Generator.Stop returned): lease_expiry becomes the later of now and that timestamp, so the next
+// holder's floor lies above every ID this one made. Conditioned on holder and epoch.
+func (k *Keeper) Release(ctx context.Context, lastIssuedUnixMs int64) error {
+	st := k.Status()
+	if !st.Held {
+		return nil
+	}
+	k.cfg.Generator.DropLease(k.cfg.Layout)
+	expiry := max(k.cfg.Clock.Now().UnixMilli(), lastIssuedUnixMs)
+	if expiry >= st.ExpiryUnixMs {
+		// Not earlier than the lease already is: nothing to give back.
+		expiry = st.ExpiryUnixMs
+	}
+	err := k.cfg.Store.Release(ctx, st.Machine, st.Holder, st.Epoch, expiry)
+	k.mu.Lock()
+	k.st.Held = false
+	k.mu.Unlock()
+	if err != nil {
+		k.log.Warn("release failed; the number frees itself when the lease expires", "machine", st.Machine, "error", err)
+		return err
+	}
+	k.log.Info("released machine number", "machine", st.Machine, "epoch", st.Epoch, "lease_expiry", expiry)
+	if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: st.Machine, AtUnixMs: k.cfg.Clock.Now().UnixMilli(), Kind: "release", Holder: st.Holder, Epoch: st.Epoch, ExpiryUnixMs: expiry}); err != nil {
+		k.log.Error("lease history append failed", "machine", st.Machine, "event", "release", "error", err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Range is an inclusive range of machine numbers a keeper claims from.
+type Range struct{ Lo, Hi int }
+
+// Size is the number of machine numbers in the range.
+func (r Range) Size() int { return r.Hi - r.Lo + 1 }
+
+func (r Range) String() string { return fmt.Sprintf("%d-%d", r.Lo, r.Hi) }
+
+// ServiceRangeHi is the last number of the service workers' range; embedded libraries use the
+// numbers above it (v2: 64–511, v1: 64–1023).
+const ServiceRangeHi = 63
+
+// ParseRange parses "service" (0–63), "embedded" (64 to maxMachine) or "A-B", checked against
+// maxMachine (the layout's largest machine number).
+func ParseRange(s string, maxMachine int) (Range, error) {
+	var r Range
+	switch s {
+	case "service":
+		r = Range{0, ServiceRangeHi}
+	case "embedded":
+		r = Range{ServiceRangeHi + 1, maxMachine}
+	default:
+		lo, hi, ok := strings.Cut(s, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if !ok || err1 != nil || err2 != nil {
+			return Range{}, fmt.Errorf("lease: range %q: want service, embedded or A-B", s)
+		}
+		r = Range{a, b}
+	}
+	if r.Lo < 0 || r.Hi < r.Lo || r.Hi > maxMachine {
+		return Range{}, fmt.Errorf("lease: range %q: numbers must lie within 0-%d, low to high", s, maxMachine)
+	}
+	return r, nil
+}
+
+// HolderName returns this process's holder name, `<instance-or-host>/pid-<pid>/<start-unix-ms>`:
+// a restarted process is a new holder. The instance is $IDGEN_INSTANCE_ID when set (the EC2
+// instance ID in production), else the host name.
+func HolderName(processStart time.Time) string {
+	inst := os.Getenv("IDGEN_INSTANCE_ID")
+	if inst == "" {
+		inst, _ = os.Hostname()
+	}
+	if inst == "" {
+		inst = "unknown-host"
+	}
+	return fmt.Sprintf("%s/pid-%d/%d", inst, os.Getpid(), processStart.UnixMilli())
+}
+
+// CheckTable returns the lease table's ID after checking that it is not a restore (SPEC §3): the
+// metadata row must name the table as it is now. The first claimer of a table with no rows at all
+// writes the metadata row; a table holding lease rows but no metadata row is a restore.
+func CheckTable(ctx context.Context, s Store) (string, error) {
+	id, err := s.TableID(ctx)
+	if err != nil {
+		return "", err
+	}
+	meta, err := s.Meta(ctx)
+	if errors.Is(err, ErrNotFound) {
+		rows, err := s.List(ctx)
+		if err != nil {
+			return "", err
+		}
+		if len(rows) > 0 {
+			return "", fmt.Errorf("%w: the table holds %d lease rows but no metadata row", ErrRestored, len(rows))
+		}
+		if err := s.InitMeta(ctx, id); err != nil && !errors.Is(err, ErrTaken) {
+			return "", err
+		}
+		meta, err = s.Meta(ctx)
+	}
+	if err != nil {
+		return "", err
+	}
+	if meta != id {
+		return "", fmt.Errorf("%w: the metadata row names table %s, this table is %s", ErrRestored, meta, id)
+	}
+	return id, nil
+}
+
+// FenceRestore is the restore fence, the operator's command after a restore: it sets every lease
+// row that is not quarantined to lease_expiry = now + lease + margin with epoch + 1, records a
+// "fence" event per row, and only then writes the table's new ID into the metadata row, which lets
+// holders claim again. It returns how many rows it fenced.
+func FenceRestore(ctx context.Context, s Store, now time.Time, lease, margin time.Duration) (int, error) {
+	id, err := s.TableID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	expiry := now.Add(lease + margin).UnixMilli()
+	n, err := s.FenceAll(ctx, expiry)
+	if err != nil {
+		return n, err
+	}
+	rows, err := s.List(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, r := range rows {
+		if r.ExpiryUnixMs == expiry {
+			_ = s.AppendHistory(ctx, Event{Machine: r.Machine, AtUnixMs: now.UnixMilli(), Kind: "fence", Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
+		}
+	}
+	return n, s.SetMeta(ctx, id)
+}
+
+// WhoHeld answers "who held number N at time t": the last history event at or before t (a claim
+// names the holder; a release, quarantine or fence says who had it last and that it was let go),
+// and the events within window either side of t. Renewals are not history: they are in the logs.
+func WhoHeld(ctx context.Context, s Store, machine int, at time.Time, window time.Duration) (holder *Event, around []Event, err error) {
+	t := at.UnixMilli()
+	evs, err := s.History(ctx, machine, t-HistoryRetentionMs, t+window.Milliseconds())
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range evs {
+		if evs[i].AtUnixMs <= t {
+			holder = &evs[i]
+		}
+		if evs[i].AtUnixMs >= t-window.Milliseconds() {
+			around = append(around, evs[i])
+		}
+	}
+	return holder, around, nil
+}

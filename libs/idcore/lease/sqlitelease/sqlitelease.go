@@ -1,0 +1,311 @@
+// Package sqlitelease is the embedded lease store: an SQLite file (pure Go, no cgo) that several
+// processes on one host may share. Every rule of the lease.Store contract is one SQL statement,
+// so it is atomic across processes; WAL and a busy timeout make concurrent writers wait, not fail.
+package sqlitelease
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Store is a lease table (and the shared history table) in an SQLite file.
+type Store struct {
+	db    *sql.DB
+	table string
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// Open opens (creating when missing) the file at path and the lease table named table in it
+// (lease.TableV2, lease.TableV1, or any other name), with the history table beside it.
+func Open(ctx context.Context, path, table string) (*Store, error) {
+	if strings.ContainsAny(table, "\"\x00") || table == "" {
+		return nil, fmt.Errorf("sqlitelease: bad table name %q", table)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitelease: open %s: %w", path, err)
+	}
+	s := &Store{db: db, table: table}
+	if err := s.create(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) q(query string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(query, "$T", `"`+s.table+`"`), "$H", `"`+lease.TableHistory+`"`)
+}
+
+func (s *Store) create(ctx context.Context) error {
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS $T (
+			machine_id   INTEGER PRIMARY KEY,
+			holder       TEXT    NOT NULL DEFAULT '',
+			lease_expiry INTEGER NOT NULL DEFAULT 0,
+			lease_epoch  INTEGER NOT NULL DEFAULT 0,
+			table_id     TEXT)`,
+		`CREATE TABLE IF NOT EXISTS $H (
+			machine_id   INTEGER NOT NULL,
+			at           INTEGER NOT NULL,
+			event        TEXT    NOT NULL,
+			holder       TEXT    NOT NULL,
+			lease_epoch  INTEGER NOT NULL,
+			lease_expiry INTEGER NOT NULL,
+			expires_at   INTEGER NOT NULL,
+			PRIMARY KEY (machine_id, at))`,
+		`CREATE TABLE IF NOT EXISTS "idgen-incarnations" (
+			table_name  TEXT PRIMARY KEY,
+			incarnation TEXT NOT NULL)`,
+	}
+	for _, q := range stmts {
+		if _, err := s.db.ExecContext(ctx, s.q(q)); err != nil {
+			return mapErr("create tables", err)
+		}
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO "idgen-incarnations" (table_name, incarnation) VALUES (?, ?)
+		ON CONFLICT (table_name) DO NOTHING`, s.table, newIncarnation())
+	return mapErr("create incarnation", err)
+}
+
+func newIncarnation() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "sqlite-" + hex.EncodeToString(b)
+}
+
+// Recreate drops the lease table and creates it anew, empty, with a new incarnation ID: what a
+// DynamoDB restore does to the TableId (tests and development only).
+func (s *Store) Recreate(ctx context.Context, rows []lease.Row) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return mapErr("recreate", err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM $T`, `DELETE FROM "idgen-incarnations" WHERE table_name = ?`} {
+		args := []any{}
+		if strings.Contains(q, "?") {
+			args = append(args, s.table)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
+			return mapErr("recreate", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO "idgen-incarnations" (table_name, incarnation) VALUES (?, ?)`, s.table, newIncarnation()); err != nil {
+		return mapErr("recreate", err)
+	}
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, lease_expiry, lease_epoch) VALUES (?, ?, ?, ?)`),
+			r.Machine, r.Holder, r.ExpiryUnixMs, r.Epoch); err != nil {
+			return mapErr("recreate", err)
+		}
+	}
+	return mapErr("recreate", tx.Commit())
+}
+
+// Claim implements lease.Store.
+func (s *Store) Claim(ctx context.Context, machine int, holder string, now, expiry int64) (lease.Row, error) {
+	if machine < 0 {
+		return lease.Row{}, fmt.Errorf("sqlitelease: machine %d", machine)
+	}
+	r := lease.Row{Machine: machine}
+	err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, lease_expiry, lease_epoch) VALUES (?1, ?2, ?3, 1)
+		ON CONFLICT (machine_id) DO UPDATE SET holder = ?2, lease_expiry = ?3, lease_epoch = lease_epoch + 1
+		WHERE lease_expiry < ?4
+		RETURNING holder, lease_expiry, lease_epoch`), machine, holder, expiry, now).Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return lease.Row{}, lease.ErrTaken
+	}
+	return r, mapErr("claim", err)
+}
+
+// Renew implements lease.Store.
+func (s *Store) Renew(ctx context.Context, machine int, holder string, epoch, newExpiry int64) error {
+	return s.execOne(ctx, "renew", lease.ErrLost, `UPDATE $T SET lease_expiry = ?4
+		WHERE machine_id = ?1 AND holder = ?2 AND lease_epoch = ?3 AND lease_expiry < ?4`, machine, holder, epoch, newExpiry)
+}
+
+// Release implements lease.Store.
+func (s *Store) Release(ctx context.Context, machine int, holder string, epoch, expiry int64) error {
+	return s.execOne(ctx, "release", lease.ErrLost, `UPDATE $T SET lease_expiry = ?4
+		WHERE machine_id = ?1 AND holder = ?2 AND lease_epoch = ?3`, machine, holder, epoch, expiry)
+}
+
+func (s *Store) execOne(ctx context.Context, op string, none error, query string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, s.q(query), args...)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return mapErr(op, err)
+	} else if n == 0 {
+		return none
+	}
+	return nil
+}
+
+// Get implements lease.Store.
+func (s *Store) Get(ctx context.Context, machine int) (lease.Row, error) {
+	if machine < 0 {
+		return lease.Row{}, lease.ErrNotFound
+	}
+	r := lease.Row{Machine: machine}
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT holder, lease_expiry, lease_epoch FROM $T WHERE machine_id = ?`), machine).
+		Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return lease.Row{}, lease.ErrNotFound
+	}
+	return r, mapErr("get", err)
+}
+
+// List implements lease.Store.
+func (s *Store) List(ctx context.Context) ([]lease.Row, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT machine_id, holder, lease_expiry, lease_epoch FROM $T WHERE machine_id >= 0 ORDER BY machine_id`))
+	if err != nil {
+		return nil, mapErr("list", err)
+	}
+	defer rows.Close()
+	var out []lease.Row
+	for rows.Next() {
+		var r lease.Row
+		if err := rows.Scan(&r.Machine, &r.Holder, &r.ExpiryUnixMs, &r.Epoch); err != nil {
+			return nil, mapErr("list", err)
+		}
+		out = append(out, r)
+	}
+	return out, mapErr("list", rows.Err())
+}
+
+// Quarantine implements lease.Store.
+func (s *Store) Quarantine(ctx context.Context, machine int) (lease.Row, error) {
+	r := lease.Row{Machine: machine}
+	err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, lease_expiry, lease_epoch) VALUES (?1, ?2, ?3, 1)
+		ON CONFLICT (machine_id) DO UPDATE SET holder = ?2, lease_expiry = ?3, lease_epoch = lease_epoch + 1
+		RETURNING holder, lease_expiry, lease_epoch`), machine, lease.QuarantineHolder, lease.QuarantineExpiryUnixMs).
+		Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
+	return r, mapErr("quarantine", err)
+}
+
+// Lift implements lease.Store.
+func (s *Store) Lift(ctx context.Context, machine int, now int64) (lease.Row, error) {
+	r := lease.Row{Machine: machine}
+	err := s.db.QueryRowContext(ctx, s.q(`UPDATE $T SET holder = ?3, lease_expiry = ?4, lease_epoch = lease_epoch + 1
+		WHERE machine_id = ?1 AND holder = ?2
+		RETURNING holder, lease_expiry, lease_epoch`), machine, lease.QuarantineHolder, lease.LiftedHolder, now).
+		Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return lease.Row{}, lease.ErrLost
+	}
+	return r, mapErr("lift", err)
+}
+
+// FenceAll implements lease.Store.
+func (s *Store) FenceAll(ctx context.Context, expiry int64) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE $T SET lease_expiry = ?, lease_epoch = lease_epoch + 1
+		WHERE machine_id >= 0 AND holder <> ?`), expiry, lease.QuarantineHolder)
+	if err != nil {
+		return 0, mapErr("fence", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapErr("fence", err)
+}
+
+// TableID implements lease.Store: the table's incarnation ID.
+func (s *Store) TableID(ctx context.Context) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT incarnation FROM "idgen-incarnations" WHERE table_name = ?`, s.table).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", lease.ErrNotFound
+	}
+	return id, mapErr("table id", err)
+}
+
+// Meta implements lease.Store.
+func (s *Store) Meta(ctx context.Context) (string, error) {
+	var id sql.NullString
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT table_id FROM $T WHERE machine_id = ?`), lease.MetaMachine).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !id.Valid) {
+		return "", lease.ErrNotFound
+	}
+	return id.String, mapErr("meta", err)
+}
+
+// InitMeta implements lease.Store.
+func (s *Store) InitMeta(ctx context.Context, tableID string) error {
+	return s.execOne(ctx, "init meta", lease.ErrTaken, `INSERT INTO $T (machine_id, holder, table_id) VALUES (?, 'METADATA', ?)
+		ON CONFLICT (machine_id) DO NOTHING`, lease.MetaMachine, tableID)
+}
+
+// SetMeta implements lease.Store.
+func (s *Store) SetMeta(ctx context.Context, tableID string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, table_id) VALUES (?1, 'METADATA', ?2)
+		ON CONFLICT (machine_id) DO UPDATE SET table_id = ?2`), lease.MetaMachine, tableID)
+	return mapErr("set meta", err)
+}
+
+// AppendHistory implements lease.Store.
+func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
+	for at := ev.AtUnixMs; at < ev.AtUnixMs+1000; at++ {
+		res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $H (machine_id, at, event, holder, lease_epoch, lease_expiry, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+			ev.Machine, at, ev.Kind, ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000)
+		if err != nil {
+			return mapErr("history", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("sqlitelease: history: no free millisecond after %d for machine %d", ev.AtUnixMs, ev.Machine)
+}
+
+// History implements lease.Store.
+func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lease.Event, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT at, event, holder, lease_epoch, lease_expiry FROM $H
+		WHERE machine_id = ? AND at BETWEEN ? AND ? ORDER BY at`), machine, from, to)
+	if err != nil {
+		return nil, mapErr("history", err)
+	}
+	defer rows.Close()
+	var out []lease.Event
+	for rows.Next() {
+		ev := lease.Event{Machine: machine}
+		if err := rows.Scan(&ev.AtUnixMs, &ev.Kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs); err != nil {
+			return nil, mapErr("history", err)
+		}
+		out = append(out, ev)
+	}
+	return out, mapErr("history", rows.Err())
+}
+
+// Close implements lease.Store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// mapErr maps SQLite's busy and locked errors to lease.ErrUnavailable.
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("sqlitelease: %s: %w: %v", op, lease.ErrUnavailable, err)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("sqlitelease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	}
+	return fmt.Errorf("sqlitelease: %s: %w", op, err)
+}

@@ -1,0 +1,22 @@
+package sqlitelease_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/leasetest"
+	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+)
+
+func TestConformance(t *testing.T) {
+	leasetest.Run(t, func(t *testing.T) lease.Store {
+		s, err := sqlitelease.Open(context.Background(), filepath.Join(t.TempDir(), "leases.db"), lease.TableV2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
