@@ -21,3 +21,5 @@ require (
 )
 
 replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
+
+replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
