@@ -70,15 +70,15 @@ func CheckTable(ctx context.Context, s Store) (string, error) {
 	}
 	meta, err := s.Meta(ctx)
 	if errors.Is(err, ErrNotFound) {
-		rows, err := s.List(ctx)
-		if err != nil {
-			return "", err
+		rows, lerr := s.List(ctx)
+		if lerr != nil {
+			return "", lerr
 		}
 		if len(rows) > 0 {
 			return "", fmt.Errorf("%w: the table holds %d lease rows but no metadata row", ErrRestored, len(rows))
 		}
-		if err := s.InitMeta(ctx, id); err != nil && !errors.Is(err, ErrTaken) {
-			return "", err
+		if ierr := s.InitMeta(ctx, id); ierr != nil && !errors.Is(ierr, ErrTaken) {
+			return "", ierr
 		}
 		meta, err = s.Meta(ctx)
 	}

@@ -370,3 +370,12 @@ func mapErr(op string, err error, cond error) error {
 	}
 	return fmt.Errorf("dynamolease: %s: %w", op, err)
 }
+
+// Item returns a lease row as a DynamoDB item with SPEC §3's attributes (for restore tooling and
+// tests that write rows as a backup holds them).
+func Item(r lease.Row) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"machine_id": n(int64(r.Machine)), "holder": str(r.Holder),
+		"lease_expiry": n(r.ExpiryUnixMs), "lease_epoch": n(r.Epoch),
+	}
+}

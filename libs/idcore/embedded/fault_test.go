@@ -1,0 +1,450 @@
+package embedded_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+// The fault tests run idproc (internal/idproc) as real processes against a real dynalite, with
+// short settings: lease 3 s, renew 0.5 s, fence margin 0.5 s.
+
+var idprocBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "idproc")
+	if err != nil {
+		panic(err)
+	}
+	idprocBin = filepath.Join(dir, "idproc")
+	if out, err := exec.Command("go", "build", "-o", idprocBin, "./internal/idproc").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build idproc: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type batch struct {
+	at  time.Time
+	ids []idcore.ID
+}
+
+type proc struct {
+	t    *testing.T
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+
+	mu       sync.Mutex
+	batches  []batch
+	holders  []string
+	refusals []string // "reason@unixms"
+}
+
+func startProc(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, cmd: exec.Command(idprocBin, args...), done: make(chan struct{})}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = logf
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.parse(sc.Text())
+		}
+		_ = p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("%s stderr (last 3000 bytes):\n%s", name, tail(string(b), 3000))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func (p *proc) parse(line string) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kind, rest, _ := strings.Cut(line, " ")
+	switch kind {
+	case "ids":
+		var b batch
+		b.at = now
+		for f := range strings.FieldsSeq(rest) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return // a line cut short by kill -9: those IDs were never delivered
+			}
+			b.ids = append(b.ids, idcore.ID(v))
+		}
+		p.batches = append(p.batches, b)
+	case "holder":
+		p.holders = append(p.holders, rest)
+	case "refused":
+		p.refusals = append(p.refusals, fmt.Sprintf("%s@%d", rest, now.UnixMilli()))
+	}
+}
+
+func (p *proc) ids() []idcore.ID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []idcore.ID
+	for _, b := range p.batches {
+		out = append(out, b.ids...)
+	}
+	return out
+}
+
+func (p *proc) idsSince(t time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, b := range p.batches {
+		if !b.at.Before(t) {
+			n += len(b.ids)
+		}
+	}
+	return n
+}
+
+func (p *proc) refusedSince(t time.Time) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, r := range p.refusals {
+		_, at, _ := strings.Cut(r, "@")
+		if ms, _ := strconv.ParseInt(at, 10, 64); ms >= t.UnixMilli() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *proc) waitIDs(n int, timeout time.Duration) {
+	p.t.Helper()
+	waitFor(p.t, fmt.Sprintf("%s to issue %d ids", p.name, n), timeout, func() bool { return len(p.ids()) >= n })
+}
+
+// stop ends the process gracefully (SIGTERM: it stops issuing and releases) and waits.
+func (p *proc) stop() {
+	p.cmd.Process.Signal(syscall.SIGCONT)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.t.Errorf("%s did not stop within 10 s of SIGTERM", p.name)
+	}
+}
+
+// checkUnique fails on one duplicate among all the processes' IDs and says how many it checked.
+func checkUnique(t *testing.T, procs ...*proc) {
+	t.Helper()
+	var all []idcore.ID
+	for _, p := range procs {
+		ids := p.ids()
+		if !slices.IsSorted(ids) {
+			t.Errorf("%s: ids not increasing", p.name)
+		}
+		all = append(all, ids...)
+	}
+	slices.Sort(all)
+	dups := 0
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			dups++
+		}
+	}
+	t.Logf("checked %d ids from %d processes: %d duplicates", len(all), len(procs), dups)
+	if dups > 0 {
+		t.Fatalf("%d duplicate ids", dups)
+	}
+}
+
+type dyn struct {
+	srv   *testenv.Dynalite
+	db    *dynamodb.Client
+	table string
+	store *dynamolease.Store
+}
+
+func startDynamo(t *testing.T, persistent bool) *dyn {
+	t.Helper()
+	dir := ""
+	if persistent {
+		dir = t.TempDir()
+	}
+	srv := testenv.StartDynalite(t, dir)
+	ctx := context.Background()
+	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
+		t.Fatal(err)
+	}
+	return &dyn{srv: srv, db: db, table: lease.TableV2, store: dynamolease.New(db, lease.TableV2, lease.TableHistory)}
+}
+
+func (d *dyn) args(extra ...string) []string {
+	return append([]string{"--store", "dynamodb:" + d.srv.Endpoint, "--lease", "3s", "--renew", "500ms", "--margin", "500ms"}, extra...)
+}
+
+func maxOf(ids []idcore.ID) idcore.ID { return slices.Max(ids) }
+func minOf(ids []idcore.ID) idcore.ID { return slices.Min(ids) }
+
+func TestFaultFrozenHolder(t *testing.T) {
+	d := startDynamo(t, false)
+	a := startProc(t, "A", d.args("--range", "64-64")...)
+	a.waitIDs(500, 20*time.Second)
+	a.cmd.Process.Signal(syscall.SIGSTOP)
+	frozenAt := time.Now()
+	time.Sleep(4 * time.Second) // past A's lease
+	b := startProc(t, "B", d.args("--range", "64-64")...)
+	b.waitIDs(500, 20*time.Second)
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	resumed := time.Now()
+	time.Sleep(2 * time.Second)
+	afterResume := a.idsSince(resumed.Add(100 * time.Millisecond))
+	a.stop()
+	b.stop()
+	checkUnique(t, a, b)
+	if afterResume != 0 {
+		t.Fatalf("A issued %d ids after it woke up past its fence", afterResume)
+	}
+	if r := a.refusedSince(resumed); len(r) == 0 {
+		t.Fatalf("A printed no refusal after it woke up")
+	}
+	if maxOf(a.ids()) >= minOf(b.ids()) {
+		t.Fatalf("A's last id %d is not below B's first %d", maxOf(a.ids()), minOf(b.ids()))
+	}
+	t.Logf("A frozen %v; A refused after waking: %v", resumed.Sub(frozenAt).Round(time.Millisecond), a.refusedSince(resumed))
+}
+
+func TestFaultCrashAndRestart(t *testing.T) {
+	d := startDynamo(t, false)
+	a := startProc(t, "A", d.args("--range", "64-64")...)
+	a.waitIDs(500, 20*time.Second)
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+	a2 := startProc(t, "A-restarted", d.args("--range", "64-64")...)
+	a2.waitIDs(500, 20*time.Second)
+	a2.stop()
+	checkUnique(t, a, a2)
+	if a.holders[0] == a2.holders[0] {
+		t.Fatalf("the restarted process reused the holder name %s", a.holders[0])
+	}
+	if maxOf(a.ids()) >= minOf(a2.ids()) {
+		t.Fatalf("the restarted process issued %d, not above the crashed one's last %d", minOf(a2.ids()), maxOf(a.ids()))
+	}
+}
+
+func TestFaultStoreOutage(t *testing.T) {
+	d := startDynamo(t, true)
+	a := startProc(t, "A", d.args("--range", "64-64")...)
+	a.waitIDs(500, 20*time.Second)
+	time.Sleep(600 * time.Millisecond) // a renewal after the claim
+
+	// Shorter than lease − margin: issuing never stops.
+	d.srv.Kill()
+	down := time.Now()
+	time.Sleep(1500 * time.Millisecond)
+	during := a.idsSince(down.Add(1200 * time.Millisecond))
+	d.srv.Restart(t)
+	if during == 0 || len(a.refusedSince(down)) != 0 {
+		t.Fatalf("a 1.5 s outage stopped issuing: %d ids in its last 300 ms, refusals %v", during, a.refusedSince(down))
+	}
+	time.Sleep(1500 * time.Millisecond) // renewals succeed again
+
+	// Longer: issuing stops at the fence, and resumes after the store returns.
+	d.srv.Kill()
+	down = time.Now()
+	waitFor(t, "a fence refusal", 4*time.Second, func() bool {
+		return slices.ContainsFunc(a.refusedSince(down), func(r string) bool { return strings.HasPrefix(r, "fence@") })
+	})
+	fenced := time.Now()
+	time.Sleep(2 * time.Second)
+	if n := a.idsSince(fenced.Add(50 * time.Millisecond)); n != 0 {
+		t.Fatalf("%d ids issued past the fence during the outage", n)
+	}
+	t.Logf("outage at %v; fence refusal after %v", down.Format(time.TimeOnly), fenced.Sub(down).Round(time.Millisecond))
+	d.srv.Restart(t)
+	back := time.Now()
+	waitFor(t, "issuing to resume", 10*time.Second, func() bool { return a.idsSince(back) > 200 })
+	a.stop()
+	checkUnique(t, a)
+}
+
+func TestFaultSkewedClocks(t *testing.T) {
+	d := startDynamo(t, false)
+	common := []string{"--range", "64-64", "--cycle", "1200ms", "--pause", "4500ms"}
+	fast := startProc(t, "plus2s", d.args(append(common, "--test-clock-offset", "2s")...)...)
+	slow := startProc(t, "minus2s", d.args(append(common, "--test-clock-offset", "-2s")...)...)
+	waitFor(t, "both processes to hold the number twice", 60*time.Second, func() bool {
+		fast.mu.Lock()
+		slow.mu.Lock()
+		defer fast.mu.Unlock()
+		defer slow.mu.Unlock()
+		return len(fast.batches) > 0 && len(slow.batches) > 0 && len(fast.holders) >= 3 && len(slow.holders) >= 3
+	})
+	fast.stop()
+	slow.stop()
+	checkUnique(t, fast, slow)
+}
+
+func TestFaultQuarantine(t *testing.T) {
+	d := startDynamo(t, false)
+	a := startProc(t, "A", d.args("--range", "64-64")...)
+	a.waitIDs(500, 20*time.Second)
+	ctx := context.Background()
+	before, err := d.store.Get(ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := before.ExpiryUnixMs - 500
+	if _, err := d.store.Quarantine(ctx, 64); err != nil {
+		t.Fatal(err)
+	}
+	q := time.Now()
+	waitFor(t, "A to stop issuing", 5*time.Second, func() bool { return len(a.refusedSince(q)) > 0 })
+	time.Sleep(4 * time.Second) // longer than a lease: nobody claims it
+	if last := maxOf(a.ids()).Time().UnixMilli(); last >= fence {
+		t.Fatalf("A issued at %d, at or past its fence %d", last, fence)
+	}
+	if n := a.idsSince(time.Now().Add(-3 * time.Second)); n != 0 {
+		t.Fatalf("A issued %d ids while the number was quarantined", n)
+	}
+	if r, _ := d.store.Get(ctx, 64); !r.Quarantined() {
+		t.Fatalf("the quarantined number was claimed: %+v", r)
+	}
+	a.stop()
+	checkUnique(t, a)
+}
+
+func TestFaultRestoreFromBackup(t *testing.T) {
+	d := startDynamo(t, false)
+	ctx := context.Background()
+	a := startProc(t, "A", d.args("--range", "64-65")...)
+	b := startProc(t, "B", d.args("--range", "64-65")...)
+	a.waitIDs(500, 20*time.Second)
+	b.waitIDs(500, 20*time.Second)
+
+	// The backup: the rows as they were a moment ago, metadata row included.
+	rows, err := d.store.List(ctx)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("rows before the restore: %+v, %v", rows, err)
+	}
+	oldID, err := d.store.Meta(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the holders renew past the backup
+	if err := dynamolease.DeleteTable(ctx, d.db, d.table); err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamolease.CreateTables(ctx, d.db, d.table, lease.TableHistory); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		putRow(t, d.db, d.table, r)
+	}
+	if err := d.store.SetMeta(ctx, oldID); err != nil {
+		t.Fatal(err)
+	}
+	restored := time.Now()
+	newID, _ := d.store.TableID(ctx)
+	if newID == oldID {
+		t.Fatalf("the re-created table kept its TableId %s", oldID)
+	}
+	// Every holder stops issuing when it sees the new TableId; nobody claims from the restored table.
+	waitFor(t, "both holders to stop", 5*time.Second, func() bool {
+		return len(a.refusedSince(restored)) > 0 && len(b.refusedSince(restored)) > 0
+	})
+	time.Sleep(4 * time.Second) // longer than a lease: the stale rows have expired, still no claim
+	quiet := time.Now().Add(-3 * time.Second)
+	if na, nb := a.idsSince(quiet), b.idsSince(quiet); na+nb != 0 {
+		t.Fatalf("ids issued from a restored table before its fence: A %d, B %d", na, nb)
+	}
+	for _, m := range []int{64, 65} {
+		r, _ := d.store.Get(ctx, m)
+		if old := rows[m-64]; r.Epoch != old.Epoch {
+			t.Fatalf("number %d was claimed from the restored table: %+v (backup %+v)", m, r, old)
+		}
+	}
+	// The restore fence, then claims resume above it.
+	fencedAt := time.Now()
+	n, err := lease.FenceRestore(ctx, d.store, fencedAt, 3*time.Second, 500*time.Millisecond)
+	if err != nil || n != 2 {
+		t.Fatalf("FenceRestore = %d, %v", n, err)
+	}
+	waitFor(t, "both holders to issue again", 15*time.Second, func() bool {
+		return a.idsSince(fencedAt) > 200 && b.idsSince(fencedAt) > 200
+	})
+	a.stop()
+	b.stop()
+	checkUnique(t, a, b)
+}
+
+func putRow(t *testing.T, db *dynamodb.Client, table string, r lease.Row) {
+	t.Helper()
+	// A restore writes rows as the backup holds them: stale expiries, repeated epochs.
+	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: &table,
+		Item:      dynamolease.Item(r),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
