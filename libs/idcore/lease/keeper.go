@@ -58,10 +58,9 @@ type Keeper struct {
 	cfg Config
 	log *slog.Logger
 
-	mu      sync.Mutex
-	st      Status
-	floor   int64
-	tableID string
+	mu    sync.Mutex
+	st    Status
+	floor int64
 
 	claims   *prometheus.CounterVec
 	renewals *prometheus.CounterVec
@@ -192,6 +191,9 @@ func (k *Keeper) setProblem(p string) {
 	k.mu.Unlock()
 }
 
+// ClaimOnce runs one claim round now, as Run does when it holds no number (benchmarks and tools).
+func (k *Keeper) ClaimOnce(ctx context.Context) error { return k.claim(ctx) }
+
 // claim checks the table and walks the range from a random start until one conditional claim
 // succeeds.
 func (k *Keeper) claim(ctx context.Context) error {
@@ -229,7 +231,7 @@ func (k *Keeper) claim(ctx context.Context) error {
 		k.mu.Lock()
 		k.st = Status{Layout: k.cfg.Layout, Held: true, Machine: m, Epoch: row.Epoch, ExpiryUnixMs: expiry,
 			FenceUnixMs: fence, TableID: tid, Holder: k.cfg.Holder}
-		k.floor, k.tableID = now, tid
+		k.floor = now
 		k.mu.Unlock()
 		k.claims.WithLabelValues("ok").Inc()
 		k.log.Info("claimed machine number", "machine", m, "epoch", row.Epoch, "floor_unix_ms", now,

@@ -4,31 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // NewClient returns a DynamoDB client from the standard AWS configuration chain; a non-empty
 // endpoint overrides the service URL (a local DynamoDB-compatible server). With an endpoint and no
-// credentials in the environment, it uses static placeholder credentials, which local servers accept.
+// AWS_ACCESS_KEY_ID in the environment, it uses static placeholder credentials, which local
+// servers accept, and never asks the EC2 instance metadata service.
 func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(2)}
+	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		opts = append(opts,
+			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
+			config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dynamolease: aws config: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
-	}
-	if endpoint != "" {
-		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-		}
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if endpoint != "" {

@@ -31,7 +31,8 @@ func Open(ctx context.Context, path, table string) (*Store, error) {
 	if strings.ContainsAny(table, "\"\x00") || table == "" {
 		return nil, fmt.Errorf("sqlitelease: bad table name %q", table)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	dsn := "file:" + esc + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitelease: open %s: %w", path, err)
