@@ -4,12 +4,16 @@ go 1.26.0
 
 require (
 	github.com/bwmarrin/snowflake v0.3.0
+	github.com/gofrs/uuid/v5 v5.4.0
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 )
+
+require github.com/google/uuid v1.6.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/idgen/idgen/libs/uuidv7 v0.0.0-00010101000000-000000000000
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -23,3 +27,5 @@ require (
 replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
+
+replace github.com/idgen/idgen/libs/uuidv7 => ../libs/uuidv7
