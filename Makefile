@@ -24,7 +24,7 @@ setup: ## install what the tests need (Go tools at pinned versions, dynalite, re
 
 .PHONY: test
 test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
-	$(MAKE) --no-print-directory verify lint
+	$(MAKE) --no-print-directory verify lint checkgenerate
 	go test -race -timeout 20m $(PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
@@ -41,6 +41,14 @@ lint: ## gofmt, go vet and staticcheck over every module
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }
 	go vet $(PKGS)
 	staticcheck $(PKGS)
+
+.PHONY: generate
+generate: ## regenerate libs/api from proto/ (buf with local plugins)
+	cd proto && buf lint && buf format -w && buf generate
+
+.PHONY: checkgenerate
+checkgenerate: ## fail when proto/ is unformatted, fails lint, or libs/api is stale
+	@scripts/checkgenerate.sh
 
 .PHONY: verify
 verify: ## go mod tidy is clean in every module, and each builds without the workspace

@@ -20,3 +20,16 @@ if [ ! -f node_modules/dynalite/cli.js ] || [ package-lock.json -nt node_modules
   echo "setup: installing dynalite from package-lock.json"
   npm ci --no-audit --no-fund --silent
 fi
+
+# Code generation (make generate / checkgenerate): buf with local plugins, pinned.
+install_go_tool() { # name version package
+  if ! [ -x "$bin/$1" ] || ! grep -qx "$2" "$bin/.$1.version" 2>/dev/null; then
+    echo "setup: installing $1 $2"
+    GOBIN="$bin" go install "$3@$2"
+    echo "$2" > "$bin/.$1.version"
+  fi
+}
+install_go_tool buf v1.75.0 github.com/bufbuild/buf/cmd/buf
+install_go_tool protoc-gen-go v1.36.12 google.golang.org/protobuf/cmd/protoc-gen-go
+install_go_tool protoc-gen-connect-go v1.21.1 connectrpc.com/connect/cmd/protoc-gen-connect-go
+install_go_tool grpcurl v1.9.3 github.com/fullstorydev/grpcurl/cmd/grpcurl

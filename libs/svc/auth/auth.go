@@ -1,0 +1,216 @@
+// Package auth identifies callers by their client certificate. A caller's identity is the
+// certificate's one URI SAN, spiffe://<trust-domain>/svc/<name>; a certificate with no URI SAN,
+// several, or one of another trust domain is refused during the TLS handshake, so no request of
+// such a connection is ever served. Known callers and their quotas come from a callers file.
+package auth
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Errors.
+var (
+	ErrBadIdentity = errors.New("auth: certificate identity refused")
+	ErrUnknown     = errors.New("auth: unknown caller")
+)
+
+// Identity is a caller's verified identity.
+type Identity struct {
+	TrustDomain string
+	Name        string
+}
+
+func (id Identity) String() string { return "spiffe://" + id.TrustDomain + "/svc/" + id.Name }
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// FromCert returns the identity of a client certificate: its single URI SAN, which must be
+// spiffe://<trustDomain>/svc/<name>.
+func FromCert(cert *x509.Certificate, trustDomain string) (Identity, error) {
+	switch n := len(cert.URIs); {
+	case n == 0:
+		return Identity{}, fmt.Errorf("%w: the certificate has no URI SAN", ErrBadIdentity)
+	case n > 1:
+		return Identity{}, fmt.Errorf("%w: the certificate has %d URI SANs, want one", ErrBadIdentity, n)
+	}
+	return ParseSPIFFE(cert.URIs[0], trustDomain)
+}
+
+// ParseSPIFFE checks that u is spiffe://<trustDomain>/svc/<name> and returns the identity.
+func ParseSPIFFE(u *url.URL, trustDomain string) (Identity, error) {
+	if u.Scheme != "spiffe" || u.User != nil || u.Port() != "" || u.RawQuery != "" || u.Fragment != "" {
+		return Identity{}, fmt.Errorf("%w: %q is not a SPIFFE ID", ErrBadIdentity, u)
+	}
+	if u.Host != trustDomain {
+		return Identity{}, fmt.Errorf("%w: trust domain %q, want %q", ErrBadIdentity, u.Host, trustDomain)
+	}
+	name, ok := strings.CutPrefix(u.Path, "/svc/")
+	if !ok || !nameRE.MatchString(name) {
+		return Identity{}, fmt.Errorf("%w: path %q, want /svc/<name>", ErrBadIdentity, u.Path)
+	}
+	return Identity{TrustDomain: trustDomain, Name: name}, nil
+}
+
+// Caller is one known caller.
+type Caller struct {
+	Name string `json:"name"`
+	// IDsPerSecond is the quota (a batch of n counts n). 0 means no quota.
+	IDsPerSecond float64 `json:"ids_per_second"`
+	// Burst is how many IDs may be taken at once. Default: max(IDsPerSecond, 1000).
+	Burst int `json:"burst,omitempty"`
+	// Admin may change the registry.
+	Admin bool `json:"admin,omitempty"`
+}
+
+// Callers is the callers file: the trust domain and the known callers.
+type Callers struct {
+	TrustDomain string   `json:"trust_domain"`
+	Callers     []Caller `json:"callers"`
+}
+
+// LoadCallers reads and validates a callers file (JSON).
+func LoadCallers(path string) (*Callers, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: callers file: %w", err)
+	}
+	var c Callers
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("auth: callers file %s: %w", path, err)
+	}
+	return &c, c.Validate()
+}
+
+// Validate checks the trust domain, names and quotas, and fills in default bursts.
+func (c *Callers) Validate() error {
+	if c.TrustDomain == "" || strings.ContainsAny(c.TrustDomain, "/:@ ") {
+		return fmt.Errorf("auth: callers file: bad trust domain %q", c.TrustDomain)
+	}
+	seen := map[string]bool{}
+	for i := range c.Callers {
+		cl := &c.Callers[i]
+		if !nameRE.MatchString(cl.Name) || seen[cl.Name] {
+			return fmt.Errorf("auth: callers file: bad or repeated caller name %q", cl.Name)
+		}
+		seen[cl.Name] = true
+		if cl.IDsPerSecond < 0 || cl.Burst < 0 {
+			return fmt.Errorf("auth: callers file: caller %s: negative quota", cl.Name)
+		}
+		if cl.Burst == 0 {
+			cl.Burst = max(int(cl.IDsPerSecond), 1000)
+		}
+	}
+	return nil
+}
+
+// Find returns the caller with the given name.
+func (c *Callers) Find(name string) (Caller, bool) {
+	for _, cl := range c.Callers {
+		if cl.Name == name {
+			return cl, true
+		}
+	}
+	return Caller{}, false
+}
+
+// ServerTLS returns a server TLS configuration that requires a client certificate signed by the
+// CA in clientCAFile and refuses, during the handshake, any whose identity is not a single
+// SPIFFE ID of trustDomain.
+func ServerTLS(certFile, keyFile, clientCAFile, trustDomain string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("auth: server certificate: %w", err)
+	}
+	pem, err := os.ReadFile(clientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("auth: client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("auth: client CA %s holds no certificate", clientCAFile)
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		NextProtos:   []string{"h2", "http/1.1"},
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return fmt.Errorf("%w: no client certificate", ErrBadIdentity)
+			}
+			_, err := FromCert(cs.PeerCertificates[0], trustDomain)
+			return err
+		},
+	}, nil
+}
+
+type ctxKey struct{}
+
+// Resolver attaches the caller of each request to its context: the verified identity of the TLS
+// connection looked up in the callers file, or, in development mode (plaintext), one default
+// caller.
+type Resolver struct {
+	callers *Callers
+	dev     *Caller
+}
+
+// NewResolver returns a resolver for TLS callers.
+func NewResolver(c *Callers) *Resolver { return &Resolver{callers: c} }
+
+// NewDevResolver returns a resolver that treats every request as the one caller dev (plaintext
+// development mode).
+func NewDevResolver(dev Caller) *Resolver { return &Resolver{dev: &dev} }
+
+// Result is what the resolver found for a request.
+type Result struct {
+	Caller   Caller
+	Identity Identity
+	Err      error // ErrUnknown or ErrBadIdentity when the request must be refused
+}
+
+// Middleware resolves the caller and stores the Result in the request context.
+func (rv *Resolver) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res := rv.resolve(r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, res)))
+	})
+}
+
+func (rv *Resolver) resolve(r *http.Request) *Result {
+	if rv.dev != nil {
+		return &Result{Caller: *rv.dev, Identity: Identity{TrustDomain: "dev", Name: rv.dev.Name}}
+	}
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return &Result{Err: fmt.Errorf("%w: no client certificate", ErrBadIdentity)}
+	}
+	id, err := FromCert(r.TLS.PeerCertificates[0], rv.callers.TrustDomain)
+	if err != nil {
+		return &Result{Err: err}
+	}
+	c, ok := rv.callers.Find(id.Name)
+	if !ok {
+		return &Result{Identity: id, Err: fmt.Errorf("%w: %s", ErrUnknown, id)}
+	}
+	return &Result{Caller: c, Identity: id}
+}
+
+// FromContext returns the Result the middleware stored.
+func FromContext(ctx context.Context) *Result {
+	if r, ok := ctx.Value(ctxKey{}).(*Result); ok {
+		return r
+	}
+	return &Result{Err: fmt.Errorf("%w: no caller resolved", ErrUnknown)}
+}

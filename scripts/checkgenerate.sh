@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fails when proto/ fails buf lint or buf format, or when libs/api differs from what buf generates.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root/proto"
+buf lint
+buf format --diff --exit-code
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/proto" "$tmp/libs/api"
+cp -r "$root/proto/." "$tmp/proto/"
+(cd "$tmp/proto" && buf generate)
+if ! diff -r -x go.mod -x go.sum -x doc.go "$tmp/libs/api" "$root/libs/api"; then
+  echo "checkgenerate: libs/api is stale; run make generate"
+  exit 1
+fi
+echo "checkgenerate: libs/api is up to date"

@@ -1,0 +1,123 @@
+// Package config reads the generator's settings from flags, each with an IDGEN_* environment
+// fallback (flag wins), and validates them before anything listens.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore"
+)
+
+// Config is the generator's configuration. Defaults are in the flag definitions.
+type Config struct {
+	Listen      string
+	Region      string
+	Registry    string // URL or file; "" for the built-in default regions
+	LeaseStore  string // sqlite:PATH or dynamodb:ENDPOINT_URL
+	Range       string
+	Schedule    string
+	Lease       time.Duration
+	Renew       time.Duration
+	FenceMargin time.Duration
+	ClockCheck  idcore.ClockCheck
+	Callers     string
+	TLSCert     string
+	TLSKey      string
+	ClientCA    string
+	InsecureDev bool
+	DevQuota    float64
+	LogLevel    string
+	Drain       time.Duration
+}
+
+// Parse reads args (without the program name) and the environment (getenv).
+func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("generator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage+" ($"+envName(name)+")") }
+	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
+		fs.DurationVar(p, name, def, usage+" ($"+envName(name)+")")
+	}
+	str(&c.Listen, "listen", "127.0.0.1:7001", "address for REST, Connect, gRPC, /healthz and /metrics")
+	str(&c.Region, "region", "us-east-1", "this generator's region name")
+	str(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
+	str(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
+	str(&c.Range, "range", "service", "machine numbers to claim: service (0-63), embedded (64-) or A-B")
+	str(&c.Schedule, "schedule", "v2", "layout schedule: v2 or v1-v2")
+	dur(&c.Lease, "lease", 5*time.Minute, "lease length")
+	dur(&c.Renew, "renew", 10*time.Second, "renewal interval")
+	dur(&c.FenceMargin, "fence-margin", 5*time.Second, "no ID at or after lease expiry minus this")
+	clock := "strict"
+	str(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
+	str(&c.Callers, "callers", "", "callers file (JSON: trust domain, callers, quotas)")
+	str(&c.TLSCert, "tls-cert", "", "server certificate (PEM)")
+	str(&c.TLSKey, "tls-key", "", "server key (PEM)")
+	str(&c.ClientCA, "client-ca", "", "CA that signs callers' certificates (PEM)")
+	fs.BoolVar(&c.InsecureDev, "insecure-dev", false, "plaintext with one default caller (development only) ($IDGEN_INSECURE_DEV)")
+	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none ($IDGEN_DEV_QUOTA)")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	dur(&c.Drain, "drain", 10*time.Second, "how long graceful shutdown waits for requests in flight")
+
+	// Environment fallbacks: set each flag from IDGEN_<NAME> first, so a flag given wins.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := f.Value.Set(v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("config: $%s: %w", envName(f.Name), err)
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	if clockEnv := getenv("IDGEN_CLOCK_CHECK"); clockEnv != "" {
+		clock = clockEnv
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("config: unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if c.ClockCheck, err = idcore.ParseClockCheck(clock); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+func envName(flagName string) string {
+	return "IDGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Validate checks the combination of settings.
+func (c Config) Validate() error {
+	var errs []error
+	if _, err := idcore.ScheduleByName(c.Schedule); err != nil {
+		errs = append(errs, err)
+	}
+	if kind, arg, ok := strings.Cut(c.LeaseStore, ":"); !ok || arg == "" || (kind != "sqlite" && kind != "dynamodb") {
+		errs = append(errs, fmt.Errorf("config: --lease-store %q: want sqlite:PATH or dynamodb:ENDPOINT_URL", c.LeaseStore))
+	}
+	tlsSet := c.TLSCert != "" || c.TLSKey != "" || c.ClientCA != ""
+	switch {
+	case c.InsecureDev && tlsSet:
+		errs = append(errs, errors.New("config: --insecure-dev and TLS settings exclude each other"))
+	case !c.InsecureDev && (c.TLSCert == "" || c.TLSKey == "" || c.ClientCA == "" || c.Callers == ""):
+		errs = append(errs, errors.New("config: mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev for development)"))
+	}
+	if c.Drain < 0 {
+		errs = append(errs, errors.New("config: --drain is negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Getenv is os.Getenv, for main.
+var Getenv = os.Getenv

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+type metrics struct {
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
+	idsServed       *prometheus.CounterVec
+	quotaRejections *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idgen_server_requests_total", Help: "Requests served, by route, protocol and outcome code.",
+		}, []string{"route", "protocol", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "idgen_server_request_duration_seconds", Help: "Time to serve a request, by route.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}, []string{"route"}),
+		idsServed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idgen_server_ids_served_total", Help: "IDs handed to callers, by caller.",
+		}, []string{"caller"}),
+		quotaRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idgen_server_quota_rejections_total", Help: "Requests refused for being over the caller's quota.",
+		}, []string{"caller"}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.idsServed, m.quotaRejections)
+	return m
+}
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: nil})
+}
+
+type reqIDKey struct{}
+
+var (
+	reqPrefix = func() string { var b [4]byte; _, _ = rand.Read(b[:]); return hex.EncodeToString(b[:]) + "-" }()
+	reqSeq    atomic.Uint64
+)
+
+// withRequestID stores the request's X-Request-Id (or a new one: a per-process prefix and a
+// counter) in the context and echoes it in the response.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 128 {
+			id = reqPrefix + strconv.FormatUint(reqSeq.Add(1), 10)
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqIDKey{}, id)))
+	})
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(reqIDKey{}).(string)
+	return id
+}

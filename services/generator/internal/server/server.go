@@ -1,0 +1,303 @@
+// Package server is the generator service: REST (echo) and Connect (Connect, gRPC, gRPC-Web over
+// HTTP/1.1 and h2c or TLS) on one listener, with gRPC health and reflection, /healthz and /metrics.
+// IDs come from an embedded.Node, the same path embedding applications use.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/embedded"
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/quota"
+	"github.com/idgen/idgen/services/generator/internal/config"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// MaxBatch is the largest batch one request may ask for.
+const MaxBatch = 1000
+
+// Server is one generator process.
+type Server struct {
+	cfg      config.Config
+	log      *slog.Logger
+	node     *embedded.Node
+	sched    idcore.Schedule
+	region   region.Region
+	regions  []region.Region
+	stores   []lease.Store
+	resolver *auth.Resolver
+	quotas   *quota.Limiter
+	tls      *tls.Config
+	reg      *prometheus.Registry
+	metrics  *metrics
+	health   *grpchealth.StaticChecker
+	handler  http.Handler
+	stopping atomic.Bool
+}
+
+// New builds the server: it reads the regions, opens the lease stores, starts claiming a machine
+// number, and sets up the handlers. It listens on nothing yet.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), quotas: quota.New(nil)}
+	var err error
+	if s.sched, err = idcore.ScheduleByName(cfg.Schedule); err != nil {
+		return nil, err
+	}
+	if s.regions, err = loadRegions(ctx, cfg.Registry); err != nil {
+		return nil, err
+	}
+	if s.region, err = region.ForGenerator(s.regions, cfg.Region); err != nil {
+		return nil, fmt.Errorf("generator: refusing to start: %w", err)
+	}
+	if cfg.InsecureDev {
+		log.Warn("insecure-dev: plaintext, every request is the one default caller; never use this in production")
+		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)})
+	} else {
+		callers, err := auth.LoadCallers(cfg.Callers)
+		if err != nil {
+			return nil, err
+		}
+		if s.tls, err = auth.ServerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, callers.TrustDomain); err != nil {
+			return nil, err
+		}
+		s.resolver = auth.NewResolver(callers)
+	}
+	stores, err := openStores(ctx, cfg.LeaseStore, s.sched)
+	if err != nil {
+		return nil, err
+	}
+	s.stores = stores.list
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(s.reg)
+	s.node, err = embedded.Start(ctx, embedded.Config{
+		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
+		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,
+		Logger: log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
+	})
+	if err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	s.health = grpchealth.NewStaticChecker(idgenv1connect.IdServiceName)
+	s.health.SetStatus(idgenv1connect.IdServiceName, grpchealth.StatusNotServing)
+	s.health.SetStatus("", grpchealth.StatusNotServing)
+	s.handler = s.routes()
+	log.Info("generator configured", "region", s.region.Name, "region_number", s.region.Number,
+		"schedule", s.sched.Name(), "range", cfg.Range, "lease_store", cfg.LeaseStore, "clock_check", cfg.ClockCheck.String())
+	return s, nil
+}
+
+type storeSet struct {
+	byLayout map[string]lease.Store
+	list     []lease.Store
+}
+
+// openStores opens the lease table of every layout of the schedule: the region's
+// idgen-leases-v2 and, for v1-v2, the global idgen-leases.
+func openStores(ctx context.Context, spec string, sched idcore.Schedule) (storeSet, error) {
+	set := storeSet{byLayout: map[string]lease.Store{}}
+	kind, arg, _ := strings.Cut(spec, ":")
+	for _, p := range sched.Periods() {
+		table := lease.TableV2
+		if p.Layout.Name() == "v1" {
+			table = lease.TableV1
+		}
+		var st lease.Store
+		switch kind {
+		case "sqlite":
+			if dir := filepath.Dir(arg); dir != "" {
+				if err := mkdirAll(dir); err != nil {
+					return set, err
+				}
+			}
+			s, err := sqlitelease.Open(ctx, arg, table)
+			if err != nil {
+				return set, err
+			}
+			st = s
+		case "dynamodb":
+			db, err := dynamolease.NewClient(ctx, arg)
+			if err != nil {
+				return set, err
+			}
+			st = dynamolease.New(db, table, lease.TableHistory)
+		}
+		set.byLayout[p.Layout.Name()] = st
+		set.list = append(set.list, st)
+	}
+	return set, nil
+}
+
+func (s *Server) closeStores() {
+	for _, st := range s.stores {
+		st.Close()
+	}
+}
+
+// Handler returns the server's HTTP handler (for in-process tests).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Node returns the server's generator node.
+func (s *Server) Node() *embedded.Node { return s.node }
+
+// Region returns the region the server runs as.
+func (s *Server) Region() region.Region { return s.region }
+
+// Serve serves on l until ctx ends, then shuts down gracefully: it stops accepting, waits for
+// requests in flight (up to the drain time), stops issuing, and releases the lease.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Protocols:         new(http.Protocols),
+	}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	if s.tls != nil {
+		srv.TLSConfig = s.tls
+		l = tls.NewListener(l, s.tls)
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	go s.watchReady(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	s.log.Info("generator listening", "addr", l.Addr().String(), "tls", s.tls != nil)
+	select {
+	case err := <-errc:
+		s.shutdownNode()
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: no new connections, draining requests in flight", "drain", s.cfg.Drain.String())
+	s.stopping.Store(true)
+	s.setServing(false)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Drain)
+	defer cancel()
+	err := srv.Shutdown(dctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain time ran out; closing the remaining connections")
+		srv.Close()
+	}
+	s.shutdownNode()
+	return nil
+}
+
+// shutdownNode stops issuing and releases the lease (Node.Close does both, in that order).
+func (s *Server) shutdownNode() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.node.Close(ctx); err != nil {
+		s.log.Warn("lease release failed; the number frees itself at lease expiry", "error", err)
+	} else {
+		s.log.Info("stopped issuing and released the lease")
+	}
+	s.closeStores()
+}
+
+// watchReady keeps the gRPC health status in step with readiness.
+func (s *Server) watchReady(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.setServing(!s.stopping.Load() && s.node.Ready() == nil)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) setServing(ok bool) {
+	st := grpchealth.StatusNotServing
+	if ok {
+		st = grpchealth.StatusServing
+	}
+	s.health.SetStatus(idgenv1connect.IdServiceName, st)
+	s.health.SetStatus("", st)
+}
+
+// routes mounts every handler on one mux: Connect (with gRPC health and reflection) by their
+// generated paths, /metrics, and the REST API (echo) for the rest.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	path, h := idgenv1connect.NewIdServiceHandler(&rpc{s: s}, rpcOptions(s)...)
+	mux.Handle(path, h)
+	mux.Handle(grpchealth.NewHandler(s.health))
+	reflector := grpcreflect.NewStaticReflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.Handle("/metrics", s.metricsHandler())
+	mux.Handle("/", s.rest())
+	return withRequestID(s.resolver.Middleware(mux))
+}
+
+// issue is the one request path to IDs for REST and Connect alike: caller check, quota, then the
+// generator. It never returns an ID it is unsure of.
+func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID, error) {
+	res := auth.FromContext(ctx)
+	if res.Err != nil {
+		return dst, res.Err
+	}
+	if ok, wait := s.quotas.Take(res.Caller.Name, res.Caller.IDsPerSecond, res.Caller.Burst, n); !ok {
+		s.metrics.quotaRejections.WithLabelValues(res.Caller.Name).Inc()
+		return dst, overQuota(res.Caller.Name, quota.RetryAfterSeconds(wait))
+	}
+	if s.stopping.Load() {
+		// Requests accepted before shutdown began still finish; new ones go elsewhere.
+		if s.node.Ready() != nil {
+			return dst, fmt.Errorf("%w: shutting down", idcore.ErrNoLease)
+		}
+	}
+	var err error
+	if n == 1 {
+		var id idcore.ID
+		id, err = s.node.Next(ctx)
+		if err == nil {
+			dst = append(dst, id)
+		}
+	} else {
+		dst, err = s.node.AppendBatch(ctx, dst, n)
+	}
+	if err != nil {
+		if r := idcore.Reason(err); r != "" {
+			s.log.Warn("refused", "reason", r, "caller", res.Caller.Name, "request_id", requestID(ctx), "error", err)
+		}
+		return dst, err
+	}
+	s.metrics.idsServed.WithLabelValues(res.Caller.Name).Add(float64(n))
+	return dst, nil
+}
+
+// regionName returns the name of region number n ("" when unknown).
+func (s *Server) regionName(n int) string {
+	if r, ok := region.ByNumber(s.regions, n); ok {
+		return r.Name
+	}
+	return ""
+}
