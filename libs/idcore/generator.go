@@ -208,6 +208,19 @@ func (g *Generator) SetLease(layout string, l Lease) error {
 	return nil
 }
 
+// ExpectLease marks the named layout as one the generator will hold a number for, so that until
+// the number arrives its refusals say no_lease rather than layout_not_configured. Keepers call it.
+func (g *Generator) ExpectLease(layout string) error {
+	i := g.periodIndex(layout)
+	if i < 0 {
+		return fmt.Errorf("%w: layout %q is not in schedule %s", ErrLayoutNotConfigured, layout, g.sched.name)
+	}
+	g.mu.Lock()
+	g.slots[i].configured = true
+	g.mu.Unlock()
+	return nil
+}
+
 // DropLease stops issuing under the named layout's machine number at once.
 func (g *Generator) DropLease(layout string) {
 	i := g.periodIndex(layout)

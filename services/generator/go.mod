@@ -35,6 +35,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -64,3 +66,5 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
 replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
+
+replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient

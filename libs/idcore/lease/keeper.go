@@ -108,6 +108,9 @@ func NewKeeper(cfg Config) (*Keeper, error) {
 	if cfg.Range.Hi > lay.MaxMachine() {
 		return nil, fmt.Errorf("lease: range %s exceeds layout %s's machines (0-%d)", cfg.Range, cfg.Layout, lay.MaxMachine())
 	}
+	if err := cfg.Generator.ExpectLease(cfg.Layout); err != nil {
+		return nil, err
+	}
 	labels := prometheus.Labels{"layout": cfg.Layout}
 	k := &Keeper{
 		cfg: cfg,

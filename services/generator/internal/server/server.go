@@ -54,9 +54,15 @@ type Server struct {
 	stopping atomic.Bool
 }
 
+// Option changes how New builds the server (tests inject a clock-health source).
+type Option func(*embedded.Config)
+
+// WithClockHealth replaces the kernel's clock-health source.
+func WithClockHealth(h idcore.HealthSource) Option { return func(c *embedded.Config) { c.Health = h } }
+
 // New builds the server: it reads the regions, opens the lease stores, starts claiming a machine
 // number, and sets up the handlers. It listens on nothing yet.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), quotas: quota.New(nil)}
 	var err error
 	if s.sched, err = idcore.ScheduleByName(cfg.Schedule); err != nil {
@@ -88,11 +94,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s.stores = stores.list
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(s.reg)
-	s.node, err = embedded.Start(ctx, embedded.Config{
+	ecfg := embedded.Config{
 		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
 		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,
-		Logger: log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
-	})
+		ClockEvery: 250 * time.Millisecond,
+		Logger:     log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
+	}
+	for _, o := range opts {
+		o(&ecfg)
+	}
+	s.node, err = embedded.Start(ctx, ecfg)
 	if err != nil {
 		s.closeStores()
 		return nil, err

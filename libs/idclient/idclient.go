@@ -1,0 +1,307 @@
+// Package idclient is the calling teams' client of the generator service. It keeps a buffer of
+// prefetched IDs, refilled in the background by batches when it falls below a low-water mark, so
+// most calls to Next cost no network round trip. Endpoints are ordered: the local region first,
+// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
+// moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
+// local one once the local one's gRPC health check answers SERVING again. Decoding is local.
+//
+// IDs from the buffer are unique like any other (each was issued once, to this client), but a
+// buffer refilled from two regions is not in creation order: order IDs by their timestamps, not
+// by the order Next returned them, when that matters.
+package idclient
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Client. Zero values take the defaults in the comments.
+type Config struct {
+	// Endpoints are base URLs, local region first, then its peer. Required.
+	Endpoints []string
+	// HTTPClient carries the calls (with the caller's client certificate in production).
+	// Default: a client speaking HTTP/1.1 and h2c.
+	HTTPClient *http.Client
+	// Batch is how many IDs one refill asks for (1–1,000). Default: 1,000.
+	Batch int
+	// LowWater: a refill starts when the buffer holds fewer IDs. Default: Batch/2.
+	LowWater int
+	// ProbeEvery is how often the local endpoint's health is checked. Default: 1 s.
+	ProbeEvery time.Duration
+	// CallTimeout bounds each call to a generator. Default: 2 s.
+	CallTimeout time.Duration
+	// Schedule decodes IDs locally. Default: idcore.ScheduleV2.
+	Schedule idcore.Schedule
+	// Logger: default discard.
+	Logger *slog.Logger
+}
+
+// ErrClosed is returned by Next after Close.
+var ErrClosed = errors.New("idclient: closed")
+
+// Client is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	log     *slog.Logger
+	clients []idgenv1connect.IdServiceClient
+	health  []*grpchealth.Client
+
+	mu      sync.Mutex
+	buf     []idcore.ID // a queue: Next takes from the front
+	filled  chan struct{}
+	lastErr error
+	closed  bool
+
+	active    atomic.Int32
+	wake      chan struct{}
+	stop      chan struct{}
+	done      sync.WaitGroup
+	failovers prometheus.Counter
+	fetched   prometheus.Counter
+}
+
+// New starts a client: its refill and probe loops run until Close.
+func New(cfg Config) (*Client, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("idclient: no endpoints")
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = 1000
+	}
+	if cfg.Batch < 1 || cfg.Batch > 1000 {
+		return nil, fmt.Errorf("idclient: batch %d, want 1-1000", cfg.Batch)
+	}
+	if cfg.LowWater == 0 {
+		cfg.LowWater = cfg.Batch / 2
+	}
+	if cfg.ProbeEvery == 0 {
+		cfg.ProbeEvery = time.Second
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 2 * time.Second
+	}
+	if cfg.Schedule.Name() == "" {
+		cfg.Schedule = idcore.ScheduleV2()
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = H2CClient()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger, filled: make(chan struct{}), wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		failovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_failovers_total", Help: "Moves from one endpoint to another."}),
+		fetched:   prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_ids_fetched_total", Help: "IDs fetched into the buffer."}),
+	}
+	for _, ep := range cfg.Endpoints {
+		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
+		c.health = append(c.health, grpchealth.NewClient(cfg.HTTPClient, ep))
+	}
+	c.done.Add(2)
+	go c.refillLoop()
+	go c.probeLoop()
+	c.kick()
+	return c, nil
+}
+
+// H2CClient returns an HTTP client that speaks HTTP/1.1 and, without TLS, HTTP/2 (h2c).
+func H2CClient() *http.Client {
+	t := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     time.Minute,
+		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+		Protocols:           new(http.Protocols),
+	}
+	t.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: t}
+}
+
+// Collectors returns the client's metrics (buffer level, failovers, IDs fetched, the active
+// endpoint) for the application to register.
+func (c *Client) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		c.failovers, c.fetched,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_buffer_ids", Help: "IDs waiting in the buffer."},
+			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(len(c.buf)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_active_endpoint", Help: "Index of the endpoint in use (0: local)."},
+			func() float64 { return float64(c.active.Load()) }),
+	}
+}
+
+// Active returns the endpoint in use.
+func (c *Client) Active() string { return c.cfg.Endpoints[c.active.Load()] }
+
+// Next returns an ID from the buffer, waiting for a refill when it is empty.
+func (c *Client) Next(ctx context.Context) (idcore.ID, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return 0, ErrClosed
+		}
+		if len(c.buf) > 0 {
+			id := c.buf[0]
+			c.buf = c.buf[1:]
+			low := len(c.buf) < c.cfg.LowWater
+			c.mu.Unlock()
+			if low {
+				c.kick()
+			}
+			return id, nil
+		}
+		filled, lastErr := c.filled, c.lastErr
+		c.mu.Unlock()
+		c.kick()
+		select {
+		case <-filled:
+		case <-ctx.Done():
+			if lastErr != nil {
+				return 0, fmt.Errorf("idclient: no ID: %w (last error: %v)", ctx.Err(), lastErr)
+			}
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// Decode takes an ID apart locally.
+func (c *Client) Decode(id idcore.ID) (idcore.Decoded, error) { return c.cfg.Schedule.Decode(id) }
+
+// Close stops the background loops. IDs left in the buffer are dropped (never reused).
+func (c *Client) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.stop)
+	c.done.Wait()
+}
+
+func (c *Client) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) refillLoop() {
+	defer c.done.Done()
+	backoff := 50 * time.Millisecond
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.wake:
+		}
+		for {
+			c.mu.Lock()
+			need := len(c.buf) < c.cfg.LowWater
+			c.mu.Unlock()
+			if !need {
+				break
+			}
+			if err := c.fetch(); err != nil {
+				select {
+				case <-c.stop:
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			backoff = 50 * time.Millisecond
+		}
+	}
+}
+
+// fetch gets one batch from the active endpoint, moving to the next one on errors that say the
+// endpoint cannot serve (unreachable, unavailable, timed out).
+func (c *Client) fetch() error {
+	i := int(c.active.Load())
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CallTimeout)
+	defer cancel()
+	resp, err := c.clients[i].GenerateBatch(ctx, connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: int32(c.cfg.Batch)}))
+	if err != nil {
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		switch connect.CodeOf(err) {
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeUnknown, connect.CodeInternal:
+			c.moveFrom(i, err)
+		}
+		return err
+	}
+	ids := resp.Msg.GetIds()
+	c.mu.Lock()
+	for _, id := range ids {
+		c.buf = append(c.buf, idcore.ID(id))
+	}
+	c.lastErr = nil
+	close(c.filled)
+	c.filled = make(chan struct{})
+	c.mu.Unlock()
+	c.fetched.Add(float64(len(ids)))
+	return nil
+}
+
+// moveFrom moves from endpoint i to the next one (if still on i).
+func (c *Client) moveFrom(i int, why error) {
+	next := int32((i + 1) % len(c.clients))
+	if next != int32(i) && c.active.CompareAndSwap(int32(i), next) {
+		c.failovers.Inc()
+		c.log.Warn("idclient: moving to the next endpoint", "from", c.cfg.Endpoints[i], "to", c.cfg.Endpoints[next], "error", why)
+	}
+}
+
+// probeLoop checks the local endpoint's health: it leaves it when it is unhealthy and returns to
+// it once it is healthy again.
+func (c *Client) probeLoop() {
+	defer c.done.Done()
+	t := time.NewTicker(c.cfg.ProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		if len(c.clients) < 2 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CallTimeout)
+		res, err := c.health[0].Check(ctx, &grpchealth.CheckRequest{Service: idgenv1connect.IdServiceName})
+		cancel()
+		healthy := err == nil && res.Status == grpchealth.StatusServing
+		switch a := c.active.Load(); {
+		case a != 0 && healthy:
+			c.active.Store(0)
+			c.failovers.Inc()
+			c.log.Info("idclient: the local endpoint is healthy again; moving back", "to", c.cfg.Endpoints[0])
+		case a == 0 && !healthy:
+			if err == nil {
+				err = fmt.Errorf("health %v", res.Status)
+			}
+			c.moveFrom(0, err)
+		}
+	}
+}
