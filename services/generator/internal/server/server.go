@@ -167,6 +167,9 @@ func (s *Server) closeStores() {
 // Handler returns the server's HTTP handler (for in-process tests).
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// Metrics returns the server's metrics registry (what /metrics serves).
+func (s *Server) Metrics() *prometheus.Registry { return s.reg }
+
 // Node returns the server's generator node.
 func (s *Server) Node() *embedded.Node { return s.node }
 

@@ -1,0 +1,294 @@
+// Package e2e runs the generator binary as real processes: failover of the client library when a
+// region's generator dies and comes back, and graceful shutdown under load.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/idclient"
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+var generatorBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "generator-e2e")
+	if err != nil {
+		panic(err)
+	}
+	generatorBin = filepath.Join(dir, "generator")
+	if out, err := exec.Command("go", "build", "-o", generatorBin, "../cmd/generator").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build generator: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type gen struct {
+	t    *testing.T
+	url  string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// startGen starts a generator process (plaintext dev mode, warn clock: this machine's clock is
+// not disciplined) and waits until /healthz says it can issue.
+func startGen(t *testing.T, port int, args ...string) *gen {
+	t.Helper()
+	logFile := filepath.Join(t.TempDir(), "generator.log")
+	f, _ := os.Create(logFile)
+	all := append([]string{"--insecure-dev", "--clock-check", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms", "--drain", "5s"}, args...)
+	g := &gen{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: exec.Command(generatorBin, all...), log: logFile, done: make(chan struct{})}
+	g.cmd.Stderr, g.cmd.Stdout = f, f
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = g.cmd.Wait(); f.Close(); close(g.done) }()
+	t.Cleanup(func() {
+		g.cmd.Process.Kill()
+		<-g.done
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("generator log %s:\n%s", g.url, tailOf(string(b), 3000))
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(g.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return g
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("generator %s not healthy within 15 s", g.url)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func TestFailoverAndReturn(t *testing.T) {
+	dir := t.TempDir()
+	portA, portB := testenv.FreePort(t), testenv.FreePort(t)
+	argsA := []string{"--region", "us-east-1", "--lease-store", "sqlite:" + filepath.Join(dir, "us-east-1.db")}
+	a := startGen(t, portA, argsA...)
+	startGen(t, portB, "--region", "eu-west-1", "--lease-store", "sqlite:"+filepath.Join(dir, "eu-west-1.db"))
+
+	c, err := idclient.New(idclient.Config{Endpoints: []string{a.url, fmt.Sprintf("http://127.0.0.1:%d", portB)},
+		Batch: 100, LowWater: 50, ProbeEvery: 200 * time.Millisecond, CallTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	type got struct {
+		id idcore.ID
+		at time.Time
+	}
+	var mu sync.Mutex
+	var ids []got
+	var maxGap time.Duration
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			id, err := c.Next(ctx)
+			cancel()
+			if err != nil {
+				t.Errorf("Next: %v", err)
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			ids = append(ids, got{id, now})
+			maxGap = max(maxGap, now.Sub(last))
+			mu.Unlock()
+			last = now
+			time.Sleep(200 * time.Microsecond)
+		}
+	})
+	regionsSince := func(since time.Time) map[int]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[int]int{}
+		for _, g := range ids {
+			if g.at.After(since) {
+				d, _ := c.Decode(g.id)
+				out[d.Region]++
+			}
+		}
+		return out
+	}
+	time.Sleep(time.Second)
+	if r := regionsSince(time.Time{}); r[0] == 0 {
+		t.Fatalf("before the failure no ids came from us-east-1: %v", r)
+	}
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+	killed := time.Now()
+	time.Sleep(2 * time.Second)
+	if r := regionsSince(killed.Add(500 * time.Millisecond)); r[2] == 0 || r[0] != 0 {
+		t.Fatalf("after us-east-1 died the ids came from %v, want eu-west-1 (2) only", r)
+	}
+	startGen(t, portA, argsA...)
+	back := time.Now()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Active() != a.url {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not return to us-east-1 within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	returned := time.Now()
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if r := regionsSince(returned.Add(500 * time.Millisecond)); r[0] == 0 {
+		t.Fatalf("after the return no ids came from us-east-1: %v", r)
+	}
+	all := make([]idcore.ID, len(ids))
+	for i, g := range ids {
+		all[i] = g.id
+	}
+	slices.Sort(all)
+	dups := len(all) - len(slices.Compact(slices.Clone(all)))
+	t.Logf("checked %d ids across the failover and return: %d duplicates; longest wait for an id %v; back on us-east-1 %v after its restart",
+		len(all), dups, maxGap.Round(time.Millisecond), returned.Sub(back).Round(time.Millisecond))
+	if dups != 0 {
+		t.Fatalf("%d duplicate ids", dups)
+	}
+	if maxGap > 2*time.Second {
+		t.Fatalf("the client stalled for %v", maxGap)
+	}
+}
+
+// SIGTERM during load: every request the generator accepted gets its full answer, then it stops
+// issuing and releases its lease, so the number is claimable at once.
+func TestShutdownUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "leases.db")
+	g := startGen(t, testenv.FreePort(t), "--region", "us-east-1", "--range", "7-7", "--lease-store", "sqlite:"+db)
+	var served, refused, broken atomic.Int64
+	var mu sync.Mutex
+	var all []idcore.ID
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 8 {
+		wg.Go(func() {
+			hc := &http.Client{Timeout: 10 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Post(g.url+"/v1/ids:batch", "application/json", strings.NewReader(`{"count":100}`))
+				if err != nil {
+					refused.Add(1) // not accepted: connection refused or closed before a request was read
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				switch {
+				case err != nil:
+					broken.Add(1)
+				case resp.StatusCode == 200:
+					var b struct {
+						IDs []idcore.ID `json:"ids"`
+					}
+					if json.Unmarshal(body, &b) != nil || len(b.IDs) != 100 {
+						broken.Add(1)
+						continue
+					}
+					served.Add(1)
+					mu.Lock()
+					all = append(all, b.IDs...)
+					mu.Unlock()
+				case resp.StatusCode == 503:
+					refused.Add(1)
+				default:
+					broken.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the generator did not exit within 10 s of SIGTERM")
+	}
+	exited := time.Now()
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d batches served, %d refused (not accepted), %d broken", served.Load(), refused.Load(), broken.Load())
+	if broken.Load() != 0 || served.Load() == 0 {
+		t.Fatalf("%d accepted requests lost their answer", broken.Load())
+	}
+	slices.Sort(all)
+	if n := len(all) - len(slices.Compact(slices.Clone(all))); n != 0 {
+		t.Fatalf("%d duplicates", n)
+	}
+	// The lease is released: number 7 is claimable at once, above every ID the generator made.
+	st, err := sqlitelease.Open(context.Background(), db, lease.TableV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	row, err := st.Get(context.Background(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.ExpiryUnixMs > exited.UnixMilli() {
+		t.Fatalf("lease expiry %d is after the exit at %d: not released", row.ExpiryUnixMs, exited.UnixMilli())
+	}
+	if row.ExpiryUnixMs < slices.Max(all).Time().UnixMilli() {
+		t.Fatalf("released expiry %d is below the last id's time %d", row.ExpiryUnixMs, slices.Max(all).Time().UnixMilli())
+	}
+	now := time.Now().UnixMilli()
+	if _, err := st.Claim(context.Background(), 7, "next", now, now+3000); err != nil {
+		t.Fatalf("claim right after the shutdown: %v", err)
+	}
+}

@@ -1,0 +1,288 @@
+package server_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+)
+
+type ca struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newCA(t *testing.T, name string) *ca {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &ca{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+var serial atomic.Int64
+
+// issue makes a leaf certificate with the given URI SANs (client) or loopback IP (server).
+func (c *ca) issue(t *testing.T, server bool, uris []string, notAfter time.Time) tls.Certificate {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial.Add(1) + 10), Subject: pkix.Name{CommonName: "leaf"},
+		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	} else {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
+	for _, u := range uris {
+		pu, _ := url.Parse(u)
+		tmpl.URIs = append(tmpl.URIs, pu)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func writePEM(t *testing.T, dir, name string, cert tls.Certificate) (certFile, keyFile string) {
+	t.Helper()
+	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	kb, _ := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return
+}
+
+type tlsEnv struct {
+	r       *running
+	trusted *ca
+	pool    *x509.CertPool
+}
+
+func startTLS(t *testing.T, callers string) *tlsEnv {
+	t.Helper()
+	dir := t.TempDir()
+	root := newCA(t, "idgen test CA")
+	certFile, keyFile := writePEM(t, dir, "server", root.issue(t, true, nil, time.Now().Add(time.Hour)))
+	caFile := filepath.Join(dir, "ca.pem")
+	_ = os.WriteFile(caFile, root.pem, 0o600)
+	callersFile := filepath.Join(dir, "callers.json")
+	_ = os.WriteFile(callersFile, []byte(callers), 0o600)
+	cfg := baseConfig(t)
+	cfg.InsecureDev = false
+	cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, cfg.Callers = certFile, keyFile, caFile, callersFile
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg)
+	r.url = strings.Replace(r.url, "http://", "https://", 1)
+	r.waitReady(t)
+	pool := x509.NewCertPool()
+	pool.AddCert(root.cert)
+	return &tlsEnv{r: r, trusted: root, pool: pool}
+}
+
+func (e *tlsEnv) client(cert *tls.Certificate) *http.Client {
+	cfg := &tls.Config{RootCAs: e.pool, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}
+}
+
+const callersJSON = `{"trust_domain": "idgen.test", "callers": [
+	{"name": "orders", "ids_per_second": 200, "burst": 10},
+	{"name": "billing", "ids_per_second": 0}
+]}`
+
+func TestMutualTLS(t *testing.T) {
+	e := startTLS(t, callersJSON)
+	other := newCA(t, "another CA")
+	hour := time.Now().Add(time.Hour)
+	certs := map[string]tls.Certificate{
+		"known":              e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour),
+		"unknown identity":   e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/stranger"}, hour),
+		"no URI SAN":         e.trusted.issue(t, false, nil, hour),
+		"two URI SANs":       e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing", "spiffe://idgen.test/svc/orders"}, hour),
+		"expired":            e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, time.Now().Add(-time.Minute)),
+		"another CA":         other.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour),
+		"another trust dom.": e.trusted.issue(t, false, []string{"spiffe://elsewhere.test/svc/billing"}, hour),
+		"not SPIFFE":         e.trusted.issue(t, false, []string{"https://idgen.test/svc/billing"}, hour),
+	}
+	tests := []struct {
+		name   string
+		cert   *tls.Certificate
+		status int // 0: the connection is refused
+		code   connect.Code
+	}{
+		{"known", ptr(certs["known"]), 200, 0},
+		{"unknown identity", ptr(certs["unknown identity"]), 403, connect.CodePermissionDenied},
+		{"no certificate", nil, 0, 0},
+		{"no URI SAN", ptr(certs["no URI SAN"]), 0, 0},
+		{"two URI SANs", ptr(certs["two URI SANs"]), 0, 0},
+		{"expired", ptr(certs["expired"]), 0, 0},
+		{"another CA", ptr(certs["another CA"]), 0, 0},
+		{"another trust domain", ptr(certs["another trust dom."]), 0, 0},
+		{"not SPIFFE", ptr(certs["not SPIFFE"]), 0, 0},
+	}
+	served := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hc := e.client(tt.cert)
+			resp, err := hc.Post(e.r.url+"/v1/ids", "application/json", strings.NewReader("{}"))
+			if tt.status == 0 {
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("served with status %d; want the connection refused", resp.StatusCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			if tt.status == 200 {
+				served++
+			}
+			_, err = idgenv1connect.NewIdServiceClient(hc, e.r.url).Generate(context.Background(), connect.NewRequest(&idgenv1.GenerateRequest{}))
+			if tt.code == 0 && err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			if tt.code == 0 {
+				served++
+			}
+			if tt.code != 0 && connect.CodeOf(err) != tt.code {
+				t.Fatalf("Connect err = %v, want %v", err, tt.code)
+			}
+		})
+	}
+	// No refused caller got an ID: only the known caller's two requests were issued.
+	if n := idsIssued(t, e.r); n != float64(served) {
+		t.Fatalf("the generator issued %v ids, the known caller received %d", n, served)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// idsIssued reads idgen_generator_ids_issued_total from /metrics.
+func idsIssued(t *testing.T, r *running) float64 {
+	t.Helper()
+	reg := r.srv.Metrics()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "idgen_generator_ids_issued_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("no idgen_generator_ids_issued_total")
+	return 0
+}
+
+// A caller sending at twice its quota gets about half served and the rest 429 with Retry-After;
+// another caller is unaffected.
+func TestQuota(t *testing.T) {
+	e := startTLS(t, callersJSON)
+	hour := time.Now().Add(time.Hour)
+	orders := e.client(ptr(e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/orders"}, hour)))
+	billing := e.client(ptr(e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour)))
+	var ok, limited, billingOK, billingOther atomic.Int64
+	var badRetry atomic.Int64
+	var wg sync.WaitGroup
+	const dur = 2 * time.Second
+	send := func(hc *http.Client, every time.Duration, onResp func(*http.Response)) {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		deadline := time.Now().Add(dur)
+		for time.Now().Before(deadline) {
+			<-tick.C
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := hc.Post(e.r.url+"/v1/ids", "application/json", strings.NewReader("{}"))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				onResp(resp)
+			}()
+		}
+	}
+	wg.Add(2)
+	go send(orders, time.Second/400, func(resp *http.Response) { // twice its 200 IDs/s
+		switch resp.StatusCode {
+		case 200:
+			ok.Add(1)
+		case 429:
+			limited.Add(1)
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
+				badRetry.Add(1)
+			}
+		}
+	})
+	go send(billing, time.Second/100, func(resp *http.Response) {
+		if resp.StatusCode == 200 {
+			billingOK.Add(1)
+		} else {
+			billingOther.Add(1)
+		}
+	})
+	wg.Wait()
+	total := ok.Load() + limited.Load()
+	frac := float64(ok.Load()) / float64(total)
+	t.Logf("orders: %d served, %d refused with 429 (%.0f%% served); billing: %d served, %d not", ok.Load(), limited.Load(), 100*frac, billingOK.Load(), billingOther.Load())
+	if frac < 0.4 || frac > 0.65 {
+		t.Fatalf("orders at twice its quota got %.0f%% served, want about half", 100*frac)
+	}
+	if badRetry.Load() > 0 {
+		t.Fatalf("%d 429s without a Retry-After of at least 1 s", badRetry.Load())
+	}
+	if billingOther.Load() != 0 || billingOK.Load() < 150 {
+		t.Fatalf("billing was affected: %d served, %d not", billingOK.Load(), billingOther.Load())
+	}
+	// Connect says resource_exhausted with Retry-After.
+	c := idgenv1connect.NewIdServiceClient(orders, e.r.url)
+	_, err := c.GenerateBatch(context.Background(), connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: 1000}))
+	var ce *connect.Error
+	if connect.CodeOf(err) != connect.CodeResourceExhausted || !asConnect(err, &ce) || ce.Meta().Get("Retry-After") == "" {
+		t.Fatalf("batch over quota over Connect: %v", err)
+	}
+}
+
+func asConnect(err error, ce **connect.Error) bool { return errors.As(err, ce) }
