@@ -36,6 +36,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a l
 bench: ## run the benchmarks, with the comparison libraries, in one run
 	go test -run '^$$' -bench . -benchtime=2s $(PKGS)
 
+.PHONY: bench-http
+bench-http: ## HTTP benchmarks of the generator against a bare net/http baseline, same run
+	@scripts/bench-http.sh
+
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }

@@ -8,11 +8,18 @@ require (
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 )
 
-require github.com/google/uuid v1.6.0
+require (
+	connectrpc.com/connect v1.21.1
+	github.com/google/uuid v1.6.0
+)
+
+require connectrpc.com/grpchealth v1.5.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/uuidv7 v0.0.0-00010101000000-000000000000
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
@@ -29,3 +36,7 @@ replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
 
 replace github.com/idgen/idgen/libs/uuidv7 => ../libs/uuidv7
+
+replace github.com/idgen/idgen/libs/api => ../libs/api
+
+replace github.com/idgen/idgen/libs/idclient => ../libs/idclient

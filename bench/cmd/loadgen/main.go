@@ -1,0 +1,125 @@
+// Command loadgen drives one endpoint of a generator (or the bare baseline) with a fixed number
+// of concurrent workers for a fixed time and prints req/s, IDs/s and latency percentiles as JSON.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/idclient"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), client (idclient Next)")
+	workers := flag.Int("c", 16, "concurrent workers")
+	dur := flag.Duration("d", 5*time.Second, "duration")
+	batch := flag.Int("batch", 1000, "batch size for rest-batch and client")
+	flag.Parse()
+
+	h1 := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}
+	var call func(ctx context.Context) (int, error)
+	switch *mode {
+	case "rest", "rest-batch":
+		path, body, n := "/v1/ids", []byte("{}"), 1
+		if *mode == "rest-batch" {
+			path, body, n = "/v1/ids:batch", []byte(fmt.Sprintf(`{"count":%d}`, *batch)), *batch
+		}
+		call = func(ctx context.Context) (int, error) {
+			resp, err := h1.Post(*url+path, "application/json", bytes.NewReader(body))
+			if err != nil {
+				return 0, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return 0, fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return n, nil
+		}
+	case "connect-json", "connect-proto":
+		var c idgenv1connect.IdServiceClient
+		if *mode == "connect-json" {
+			c = idgenv1connect.NewIdServiceClient(h1, *url, connect.WithProtoJSON())
+		} else {
+			c = idgenv1connect.NewIdServiceClient(idclient.H2CClient(), *url)
+		}
+		call = func(ctx context.Context) (int, error) {
+			_, err := c.Generate(ctx, connect.NewRequest(&idgenv1.GenerateRequest{}))
+			return 1, err
+		}
+	case "client":
+		cl, err := idclient.New(idclient.Config{Endpoints: []string{*url}, Batch: *batch, LowWater: *batch * 4})
+		if err != nil {
+			fail(err)
+		}
+		defer cl.Close()
+		call = func(ctx context.Context) (int, error) {
+			_, err := cl.Next(ctx)
+			return 1, err
+		}
+	default:
+		fail(fmt.Errorf("unknown mode %q", *mode))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *dur)
+	defer cancel()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var ids, errs int
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range *workers {
+		wg.Go(func() {
+			var mine []time.Duration
+			myIDs, myErrs := 0, 0
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				n, err := call(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						myErrs++
+					}
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+				myIDs += n
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			ids += myIDs
+			errs += myErrs
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"mode": *mode, "requests": len(lat), "errors": errs, "req_per_s": float64(len(lat)) / el,
+		"ids_per_s": float64(ids) / el, "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+	})
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "loadgen:", err)
+	os.Exit(2)
+}
