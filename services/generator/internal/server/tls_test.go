@@ -2,18 +2,9 @@ package server_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,75 +17,21 @@ import (
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/testenv"
 )
-
-type ca struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T, name string) *ca {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &ca{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-var serial atomic.Int64
-
-// issue makes a leaf certificate with the given URI SANs (client) or loopback IP (server).
-func (c *ca) issue(t *testing.T, server bool, uris []string, notAfter time.Time) tls.Certificate {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial.Add(1) + 10), Subject: pkix.Name{CommonName: "leaf"},
-		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	} else {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	for _, u := range uris {
-		pu, _ := url.Parse(u)
-		tmpl.URIs = append(tmpl.URIs, pu)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func writePEM(t *testing.T, dir, name string, cert tls.Certificate) (certFile, keyFile string) {
-	t.Helper()
-	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	kb, _ := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
-	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
-	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	return
-}
 
 type tlsEnv struct {
 	r       *running
-	trusted *ca
-	pool    *x509.CertPool
+	trusted *testenv.CA
 }
 
 func startTLS(t *testing.T, callers string) *tlsEnv {
 	t.Helper()
 	dir := t.TempDir()
-	root := newCA(t, "idgen test CA")
-	certFile, keyFile := writePEM(t, dir, "server", root.issue(t, true, nil, time.Now().Add(time.Hour)))
+	root := testenv.NewCA(t, "idgen test CA")
+	certFile, keyFile := testenv.WritePEM(t, dir, "server", root.Server(t))
 	caFile := filepath.Join(dir, "ca.pem")
-	_ = os.WriteFile(caFile, root.pem, 0o600)
+	_ = os.WriteFile(caFile, root.PEM, 0o600)
 	callersFile := filepath.Join(dir, "callers.json")
 	_ = os.WriteFile(callersFile, []byte(callers), 0o600)
 	cfg := baseConfig(t)
@@ -106,18 +43,10 @@ func startTLS(t *testing.T, callers string) *tlsEnv {
 	r := start(t, cfg)
 	r.url = strings.Replace(r.url, "http://", "https://", 1)
 	r.waitReady(t)
-	pool := x509.NewCertPool()
-	pool.AddCert(root.cert)
-	return &tlsEnv{r: r, trusted: root, pool: pool}
+	return &tlsEnv{r: r, trusted: root}
 }
 
-func (e *tlsEnv) client(cert *tls.Certificate) *http.Client {
-	cfg := &tls.Config{RootCAs: e.pool, MinVersion: tls.VersionTLS12}
-	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
-	}
-	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}
-}
+func (e *tlsEnv) client(cert *tls.Certificate) *http.Client { return e.trusted.HTTPSClient(cert) }
 
 const callersJSON = `{"trust_domain": "idgen.test", "callers": [
 	{"name": "orders", "ids_per_second": 200, "burst": 10},
@@ -126,17 +55,17 @@ const callersJSON = `{"trust_domain": "idgen.test", "callers": [
 
 func TestMutualTLS(t *testing.T) {
 	e := startTLS(t, callersJSON)
-	other := newCA(t, "another CA")
+	other := testenv.NewCA(t, "another CA")
 	hour := time.Now().Add(time.Hour)
 	certs := map[string]tls.Certificate{
-		"known":              e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour),
-		"unknown identity":   e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/stranger"}, hour),
-		"no URI SAN":         e.trusted.issue(t, false, nil, hour),
-		"two URI SANs":       e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing", "spiffe://idgen.test/svc/orders"}, hour),
-		"expired":            e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, time.Now().Add(-time.Minute)),
-		"another CA":         other.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour),
-		"another trust dom.": e.trusted.issue(t, false, []string{"spiffe://elsewhere.test/svc/billing"}, hour),
-		"not SPIFFE":         e.trusted.issue(t, false, []string{"https://idgen.test/svc/billing"}, hour),
+		"known":              e.trusted.Client(t, hour, "spiffe://idgen.test/svc/billing"),
+		"unknown identity":   e.trusted.Client(t, hour, "spiffe://idgen.test/svc/stranger"),
+		"no URI SAN":         e.trusted.Client(t, hour),
+		"two URI SANs":       e.trusted.Client(t, hour, "spiffe://idgen.test/svc/billing", "spiffe://idgen.test/svc/orders"),
+		"expired":            e.trusted.Client(t, time.Now().Add(-time.Minute), "spiffe://idgen.test/svc/billing"),
+		"another CA":         other.Client(t, hour, "spiffe://idgen.test/svc/billing"),
+		"another trust dom.": e.trusted.Client(t, hour, "spiffe://elsewhere.test/svc/billing"),
+		"not SPIFFE":         e.trusted.Client(t, hour, "https://idgen.test/svc/billing"),
 	}
 	tests := []struct {
 		name   string
@@ -218,8 +147,8 @@ func idsIssued(t *testing.T, r *running) float64 {
 func TestQuota(t *testing.T) {
 	e := startTLS(t, callersJSON)
 	hour := time.Now().Add(time.Hour)
-	orders := e.client(ptr(e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/orders"}, hour)))
-	billing := e.client(ptr(e.trusted.issue(t, false, []string{"spiffe://idgen.test/svc/billing"}, hour)))
+	orders := e.client(ptr(e.trusted.Client(t, hour, "spiffe://idgen.test/svc/orders")))
+	billing := e.client(ptr(e.trusted.Client(t, hour, "spiffe://idgen.test/svc/billing")))
 	var ok, limited, billingOK, billingOther atomic.Int64
 	var badRetry atomic.Int64
 	var wg sync.WaitGroup
