@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,6 +26,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/quota"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/services/generator/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -179,46 +179,13 @@ func (s *Server) Region() region.Region { return s.region }
 // Serve serves on l until ctx ends, then shuts down gracefully: it stops accepting, waits for
 // requests in flight (up to the drain time), stops issuing, and releases the lease.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		Protocols:         new(http.Protocols),
-	}
-	srv.Protocols.SetHTTP1(true)
-	srv.Protocols.SetHTTP2(true)
-	if s.tls != nil {
-		srv.TLSConfig = s.tls
-		l = tls.NewListener(l, s.tls)
-	} else {
-		srv.Protocols.SetUnencryptedHTTP2(true)
-	}
 	go s.watchReady(ctx)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
-	s.log.Info("generator listening", "addr", l.Addr().String(), "tls", s.tls != nil)
-	select {
-	case err := <-errc:
-		s.shutdownNode()
-		return err
-	case <-ctx.Done():
-	}
-	s.log.Info("shutting down: no new connections, draining requests in flight", "drain", s.cfg.Drain.String())
-	s.stopping.Store(true)
-	s.setServing(false)
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Drain)
-	defer cancel()
-	err := srv.Shutdown(dctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("drain time ran out; closing the remaining connections")
-		srv.Close()
-	}
+	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, func() {
+		s.stopping.Store(true)
+		s.setServing(false)
+	})
 	s.shutdownNode()
-	return nil
+	return err
 }
 
 // shutdownNode stops issuing and releases the lease (Node.Close does both, in that order).

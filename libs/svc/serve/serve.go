@@ -1,0 +1,56 @@
+// Package serve runs an idgen service's HTTP server: HTTP/1.1 and HTTP/2 (h2c in plaintext
+// development mode, ALPN over TLS), bounded timeouts, and a graceful shutdown that stops
+// accepting, drains requests in flight for up to a drain time, then closes what is left.
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Serve serves h on l until ctx ends, then shuts down gracefully. beforeDrain runs when shutdown
+// starts (to turn health checks to NOT_SERVING), before the server stops accepting.
+func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, drain time.Duration, log *slog.Logger, beforeDrain func()) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Protocols:         new(http.Protocols),
+	}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		l = tls.NewListener(l, tlsConf)
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	log.Info("listening", "addr", l.Addr().String(), "tls", tlsConf != nil)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: no new connections, draining requests in flight", "drain", drain.String())
+	if beforeDrain != nil {
+		beforeDrain()
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	defer cancel()
+	if err := srv.Shutdown(dctx); errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("drain time ran out; closing the remaining connections")
+		srv.Close()
+	}
+	return nil
+}

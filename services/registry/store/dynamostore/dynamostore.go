@@ -1,0 +1,277 @@
+// Package dynamostore keeps the registry in DynamoDB (idgen-regions in the home region, with
+// point-in-time recovery in production). Numbers come from a counter item advanced with a
+// conditional update, so two concurrent adds can never take one number; the region item is then
+// written with attribute_not_exists. If two adds of the same name race, the loser's number stays
+// reserved unused (numbers are never reused, and none was published under it).
+package dynamostore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/services/registry/store"
+)
+
+// Store is a registry in one DynamoDB table with string partition key "pk".
+type Store struct {
+	db    *dynamodb.Client
+	table string
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a store on the named table.
+func New(db *dynamodb.Client, table string) *Store { return &Store{db: db, table: table} }
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func key(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": s(pk)}
+}
+
+// CreateTable creates the registry table when missing (development and tests; Terraform in
+// production).
+func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            &table,
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return err
+	}
+	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	})
+	return w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, time.Minute)
+}
+
+func isCCF(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+func regionItem(r region.Region) map[string]types.AttributeValue {
+	it := map[string]types.AttributeValue{"pk": s("region#" + r.Name), "number": n(int64(r.Number)), "name": s(r.Name),
+		"peer": s(r.Peer), "status": s(r.Status), "added_at": n(r.AddedAt.UnixMilli())}
+	if r.RetiredAt != nil {
+		it["retired_at"] = n(r.RetiredAt.UnixMilli())
+	}
+	return it
+}
+
+func num(it map[string]types.AttributeValue, name string) (int64, bool) {
+	v, ok := it[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseInt(v.Value, 10, 64)
+	return x, err == nil
+}
+
+func str(it map[string]types.AttributeValue, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func regionOf(it map[string]types.AttributeValue) region.Region {
+	nb, _ := num(it, "number")
+	added, _ := num(it, "added_at")
+	r := region.Region{Number: int(nb), Name: str(it, "name"), Peer: str(it, "peer"), Status: str(it, "status"), AddedAt: time.UnixMilli(added).UTC()}
+	if ret, ok := num(it, "retired_at"); ok {
+		t := time.UnixMilli(ret).UTC()
+		r.RetiredAt = &t
+	}
+	return r
+}
+
+// Seed implements store.Store.
+func (st *Store) Seed(ctx context.Context, regions []region.Region, schedule string) error {
+	next := 0
+	for _, r := range regions {
+		next = max(next, r.Number+1)
+	}
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table,
+		Item:                map[string]types.AttributeValue{"pk": s("counter"), "next": n(int64(next)), "schedule": s(schedule)},
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if isCCF(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range regions {
+		if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: regionItem(r)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (st *Store) List(ctx context.Context) ([]region.Region, error) {
+	var out []region.Region
+	p := dynamodb.NewScanPaginator(st.db, &dynamodb.ScanInput{TableName: &st.table, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			if strings.HasPrefix(str(it, "pk"), "region#") {
+				out = append(out, regionOf(it))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// Get implements store.Store.
+func (st *Store) Get(ctx context.Context, name string) (region.Region, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("region#" + name), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return region.Region{}, err
+	}
+	if out.Item == nil {
+		return region.Region{}, fmt.Errorf("%w: %q", store.ErrNotFound, name)
+	}
+	return regionOf(out.Item), nil
+}
+
+// NextNumber implements store.Store.
+func (st *Store) NextNumber(ctx context.Context) (int, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, err
+	}
+	v, ok := num(out.Item, "next")
+	if !ok {
+		return 0, errors.New("dynamostore: the registry was never seeded")
+	}
+	return int(v), nil
+}
+
+// Add implements store.Store.
+func (st *Store) Add(ctx context.Context, name, peer string, at time.Time) (region.Region, error) {
+	if _, err := st.Get(ctx, name); err == nil {
+		return region.Region{}, fmt.Errorf("%w: %q", store.ErrExists, name)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return region.Region{}, err
+	}
+	for {
+		next, err := st.NextNumber(ctx)
+		if err != nil {
+			return region.Region{}, err
+		}
+		if next > region.MaxNumber {
+			return region.Region{}, store.ErrFull
+		}
+		_, err = st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key("counter"),
+			UpdateExpression:          aws.String("SET #next = :after"),
+			ConditionExpression:       aws.String("#next = :before"),
+			ExpressionAttributeNames:  map[string]string{"#next": "next"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":before": n(int64(next)), ":after": n(int64(next + 1))}})
+		if isCCF(err) {
+			continue // another add took this number: read the counter again
+		}
+		if err != nil {
+			return region.Region{}, err
+		}
+		r := region.Region{Number: next, Name: name, Peer: peer, Status: region.Active, AddedAt: at.UTC().Truncate(time.Millisecond)}
+		_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: regionItem(r),
+			ConditionExpression: aws.String("attribute_not_exists(pk)")})
+		if isCCF(err) {
+			return region.Region{}, fmt.Errorf("%w: %q (added concurrently; number %d stays reserved unused)", store.ErrExists, name, next)
+		}
+		return r, err
+	}
+}
+
+// Retire implements store.Store.
+func (st *Store) Retire(ctx context.Context, name string, at time.Time) (region.Region, error) {
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &st.table, Key: key("region#" + name),
+		UpdateExpression:          aws.String("SET #status = :retired, retired_at = :at"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND #status = :active"),
+		ExpressionAttributeNames:  map[string]string{"#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":retired": s(region.Retired), ":active": s(region.Active), ":at": n(at.UnixMilli())},
+		ReturnValues:              types.ReturnValueAllNew})
+	if isCCF(err) {
+		r, gerr := st.Get(ctx, name)
+		if gerr != nil {
+			return r, gerr
+		}
+		return r, fmt.Errorf("%w: %q", store.ErrRetired, name)
+	}
+	if err != nil {
+		return region.Region{}, err
+	}
+	return regionOf(out.Attributes), nil
+}
+
+// Schedule implements store.Store.
+func (st *Store) Schedule(ctx context.Context) (string, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", err
+	}
+	return str(out.Item, "schedule"), nil
+}
+
+// Audit implements store.Store.
+func (st *Store) Audit(ctx context.Context, e store.AuditEntry) error {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: map[string]types.AttributeValue{
+		"pk": s(fmt.Sprintf("audit#%013d#%s", e.At.UnixMilli(), hex.EncodeToString(b[:]))), "at": n(e.At.UnixMilli()),
+		"actor": s(e.Actor), "action": s(e.Action), "detail": s(e.Detail)}})
+	return err
+}
+
+// AuditLog implements store.Store.
+func (st *Store) AuditLog(ctx context.Context) ([]store.AuditEntry, error) {
+	var out []store.AuditEntry
+	var pks []string
+	p := dynamodb.NewScanPaginator(st.db, &dynamodb.ScanInput{TableName: &st.table, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			if pk := str(it, "pk"); strings.HasPrefix(pk, "audit#") {
+				at, _ := num(it, "at")
+				out = append(out, store.AuditEntry{At: time.UnixMilli(at).UTC(), Actor: str(it, "actor"), Action: str(it, "action"), Detail: str(it, "detail")})
+				pks = append(pks, pk)
+			}
+		}
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return pks[idx[a]] < pks[idx[b]] })
+	sorted := make([]store.AuditEntry, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted, nil
+}
+
+// Close implements store.Store.
+func (st *Store) Close() error { return nil }

@@ -1,0 +1,57 @@
+// Package store is the registry's storage contract: regions whose numbers are never reused, the
+// layout schedule, and the audit log. Drivers: sqlitestore (embedded default) and dynamostore
+// (DynamoDB idgen-regions in the home region); storetest is the conformance suite both pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore/region"
+)
+
+// TableName is the DynamoDB table of the registry.
+const TableName = "idgen-regions"
+
+// Errors.
+var (
+	ErrNotFound = errors.New("registry: no such region")
+	ErrExists   = errors.New("registry: a region with that name exists")
+	// ErrFull: every number 0–7 has been given once; numbers are never reused.
+	ErrFull    = errors.New("registry: every region number (0-7) has been given")
+	ErrRetired = errors.New("registry: region already retired")
+)
+
+// AuditEntry is one change: who, what, when.
+type AuditEntry struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Detail string    `json:"detail"`
+}
+
+// Store is the driver contract. Every method must be safe for concurrent use by many goroutines
+// and processes.
+type Store interface {
+	// Seed must, only on a store never seeded before, write the given regions and set the next
+	// number above theirs, and write the schedule name. Seeding twice changes nothing.
+	Seed(ctx context.Context, regions []region.Region, schedule string) error
+	// List returns every region, retired ones included, ordered by number.
+	List(ctx context.Context) ([]region.Region, error)
+	// Get returns one region or ErrNotFound.
+	Get(ctx context.Context, name string) (region.Region, error)
+	// Add must give the region the next number never given before (ErrFull past 7), refusing a
+	// name in use (ErrExists, retired regions included). Two concurrent adds never get one number.
+	Add(ctx context.Context, name, peer string, at time.Time) (region.Region, error)
+	// Retire must mark an active region retired at the given time (ErrNotFound, ErrRetired).
+	Retire(ctx context.Context, name string, at time.Time) (region.Region, error)
+	// Schedule returns the layout schedule's name.
+	Schedule(ctx context.Context) (string, error)
+	// NextNumber returns the next number Add would give (8 when none is left).
+	NextNumber(ctx context.Context) (int, error)
+	// Audit appends an entry; AuditLog returns them oldest first.
+	Audit(ctx context.Context, e AuditEntry) error
+	AuditLog(ctx context.Context) ([]AuditEntry, error)
+	Close() error
+}
