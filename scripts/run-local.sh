@@ -10,6 +10,8 @@ mkdir -p "$state/bin" "$state/logs"
 
 echo "run-local: building the services"
 go build -o "$state/bin/generator" ./services/generator/cmd/generator
+go build -o "$state/bin/registry" ./services/registry/cmd/registry
+go build -o "$state/bin/idgenctl" ./tools/idgenctl
 
 pids=()
 cleanup() {
@@ -22,8 +24,13 @@ cleanup() {
 trap 'cleanup; exit 0' INT TERM
 trap cleanup EXIT
 
+"$state/bin/registry" --insecure-dev --listen 127.0.0.1:7000 --store "sqlite:$state/registry.db" \
+  >"$state/logs/registry.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do curl -fsS http://127.0.0.1:7000/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+
 start_generator() { # region port
-  "$state/bin/generator" --insecure-dev --clock-check warn --schedule v2 \
+  "$state/bin/generator" --insecure-dev --clock-check warn --schedule v2 --registry http://127.0.0.1:7000 \
     --region "$1" --listen "127.0.0.1:$2" --lease-store "sqlite:$state/leases-$1.db" \
     >"$state/logs/generator-$1.log" 2>&1 &
   pids+=($!)
@@ -42,6 +49,7 @@ cat <<INFO
 
 idgen is running locally (state in .idgen/, logs in .idgen/logs/; clock check: warn, development only)
 
+  registry              http://127.0.0.1:7000   regions and layouts (plaintext dev mode: you are admin)
   generator us-east-1   http://127.0.0.1:7001   REST, Connect, gRPC, /healthz, /metrics
   generator eu-west-1   http://127.0.0.1:7002
 
@@ -51,6 +59,9 @@ Try:
   curl -s http://127.0.0.1:7001/v1/ids/\$(curl -s -X POST http://127.0.0.1:7002/v1/ids -d '{}' | sed 's/.*"id":"\([0-9]*\)".*/\1/')/decode
   curl -s http://127.0.0.1:7001/healthz
   curl -s -X POST http://127.0.0.1:7001/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'
+  curl -s http://127.0.0.1:7000/v1/regions
+  .idgen/bin/idgenctl health --region eu-west-1
+  .idgen/bin/idgenctl leases list --region us-east-1
 
 Ctrl-C stops everything and releases the leases.
 INFO

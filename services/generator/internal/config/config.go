@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/flagenv"
 )
 
 // Config is the generator's configuration. Defaults are in the flag definitions.
 type Config struct {
 	Listen      string
 	Region      string
+	RegionNum   int    // -1: take the registry's
 	Registry    string // URL or file; "" for the built-in default regions
 	LeaseStore  string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Range       string
@@ -41,12 +43,15 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	var c Config
 	fs := flag.NewFlagSet("generator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage+" ($"+envName(name)+")") }
+	str := func(p *string, name, def, usage string) {
+		fs.StringVar(p, name, def, usage+" ($"+flagenv.Name(name)+")")
+	}
 	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		fs.DurationVar(p, name, def, usage+" ($"+envName(name)+")")
+		fs.DurationVar(p, name, def, usage+" ($"+flagenv.Name(name)+")")
 	}
 	str(&c.Listen, "listen", "127.0.0.1:7001", "address for REST, Connect, gRPC, /healthz and /metrics")
 	str(&c.Region, "region", "us-east-1", "this generator's region name")
+	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's) ($IDGEN_REGION_NUMBER)")
 	str(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
 	str(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
 	str(&c.Range, "range", "service", "machine numbers to claim: service (0-63), embedded (64-) or A-B")
@@ -65,36 +70,14 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	dur(&c.Drain, "drain", 10*time.Second, "how long graceful shutdown waits for requests in flight")
 
-	// Environment fallbacks: set each flag from IDGEN_<NAME> first, so a flag given wins.
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(envName(f.Name)); v != "" {
-			if err := f.Value.Set(v); err != nil && envErr == nil {
-				envErr = fmt.Errorf("config: $%s: %w", envName(f.Name), err)
-			}
-		}
-	})
-	if envErr != nil {
-		return c, envErr
-	}
-	if clockEnv := getenv("IDGEN_CLOCK_CHECK"); clockEnv != "" {
-		clock = clockEnv
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("config: unexpected arguments %q", fs.Args())
 	}
 	var err error
 	if c.ClockCheck, err = idcore.ParseClockCheck(clock); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
-}
-
-func envName(flagName string) string {
-	return "IDGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // Validate checks the combination of settings.

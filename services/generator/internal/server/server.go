@@ -74,6 +74,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.region, err = region.ForGenerator(s.regions, cfg.Region); err != nil {
 		return nil, fmt.Errorf("generator: refusing to start: %w", err)
 	}
+	if cfg.RegionNum >= 0 && cfg.RegionNum != s.region.Number {
+		return nil, fmt.Errorf("generator: refusing to start: configured as region %s number %d, but the registry gives it number %d",
+			s.region.Name, cfg.RegionNum, s.region.Number)
+	}
 	if cfg.InsecureDev {
 		log.Warn("insecure-dev: plaintext, every request is the one default caller; never use this in production")
 		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)})

@@ -370,9 +370,13 @@ func TestGeneratorRefusesBadRegion(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "regions.json")
 	_ = os.WriteFile(reg, []byte(`{"regions":[{"number":0,"name":"us-east-1","peer":"us-west-2","status":"retired"},
 		{"number":1,"name":"us-west-2","peer":"us-east-1","status":"active"}]}`), 0o644)
-	for _, tt := range []struct{ region, want string }{{"us-east-1", "retired"}, {"mars-1", "unknown region"}} {
+	for _, tt := range []struct {
+		region string
+		number int
+		want   string
+	}{{"us-east-1", -1, "retired"}, {"mars-1", -1, "unknown region"}, {"us-west-2", 4, "gives it number 1"}} {
 		cfg := baseConfig(t)
-		cfg.Registry, cfg.Region = reg, tt.region
+		cfg.Registry, cfg.Region, cfg.RegionNum = reg, tt.region, tt.number
 		_, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Fatalf("region %s: err = %v, want %q", tt.region, err, tt.want)

@@ -35,7 +35,9 @@ var _ store.Store = (*Store)(nil)
 func New(db *dynamodb.Client, table string) *Store { return &Store{db: db, table: table} }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 func key(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": s(pk)}
 }

@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/registry/internal/server"
+)
+
+func start(t *testing.T, cfg server.Config) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, l); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return l.Addr().String()
+}
+
+func devConfig(t *testing.T) server.Config {
+	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", "sqlite:" + filepath.Join(t.TempDir(), "r.db")}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, hc *http.Client, url string) (int, string) {
+	t.Helper()
+	resp, err := hc.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func post(t *testing.T, hc *http.Client, url, body string) (int, string) {
+	t.Helper()
+	resp, err := hc.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestRESTShapes(t *testing.T) {
+	base := "http://" + start(t, devConfig(t))
+	hc := http.DefaultClient
+	code, body := get(t, hc, base+"/v1/regions")
+	var doc struct {
+		Regions []map[string]any `json:"regions"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil || code != 200 || len(doc.Regions) != 5 {
+		t.Fatalf("GET /v1/regions: %d %s", code, body)
+	}
+	first := doc.Regions[0]
+	if first["name"] != "us-east-1" || first["number"] != float64(0) || first["peer"] != "us-west-2" || first["status"] != "active" || first["retired_at"] != nil {
+		t.Fatalf("first region %v", first)
+	}
+	if _, ok := first["retired_at"]; !ok {
+		t.Fatal("retired_at missing (want null)")
+	}
+	if code, body := get(t, hc, base+"/v1/regions/eu-west-1"); code != 200 || !strings.Contains(body, `"number":2`) {
+		t.Fatalf("GET one region: %d %s", code, body)
+	}
+	if code, _ := get(t, hc, base+"/v1/regions/mars-1"); code != 404 {
+		t.Fatalf("unknown region: %d", code)
+	}
+	code, body = post(t, hc, base+"/v1/regions", `{"name":"eu-central-1","peer":"eu-west-1"}`)
+	if code != 201 || !strings.Contains(body, `"number":5`) {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	for _, bad := range []string{`{"name":"Not A Region","peer":"eu-west-1"}`, `{"name":"eu-north-1","peer":"mars-1"}`, `nope`, `{"name":"eu-north-1","peer":"eu-west-1","x":1}`} {
+		if code, body := post(t, hc, base+"/v1/regions", bad); code != 400 {
+			t.Fatalf("add %s: %d %s", bad, code, body)
+		}
+	}
+	if code, body := post(t, hc, base+"/v1/regions/eu-central-1:retire", ""); code != 200 || !strings.Contains(body, `"status":"retired"`) {
+		t.Fatalf("retire: %d %s", code, body)
+	}
+	if code, _ := post(t, hc, base+"/v1/regions/eu-central-1:explode", ""); code != 404 {
+		t.Fatalf("unknown verb: %d", code)
+	}
+	if code, body := get(t, hc, base+"/v1/layouts"); code != 200 || !strings.Contains(body, `"starts_at":"2026-01-01T00:00:00Z"`) {
+		t.Fatalf("layouts: %d %s", code, body)
+	}
+	code, body = get(t, hc, base+"/v1/audit")
+	if code != 200 || !strings.Contains(body, `"action":"add"`) || !strings.Contains(body, `"action":"retire"`) || !strings.Contains(body, "svc/dev") {
+		t.Fatalf("audit: %d %s", code, body)
+	}
+}
+
+func TestAdminOnlyChanges(t *testing.T) {
+	dir := t.TempDir()
+	ca := testenv.NewCA(t, "registry test CA")
+	certFile, keyFile := testenv.WritePEM(t, dir, "server", ca.Server(t))
+	caFile, callers := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "callers.json")
+	_ = os.WriteFile(caFile, ca.PEM, 0o600)
+	_ = os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600)
+	cfg, err := server.ParseConfig([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
+		"--client-ca", caFile, "--callers", callers}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "https://" + start(t, cfg)
+	hour := time.Now().Add(time.Hour)
+	ops := ca.HTTPSClient(ptr(ca.Client(t, hour, "spiffe://idgen.test/svc/ops")))
+	orders := ca.HTTPSClient(ptr(ca.Client(t, hour, "spiffe://idgen.test/svc/orders")))
+	stranger := ca.HTTPSClient(ptr(ca.Client(t, hour, "spiffe://idgen.test/svc/stranger")))
+
+	if code, body := post(t, orders, base+"/v1/regions", `{"name":"eu-central-1","peer":"eu-west-1"}`); code != 403 || !strings.Contains(body, "admin") {
+		t.Fatalf("non-admin add: %d %s", code, body)
+	}
+	if code, _ := post(t, orders, base+"/v1/regions/us-east-1:retire", ""); code != 403 {
+		t.Fatalf("non-admin retire: %d", code)
+	}
+	_, err = idgenv1connect.NewRegistryServiceClient(orders, base).AddRegion(context.Background(), connect.NewRequest(&idgenv1.AddRegionRequest{Name: "eu-central-1", Peer: "eu-west-1"}))
+	if connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("non-admin AddRegion: %v", err)
+	}
+	if code, _ := get(t, stranger, base+"/v1/regions"); code != 403 {
+		t.Fatalf("unknown caller reads: %d", code)
+	}
+	if code, body := get(t, orders, base+"/v1/regions"); code != 200 || strings.Contains(body, "eu-central-1") {
+		t.Fatalf("after refused changes: %d %s", code, body)
+	}
+	if code, body := get(t, orders, base+"/v1/regions/us-east-1"); code != 200 || !strings.Contains(body, `"status":"active"`) {
+		t.Fatalf("us-east-1 after a refused retire: %d %s", code, body)
+	}
+	if code, body := post(t, ops, base+"/v1/regions", `{"name":"eu-central-1","peer":"eu-west-1"}`); code != 201 {
+		t.Fatalf("admin add: %d %s", code, body)
+	}
+	code, body := get(t, ops, base+"/v1/audit")
+	if code != 200 || !strings.Contains(body, "spiffe://idgen.test/svc/ops") || strings.Contains(body, "svc/orders") {
+		t.Fatalf("audit: %d %s", code, body)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Two registry processes on one SQLite file, adds racing on both: each number goes to one region.
+func TestTwoProcessesShareNumbersSafely(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "registry")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/registry").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	db := filepath.Join(t.TempDir(), "r.db")
+	var bases []string
+	for range 2 {
+		port := testenv.FreePort(t)
+		cmd := exec.Command(bin, "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", "sqlite:"+db)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := testenv.WaitTCP(ctx, base[len("http://"):]); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		bases = append(bases, base)
+	}
+	var mu sync.Mutex
+	won := map[float64]string{}
+	full := 0
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			code, body := post(t, http.DefaultClient, bases[i%2]+"/v1/regions", fmt.Sprintf(`{"name":"xx-test-%d","peer":"us-east-1"}`, i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch code {
+			case 201:
+				var r map[string]any
+				_ = json.Unmarshal([]byte(body), &r)
+				if prev, dup := won[r["number"].(float64)]; dup {
+					t.Errorf("number %v given twice: %s and %v", r["number"], prev, r["name"])
+				}
+				won[r["number"].(float64)] = r["name"].(string)
+			case 409:
+				full++
+			default:
+				t.Errorf("add: %d %s", code, body)
+			}
+		})
+	}
+	wg.Wait()
+	if len(won) != 3 || full != 9 {
+		t.Fatalf("%d adds won %v, %d refused; want 3 (numbers 5, 6, 7) and 9", len(won), won, full)
+	}
+}

@@ -1,0 +1,251 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/tools/idgenctl/internal/cli"
+)
+
+var bins = map[string]string{}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "idgenctl-test")
+	if err != nil {
+		panic(err)
+	}
+	for name, pkg := range map[string]string{"registry": "../../../../services/registry/cmd/registry", "generator": "../../../../services/generator/cmd/generator"} {
+		bins[name] = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", bins[name], ".")
+		cmd.Dir = pkg
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs idgenctl and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), args, &out, &errb, func(string) string { return "" })
+	return code, out.String() + errb.String()
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out := run(t, args...)
+	if code != 0 {
+		t.Fatalf("idgenctl %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+func jsonOf(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	return m
+}
+
+func startProc(t *testing.T, bin string, healthURL string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	logf, _ := os.Create(filepath.Join(t.TempDir(), filepath.Base(bin)+".log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if resp, err := http.Get(healthURL); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return cmd
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf.Name())
+			t.Fatalf("%s not healthy: %s", bin, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestExplainAndDecode(t *testing.T) {
+	out := mustRun(t, "explain", "97301141913751557", "--schedule", "v1-v2")
+	for _, want := range []string{"layout v1", "machine    21-12   37", "2026-09-26T12:00:00.000Z"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("explain lacks %q:\n%s", want, out)
+		}
+	}
+	m := jsonOf(t, mustRun(t, "decode", "683244571854022659", "--schedule", "v1-v2", "--output", "json"))
+	if m["layout"] != "v2" || m["region_number"] != float64(2) || m["machine"] != float64(170) || m["created_at"] != "2031-03-01T09:30:00.000Z" {
+		t.Fatalf("decode json %v", m)
+	}
+	if code, out := run(t, "decode", "--", "-7"); code != 1 || !strings.Contains(out, "negative") {
+		t.Fatalf("decode -7: %d %s", code, out)
+	}
+	if code, _ := run(t, "frobnicate"); code != 2 {
+		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+// The local stack: a registry and a generator with SQLite files, as make run starts them.
+func TestLocalStack(t *testing.T) {
+	dir := t.TempDir()
+	regPort, genPort := testenv.FreePort(t), testenv.FreePort(t)
+	reg := fmt.Sprintf("http://127.0.0.1:%d", regPort)
+	gen := fmt.Sprintf("http://127.0.0.1:%d", genPort)
+	leases := filepath.Join(dir, "leases-us-east-1.db")
+	startProc(t, bins["registry"], reg+"/healthz", "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", regPort), "--store", "sqlite:"+filepath.Join(dir, "registry.db"))
+	startProc(t, bins["generator"], gen+"/healthz", "--insecure-dev", "--clock-check", "warn", "--registry", reg,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:"+leases, "--range", "3-3")
+
+	out := mustRun(t, "regions", "list", "--registry", reg)
+	if !strings.Contains(out, "NUMBER  NAME            PEER            STATUS") || !strings.Contains(out, "2       eu-west-1       us-east-1       active") {
+		t.Fatalf("regions list:\n%s", out)
+	}
+	m := jsonOf(t, mustRun(t, "regions", "add", "eu-central-1", "--peer", "eu-west-1", "--registry", reg, "--output", "json"))
+	if m["number"] != float64(5) || m["status"] != "active" {
+		t.Fatalf("regions add: %v", m)
+	}
+	m = jsonOf(t, mustRun(t, "regions", "retire", "eu-central-1", "--registry", reg, "--output", "json"))
+	if m["status"] != "retired" || m["retired_at"] == nil {
+		t.Fatalf("regions retire: %v", m)
+	}
+	if code, out := run(t, "regions", "retire", "eu-central-1", "--registry", reg); code != 1 || !strings.Contains(out, "already retired") {
+		t.Fatalf("second retire: %d %s", code, out)
+	}
+	m = jsonOf(t, mustRun(t, "regions", "add", "eu-north-1", "--peer", "eu-west-1", "--registry", reg, "--output", "json"))
+	if m["number"] != float64(6) {
+		t.Fatalf("add after a retire took number %v, want 6 (5 is never reused)", m["number"])
+	}
+	mustRun(t, "regions", "add", "eu-south-1", "--peer", "eu-west-1", "--registry", reg)
+	code, out := run(t, "regions", "add", "me-south-1", "--peer", "eu-west-1", "--registry", reg)
+	if code != 1 || !strings.Contains(out, "UUIDv7") || !strings.Contains(out, "0 left") {
+		t.Fatalf("ninth region: %d %s", code, out)
+	}
+	out = mustRun(t, "layouts", "show", "--registry", reg)
+	if !strings.Contains(out, "schedule v2") || !strings.Contains(out, "timestamp(41) region(3) machine(9) sequence(10)") {
+		t.Fatalf("layouts show:\n%s", out)
+	}
+
+	out = mustRun(t, "health", "--region", "us-east-1", "--generators", gen)
+	if !strings.Contains(out, gen+"  ok") || !strings.Contains(out, "v2:3") || !strings.Contains(out, "check=warn") {
+		t.Fatalf("health:\n%s", out)
+	}
+	out = mustRun(t, "leases", "list", "--region", "us-east-1", "--lease-store", "sqlite:"+leases)
+	if !strings.Contains(out, "MACHINE  STATE  HOLDER") || !strings.Contains(out, "3        held") {
+		t.Fatalf("leases list:\n%s", out)
+	}
+	m = jsonOf(t, mustRun(t, "leases", "get", "3", "--lease-store", "sqlite:"+leases, "--output", "json"))
+	holder, _ := m["holder"].(string)
+	if m["state"] != "held" || !strings.Contains(holder, "/pid-") {
+		t.Fatalf("leases get: %v", m)
+	}
+	out = mustRun(t, "leases", "who-held", "3", "--at", time.Now().Add(time.Second).UTC().Format(time.RFC3339), "--lease-store", "sqlite:"+leases)
+	if !strings.Contains(out, "held by "+holder) {
+		t.Fatalf("who-held:\n%s", out)
+	}
+	// Quarantine the generator's number: it drops it at its next renewal and reports no_lease.
+	out = mustRun(t, "leases", "quarantine", "3", "--lease-store", "sqlite:"+leases)
+	if !strings.Contains(out, "quarantined  QUARANTINED") {
+		t.Fatalf("quarantine:\n%s", out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, out = run(t, "health", "--generators", gen)
+		if code == 1 && strings.Contains(out, "no_lease") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the generator still serves a quarantined number:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	mustRun(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if code, out = run(t, "health", "--generators", gen); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the generator did not claim the lifted number:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code, out := run(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases); code != 1 || !strings.Contains(out, "not quarantined") {
+		t.Fatalf("lift of a held number: %d %s", code, out)
+	}
+}
+
+func TestLeasesAgainstDynamoDB(t *testing.T) {
+	srv := testenv.StartDynalite(t, "")
+	ctx := context.Background()
+	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
+		t.Fatal(err)
+	}
+	st := dynamolease.New(db, lease.TableV2, lease.TableHistory)
+	if _, err := lease.CheckTable(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	r, _ := st.Claim(ctx, 12, "host-a/pid-1/1", now.UnixMilli(), now.Add(time.Minute).UnixMilli())
+	_ = st.AppendHistory(ctx, lease.Event{Machine: 12, AtUnixMs: now.UnixMilli(), Kind: "claim", Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
+	store := "dynamodb:" + srv.Endpoint
+
+	m := jsonOf(t, mustRun(t, "leases", "list", "--lease-store", store, "--output", "json"))
+	ls, _ := m["leases"].([]any)
+	if len(ls) != 1 || m["table_id"] == "" || m["table_id"] != m["metadata_table_id"] {
+		t.Fatalf("leases list: %v", m)
+	}
+	out := mustRun(t, "leases", "who-held", "12", "--at", now.Add(time.Second).UTC().Format(time.RFC3339Nano), "--lease-store", store)
+	if !strings.Contains(out, "held by host-a/pid-1/1") {
+		t.Fatalf("who-held:\n%s", out)
+	}
+	m = jsonOf(t, mustRun(t, "leases", "quarantine", "12", "--lease-store", store, "--output", "json"))
+	if m["state"] != "quarantined" {
+		t.Fatalf("quarantine: %v", m)
+	}
+	m = jsonOf(t, mustRun(t, "leases", "lift", "12", "--lease-store", store, "--output", "json"))
+	if m["holder"] != lease.LiftedHolder {
+		t.Fatalf("lift: %v", m)
+	}
+	out = mustRun(t, "leases", "fence-restore", "--lease-store", store, "--lease", "3s", "--margin", "1s")
+	if !strings.Contains(out, "fenced 1 lease rows") {
+		t.Fatalf("fence-restore:\n%s", out)
+	}
+	m = jsonOf(t, mustRun(t, "leases", "who-held", "12", "--lease-store", store, "--output", "json"))
+	if h, _ := m["holder"].(map[string]any); h["event"] != "fence" {
+		t.Fatalf("who-held after the fence: %v", m)
+	}
+	if code, out := run(t, "leases", "get", "99", "--lease-store", store); code != 1 || !strings.Contains(out, "never claimed") {
+		t.Fatalf("get of an unknown number: %d %s", code, out)
+	}
+}
