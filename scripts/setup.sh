@@ -33,3 +33,11 @@ install_go_tool buf v1.75.0 github.com/bufbuild/buf/cmd/buf
 install_go_tool protoc-gen-go v1.36.12 google.golang.org/protobuf/cmd/protoc-gen-go
 install_go_tool protoc-gen-connect-go v1.21.1 connectrpc.com/connect/cmd/protoc-gen-connect-go
 install_go_tool grpcurl v1.9.3 github.com/fullstorydev/grpcurl/cmd/grpcurl
+
+# redis-server (Debian), for the public-ID mapping store's tests: standalone and cluster.
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+  echo "setup: installing redis-server (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo_cmd=""; else sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null
+fi

@@ -1,0 +1,119 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Redis is a redis-server the test started: appendonly yes, appendfsync always, no RDB snapshots.
+type Redis struct {
+	Addr string
+	Port int
+	Dir  string
+	args []string
+	cmd  *exec.Cmd
+}
+
+// StartRedis starts redis-server (from the system, installed by make setup) on a free port with
+// its data in dir, and stops it when the test ends. extra arguments are appended.
+func StartRedis(t testing.TB, dir string, extra ...string) *Redis {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("testenv: redis-server is missing: run `make setup` (apt-get install redis-server)")
+	}
+	port := FreePort(t)
+	r := &Redis{Port: port, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir}
+	r.args = append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no",
+		"--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log")}, extra...)
+	r.start(t)
+	t.Cleanup(r.Stop)
+	return r
+}
+
+func (r *Redis) start(t testing.TB) {
+	t.Helper()
+	r.cmd = exec.Command("redis-server", r.args...)
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("testenv: start redis-server: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		out, err := exec.CommandContext(ctx, "redis-cli", "-p", fmt.Sprint(r.Port), "PING").Output()
+		if err == nil && strings.TrimSpace(string(out)) == "PONG" {
+			return
+		}
+		if ctx.Err() != nil {
+			b, _ := os.ReadFile(filepath.Join(r.Dir, "redis.log"))
+			t.Fatalf("testenv: redis-server on %d did not answer: %s", r.Port, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Kill stops the server with SIGKILL, as a crash would.
+func (r *Redis) Kill() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+// Restart starts the server again on the same port and data folder.
+func (r *Redis) Restart(t testing.TB) { r.start(t) }
+
+// Stop stops the server.
+func (r *Redis) Stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-done
+		}
+		r.cmd = nil
+	}
+}
+
+// StartRedisCluster starts three masters with cluster mode on and joins them with
+// `redis-cli --cluster create`; it returns their addresses.
+func StartRedisCluster(t testing.TB) []string {
+	t.Helper()
+	var addrs []string
+	for i := range 3 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		_ = os.MkdirAll(dir, 0o755)
+		r := StartRedis(t, dir, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "5000")
+		addrs = append(addrs, r.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	port := strings.Split(addrs[0], ":")[1]
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, _ := exec.Command("redis-cli", "-p", port, "CLUSTER", "INFO").Output()
+		if strings.Contains(string(out), "cluster_state:ok") {
+			return addrs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testenv: the cluster did not become ok: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,187 @@
+// Package redismap keeps the public-ID mapping in Redis (github.com/redis/go-redis/v9), standalone
+// or Cluster. The two directions live in different slots, so no command spans both keys:
+//
+//  1. SET pid:p:<public> "0:<internal>" NX        (pending: the public ID is taken, not yet canonical)
+//  2. SET pid:i:<internal> <public> NX            (the internal ID's one public ID: first writer wins)
+//  3. SET pid:p:<public> "1:<internal>" XX        (committed)
+//
+// A loser of step 2 deletes its pending key and returns the winner's public ID. A create cut
+// short between the steps is repaired idempotently by whoever next reads the pending key: if the
+// internal ID has no public ID yet, this one becomes it; if it has another, the pending key is an
+// orphan that was never acknowledged, and it is deleted. So a public ID resolves only if it is the
+// canonical one of its internal ID.
+//
+// Durability: run Redis with appendonly yes and appendfsync always (the default this package
+// documents and the tests use), so an acknowledged write is on disk. Where the server is 7.2 or
+// later, Publish also waits with WAITAOF for the local fsync (and replicas' when configured);
+// plain WAIT does not guarantee it.
+package redismap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
+type Store struct {
+	rdb      redis.UniversalClient
+	waitAOF  bool
+	replicas int
+}
+
+var _ mapping.Store = (*Store)(nil)
+
+// Options for New.
+type Options struct {
+	// WaitReplicas is how many replicas WAITAOF waits for (7.2+ only). Default 0: local fsync.
+	WaitReplicas int
+}
+
+// New returns a store; it checks the server version to know whether WAITAOF exists.
+func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, error) {
+	s := &Store{rdb: rdb, replicas: o.WaitReplicas}
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+	}
+	s.waitAOF = versionAtLeast(info, 7, 2)
+	return s, nil
+}
+
+func versionAtLeast(info string, major, minor int) bool {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			parts := strings.Split(v, ".")
+			if len(parts) < 2 {
+				return false
+			}
+			a, _ := strconv.Atoi(parts[0])
+			b, _ := strconv.Atoi(parts[1])
+			return a > major || a == major && b >= minor
+		}
+	}
+	return false
+}
+
+func pKey(public string) string  { return "pid:p:" + public }
+func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
+
+func unavailable(err error) error { return fmt.Errorf("%w: %v", mapping.ErrUnavailable, err) }
+
+// Publish implements mapping.Store.
+func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
+	for range 5 {
+		pub, err := s.rdb.Get(ctx, iKey(internal)).Result()
+		if err == nil {
+			// Make sure the winner's public key is committed (its writer may have stopped).
+			if _, err := s.commit(ctx, pub, internal); err != nil {
+				return "", err
+			}
+			return pub, s.durable(ctx)
+		}
+		if !errors.Is(err, redis.Nil) {
+			return "", unavailable(err)
+		}
+		if pub, err = newPublic(); err != nil {
+			return "", err
+		}
+		ok, err := s.rdb.SetNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10), 0).Result()
+		if err != nil {
+			return "", unavailable(err)
+		}
+		if !ok {
+			continue // a 128-bit collision: take another public ID
+		}
+		won, err := s.rdb.SetNX(ctx, iKey(internal), pub, 0).Result()
+		if err != nil {
+			return "", unavailable(err)
+		}
+		if !won {
+			s.rdb.Del(ctx, pKey(pub)) // ours, pending, never acknowledged
+			continue                  // read the winner
+		}
+		if err := s.rdb.SetXX(ctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0).Err(); err != nil {
+			return "", unavailable(err)
+		}
+		return pub, s.durable(ctx)
+	}
+	return "", errors.New("redismap: could not publish after 5 attempts")
+}
+
+// commit makes sure pid:p:<pub> is committed for internal, writing it when missing or pending.
+func (s *Store) commit(ctx context.Context, pub string, internal int64) (bool, error) {
+	v, err := s.rdb.Get(ctx, pKey(pub)).Result()
+	want := "1:" + strconv.FormatInt(internal, 10)
+	if err == nil && v == want {
+		return false, nil
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, unavailable(err)
+	}
+	return true, s.rdb.Set(ctx, pKey(pub), want, 0).Err()
+}
+
+// durable waits for the writes to be fsynced where the server can say so (WAITAOF, 7.2+). On
+// older servers durability rests on appendfsync always.
+func (s *Store) durable(ctx context.Context) error {
+	if !s.waitAOF {
+		return nil
+	}
+	res, err := s.rdb.Do(ctx, "WAITAOF", 1, s.replicas, 1000).Slice()
+	if err != nil {
+		return unavailable(err)
+	}
+	if len(res) == 2 {
+		if local, _ := res[0].(int64); local < 1 {
+			return unavailable(errors.New("WAITAOF: the write was not fsynced within 1 s"))
+		}
+	}
+	return nil
+}
+
+// Resolve implements mapping.Store: one GET in the common case; a pending key is repaired.
+func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
+	v, err := s.rdb.Get(ctx, pKey(public)).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, mapping.ErrNotFound
+	}
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	state, num, ok := strings.Cut(v, ":")
+	internal, perr := strconv.ParseInt(num, 10, 64)
+	if !ok || perr != nil {
+		return 0, fmt.Errorf("redismap: corrupt value %q at %s", v, pKey(public))
+	}
+	if state == "1" {
+		return internal, nil
+	}
+	// Pending: a create was cut short. Finish it, or find that another public ID won.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if _, err := s.rdb.SetNX(rctx, iKey(internal), public, 0).Result(); err != nil {
+		return 0, unavailable(err)
+	}
+	winner, err := s.rdb.Get(rctx, iKey(internal)).Result()
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	if winner != public {
+		s.rdb.Del(rctx, pKey(public))
+		return 0, mapping.ErrNotFound
+	}
+	if _, err := s.commit(rctx, public, internal); err != nil {
+		return 0, err
+	}
+	return internal, s.durable(rctx)
+}
+
+// Close implements mapping.Store.
+func (s *Store) Close() error { return s.rdb.Close() }

@@ -1,0 +1,207 @@
+package redismap_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/mapping/mappingtest"
+	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/publicid"
+	"github.com/redis/go-redis/v9"
+)
+
+func newStore(t *testing.T, rdb redis.UniversalClient) *redismap.Store {
+	t.Helper()
+	s, err := redismap.New(context.Background(), rdb, redismap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformanceStandalone(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	mappingtest.Run(t, func(t *testing.T) mapping.Store {
+		return newStore(t, redis.NewClient(&redis.Options{Addr: r.Addr}))
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	addrs := testenv.StartRedisCluster(t)
+	mappingtest.Run(t, func(t *testing.T) mapping.Store {
+		return newStore(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}))
+	})
+}
+
+// A writer killed between its two writes leaves a pending public key; the next reader repairs
+// it: it becomes the canonical public ID, and publishing again returns it.
+func TestHalfDoneCreateIsRepaired(t *testing.T) {
+	ctx := context.Background()
+	r := testenv.StartRedis(t, t.TempDir())
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr})
+	s := newStore(t, rdb)
+	maker, _ := publicid.NewMaker("ord")
+	pub, _ := maker.New("ord")
+
+	// What a killed writer leaves: step 1 done, steps 2 and 3 not.
+	rdb.Set(ctx, "pid:p:"+pub, "0:42", 0)
+	got, err := s.Resolve(ctx, pub)
+	if err != nil || got != 42 {
+		t.Fatalf("Resolve of a half-done create = %d, %v", got, err)
+	}
+	again, err := s.Publish(ctx, 42, func() (string, error) { return maker.New("ord") })
+	if err != nil || again != pub {
+		t.Fatalf("Publish after the repair = %s, %v; want %s", again, err, pub)
+	}
+	if v := rdb.Get(ctx, "pid:p:"+pub).Val(); v != "1:42" {
+		t.Fatalf("public key after the repair: %q", v)
+	}
+
+	// A half-done create that lost: the internal ID got another public ID meanwhile.
+	orphan, _ := maker.New("ord")
+	rdb.Set(ctx, "pid:p:"+orphan, "0:42", 0)
+	if _, err := s.Resolve(ctx, orphan); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("orphan resolves: %v", err)
+	}
+	if rdb.Exists(ctx, "pid:p:"+orphan).Val() != 0 {
+		t.Fatal("the orphan was not cleaned up")
+	}
+}
+
+// A real writer process is killed with SIGKILL at random points while publishing; afterwards
+// every acknowledged mapping resolves, each internal ID has one public ID, and half-done creates
+// are repaired by reading.
+func TestWriterKilledMidCreate(t *testing.T) {
+	if os.Getenv("IDGEN_PUBLISH_WRITER") != "" {
+		writer()
+		return
+	}
+	ctx := context.Background()
+	r := testenv.StartRedis(t, t.TempDir())
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr})
+	s := newStore(t, rdb)
+	acked := map[int64]string{}
+	for round := range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestWriterKilledMidCreate$")
+		cmd.Env = append(os.Environ(), "IDGEN_PUBLISH_WRITER="+r.Addr, fmt.Sprintf("IDGEN_PUBLISH_BASE=%d", round*1_000_000))
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(100+round*37) * time.Millisecond)
+		_ = cmd.Process.Kill()
+		b := make([]byte, 0, 1<<20)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := out.Read(buf)
+			b = append(b, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		_ = cmd.Wait()
+		var in int64
+		var pub string
+		for _, line := range splitLines(string(b)) {
+			if n, _ := fmt.Sscanf(line, "%d %s", &in, &pub); n == 2 {
+				acked[in] = pub
+			}
+		}
+	}
+	lost := 0
+	for in, pub := range acked {
+		got, err := s.Resolve(ctx, pub)
+		if err != nil || got != in {
+			lost++
+			continue
+		}
+		again, err := s.Publish(ctx, in, func() (string, error) { return "ord_unused", nil })
+		if err != nil || again != pub {
+			t.Fatalf("internal %d: publish after the kills = %s, %v; acknowledged %s", in, again, err, pub)
+		}
+	}
+	t.Logf("writer killed 5 times: %d acknowledged mappings checked, %d lost", len(acked), lost)
+	if lost > 0 || len(acked) == 0 {
+		t.Fatalf("%d of %d acknowledged mappings lost", lost, len(acked))
+	}
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		if i < len(s) {
+			out = append(out, s[:i])
+			s = s[i+1:]
+		} else {
+			break // a line cut by the kill: not acknowledged
+		}
+	}
+	return out
+}
+
+// writer publishes sequential internal IDs forever, printing each acknowledged mapping.
+func writer() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("IDGEN_PUBLISH_WRITER")})
+	s, err := redismap.New(ctx, rdb, redismap.Options{})
+	if err != nil {
+		panic(err)
+	}
+	base, _ := strconv.ParseInt(os.Getenv("IDGEN_PUBLISH_BASE"), 10, 64)
+	maker, _ := publicid.NewMaker("ord")
+	for i := base; ; i++ {
+		pub, err := s.Publish(ctx, i, func() (string, error) { return maker.New("ord") })
+		if err != nil {
+			continue
+		}
+		fmt.Printf("%d %s\n", i, pub)
+	}
+}
+
+// Redis is killed with SIGKILL right after acknowledged publishes and restarted from its AOF:
+// every acknowledged mapping still resolves (appendfsync always).
+func TestRedisKilledLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	r := testenv.StartRedis(t, t.TempDir())
+	maker, _ := publicid.NewMaker("ord")
+	acked := map[int64]string{}
+	for round := range 5 {
+		rdb := redis.NewClient(&redis.Options{Addr: r.Addr, MaxRetries: -1})
+		s := newStore(t, rdb)
+		for i := range int64(300) {
+			in := int64(round)*1_000_000 + i
+			pub, err := s.Publish(ctx, in, func() (string, error) { return maker.New("ord") })
+			if err != nil {
+				t.Fatal(err)
+			}
+			acked[in] = pub
+		}
+		r.Kill()
+		rdb.Close()
+		r.Restart(t)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr})
+	s := newStore(t, rdb)
+	lost := 0
+	for in, pub := range acked {
+		if got, err := s.Resolve(ctx, pub); err != nil || got != in {
+			lost++
+		}
+	}
+	t.Logf("redis killed 5 times right after acknowledged publishes: %d mappings checked, %d lost", len(acked), lost)
+	if lost != 0 {
+		t.Fatalf("%d acknowledged mappings lost", lost)
+	}
+}
