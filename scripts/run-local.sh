@@ -12,6 +12,7 @@ echo "run-local: building the services"
 go build -o "$state/bin/generator" ./services/generator/cmd/generator
 go build -o "$state/bin/registry" ./services/registry/cmd/registry
 go build -o "$state/bin/idgenctl" ./tools/idgenctl
+go build -o "$state/bin/public-id" ./services/public-id/cmd/public-id
 
 pids=()
 cleanup() {
@@ -38,7 +39,15 @@ start_generator() { # region port
 start_generator us-east-1 7001
 start_generator eu-west-1 7002
 
-for port in 7001 7002; do
+# The public-ID service: internal API on :7003, customer gateway on :7004. The demo route
+# (deploy/local/routes.json) fronts the us-east-1 generator's decode endpoint, so a customer asks
+# for /ids/<public id> and never sees the internal ID.
+"$state/bin/public-id" --insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 \
+  --store "sqlite:$state/public-ids.db" --routes deploy/local/routes.json \
+  >"$state/logs/public-id.log" 2>&1 &
+pids+=($!)
+
+for port in 7001 7002 7003; do
   for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
     sleep 0.1
@@ -52,6 +61,8 @@ idgen is running locally (state in .idgen/, logs in .idgen/logs/; clock check: w
   registry              http://127.0.0.1:7000   regions and layouts (plaintext dev mode: you are admin)
   generator us-east-1   http://127.0.0.1:7001   REST, Connect, gRPC, /healthz, /metrics
   generator eu-west-1   http://127.0.0.1:7002
+  public-id (internal)  http://127.0.0.1:7003   POST /v1/public-ids, GET /v1/public-ids/{public_id}
+  gateway (customers)   http://127.0.0.1:7004   /ids/{public_id} -> generator decode, internal IDs rewritten out
 
 Try:
   curl -s -X POST http://127.0.0.1:7001/v1/ids -d '{}'
@@ -60,6 +71,7 @@ Try:
   curl -s http://127.0.0.1:7001/healthz
   curl -s -X POST http://127.0.0.1:7001/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'
   curl -s http://127.0.0.1:7000/v1/regions
+  pub=\$(curl -s -X POST http://127.0.0.1:7003/v1/public-ids -d "{\"internal_id\": \"\$(curl -s -X POST http://127.0.0.1:7001/v1/ids -d '{}' | sed 's/.*"id":"\([0-9]*\)".*/\1/')\"}" | sed 's/.*"public_id":"\([^"]*\)".*/\1/'); curl -s http://127.0.0.1:7004/ids/\$pub
   .idgen/bin/idgenctl health --region eu-west-1
   .idgen/bin/idgenctl leases list --region us-east-1
 

@@ -1,0 +1,315 @@
+// Package server is the public-ID service: the internal API (REST and idgen.v1.PublicIdService
+// over Connect, gRPC and gRPC-Web; callers identified by mutual TLS as the generator's) and the
+// customer gateway on a second listener.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/flagenv"
+	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/services/public-id/internal/gateway"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
+	"github.com/idgen/idgen/services/public-id/publicid"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+)
+
+// Config is the service's configuration.
+type Config struct {
+	Listen, GatewayListen, Store, Routes, Resources, DefaultResource string
+	Callers, TLSCert, TLSKey, ClientCA, LogLevel                     string
+	InsecureDev                                                      bool
+	RatePerClient                                                    float64
+	Drain                                                            time.Duration
+}
+
+// ParseConfig reads flags with IDGEN_* environment fallbacks.
+func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("public-id", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7003", "internal API address ($IDGEN_LISTEN)")
+	fs.StringVar(&c.GatewayListen, "gateway-listen", "127.0.0.1:7004", "customer gateway address; empty for none ($IDGEN_GATEWAY_LISTEN)")
+	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH, redis:HOST:PORT or redis-cluster:HOST:PORT,HOST:PORT ($IDGEN_STORE)")
+	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON) ($IDGEN_ROUTES)")
+	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
+	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
+	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "gateway requests per second per client IP; 0 for none ($IDGEN_RATE_PER_CLIENT)")
+	fs.StringVar(&c.Callers, "callers", "", "callers file of the internal API ($IDGEN_CALLERS)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "server certificate ($IDGEN_TLS_CERT)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "server key ($IDGEN_TLS_KEY)")
+	fs.StringVar(&c.ClientCA, "client-ca", "", "CA of callers' certificates ($IDGEN_CLIENT_CA)")
+	fs.BoolVar(&c.InsecureDev, "insecure-dev", false, "plaintext internal API with one default caller (development only) ($IDGEN_INSECURE_DEV)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
+	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "graceful shutdown drain time ($IDGEN_DRAIN)")
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
+		return c, err
+	}
+	if !c.InsecureDev && (c.TLSCert == "" || c.TLSKey == "" || c.ClientCA == "" || c.Callers == "") {
+		return c, errors.New("public-id: mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev)")
+	}
+	return c, nil
+}
+
+// Server is the public-ID service.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	store    mapping.Store
+	maker    *publicid.Maker
+	resolver *auth.Resolver
+	tls      *tls.Config
+	reg      *prometheus.Registry
+	api      http.Handler
+	gw       *gateway.Gateway
+}
+
+// OpenStore opens the mapping store named by spec.
+func OpenStore(ctx context.Context, spec string) (mapping.Store, error) {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "sqlite":
+		if dir := filepath.Dir(arg); dir != "" {
+			_ = os.MkdirAll(dir, 0o755)
+		}
+		return sqlitemap.Open(ctx, arg)
+	case "redis":
+		return redismap.New(ctx, redis.NewClient(&redis.Options{Addr: arg}), redismap.Options{})
+	case "redis-cluster":
+		return redismap.New(ctx, redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(arg, ",")}), redismap.Options{})
+	}
+	return nil, fmt.Errorf("public-id: --store %q: want sqlite:PATH, redis:ADDR or redis-cluster:ADDR,ADDR", spec)
+}
+
+// New builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var routes *gateway.Config
+	resources := strings.Split(cfg.Resources, ",")
+	if cfg.Routes != "" {
+		var err error
+		if routes, err = gateway.LoadRoutes(cfg.Routes); err != nil {
+			return nil, err
+		}
+		resources = append(resources, routes.Resources()...)
+	}
+	var err error
+	if s.maker, err = publicid.NewMaker(dedupe(append(resources, cfg.DefaultResource))...); err != nil {
+		return nil, err
+	}
+	if s.store, err = OpenStore(ctx, cfg.Store); err != nil {
+		return nil, err
+	}
+	if cfg.InsecureDev {
+		log.Warn("insecure-dev: plaintext internal API, every request is the caller dev; never use this in production")
+		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev"})
+	} else {
+		callers, err := auth.LoadCallers(cfg.Callers)
+		if err != nil {
+			return nil, err
+		}
+		if s.tls, err = auth.ServerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, callers.TrustDomain); err != nil {
+			return nil, err
+		}
+		s.resolver = auth.NewResolver(callers)
+	}
+	if routes != nil {
+		s.gw = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient, Logger: log})
+	}
+	mux := http.NewServeMux()
+	mux.Handle(idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, connect.WithReadMaxBytes(4096)))
+	health := grpchealth.NewStaticChecker(idgenv1connect.PublicIdServiceName)
+	mux.Handle(grpchealth.NewHandler(health))
+	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(refl))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
+	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", s.rest())
+	s.api = s.resolver.Middleware(mux)
+	return s, nil
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range in {
+		if v = strings.TrimSpace(v); v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// API returns the internal API handler; Gateway the customer gateway (nil without routes).
+func (s *Server) API() http.Handler { return s.api }
+
+// Gateway returns the customer gateway.
+func (s *Server) Gateway() http.Handler {
+	if s.gw == nil {
+		return nil
+	}
+	return s.gw
+}
+
+// Serve serves the internal API on api and the gateway on gw (when not nil) until ctx ends.
+func (s *Server) Serve(ctx context.Context, api, gw net.Listener) error {
+	errc := make(chan error, 2)
+	go func() { errc <- serve.Serve(ctx, api, s.api, s.tls, s.cfg.Drain, s.log, nil) }()
+	n := 1
+	if gw != nil && s.gw != nil {
+		n++
+		// Customers reach the gateway through the edge load balancer, which terminates TLS.
+		go func() { errc <- serve.Serve(ctx, gw, s.gw, nil, s.cfg.Drain, s.log.With("listener", "gateway"), nil) }()
+	}
+	var first error
+	for range n {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	s.store.Close()
+	return first
+}
+
+type apiErr struct {
+	status int
+	code   connect.Code
+	msg    string
+}
+
+func (e *apiErr) Error() string { return e.msg }
+
+func mapErr(err error) *apiErr {
+	var ae *apiErr
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, auth.ErrUnknown), errors.Is(err, auth.ErrBadIdentity):
+		return &apiErr{http.StatusForbidden, connect.CodePermissionDenied, err.Error()}
+	case errors.Is(err, mapping.ErrNotFound), errors.Is(err, publicid.ErrMalformed):
+		return &apiErr{http.StatusNotFound, connect.CodeNotFound, "public id not found"}
+	case errors.Is(err, mapping.ErrUnavailable):
+		return &apiErr{http.StatusServiceUnavailable, connect.CodeUnavailable, "mapping store unavailable"}
+	}
+	return &apiErr{http.StatusInternalServerError, connect.CodeInternal, "internal error"}
+}
+
+func (s *Server) publish(ctx context.Context, internal int64, resource string) (string, error) {
+	if res := auth.FromContext(ctx); res.Err != nil {
+		return "", res.Err
+	}
+	if internal < 0 {
+		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, "internal_id must not be negative"}
+	}
+	if resource == "" {
+		resource = s.cfg.DefaultResource
+	}
+	if _, err := s.maker.New(resource); err != nil {
+		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, err.Error()}
+	}
+	return s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
+}
+
+func (s *Server) resolve(ctx context.Context, public string) (int64, error) {
+	if res := auth.FromContext(ctx); res.Err != nil {
+		return 0, res.Err
+	}
+	if _, err := s.maker.Parse(public); err != nil {
+		return 0, err
+	}
+	return s.store.Resolve(ctx, public)
+}
+
+func (s *Server) rest() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			_ = c.JSON(he.Code, map[string]string{"error": fmt.Sprint(he.Message)})
+			return
+		}
+		ae := mapErr(err)
+		_ = c.JSON(ae.status, map[string]string{"error": ae.msg})
+	}
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.POST("/v1/public-ids", func(c echo.Context) error {
+		var req struct {
+			InternalID *idcore.ID `json:"internal_id"`
+			Resource   string     `json:"resource"`
+		}
+		dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil || req.InternalID == nil {
+			msg := `want {"internal_id": "<decimal id>"}`
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			return &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, msg}
+		}
+		pub, err := s.publish(c.Request().Context(), int64(*req.InternalID), req.Resource)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"public_id": pub})
+	})
+	e.GET("/v1/public-ids/:public_id", func(c echo.Context) error {
+		in, err := s.resolve(c.Request().Context(), c.Param("public_id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"internal_id": idcore.ID(in).String()})
+	})
+	return e
+}
+
+type rpc struct{ s *Server }
+
+func cerr(err error) error {
+	ae := mapErr(err)
+	return connect.NewError(ae.code, errors.New(ae.msg))
+}
+
+func (r *rpc) Publish(ctx context.Context, req *connect.Request[idgenv1.PublishRequest]) (*connect.Response[idgenv1.PublishResponse], error) {
+	pub, err := r.s.publish(ctx, req.Msg.GetInternalId(), req.Msg.GetResource())
+	if err != nil {
+		return nil, cerr(err)
+	}
+	return connect.NewResponse(&idgenv1.PublishResponse{PublicId: pub}), nil
+}
+
+func (r *rpc) Resolve(ctx context.Context, req *connect.Request[idgenv1.ResolveRequest]) (*connect.Response[idgenv1.ResolveResponse], error) {
+	in, err := r.s.resolve(ctx, req.Msg.GetPublicId())
+	if err != nil {
+		return nil, cerr(err)
+	}
+	return connect.NewResponse(&idgenv1.ResolveResponse{InternalId: in}), nil
+}

@@ -1,0 +1,91 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/internal/server"
+)
+
+func start(t *testing.T, store string) string {
+	t.Helper()
+	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", store, "--resources", "ord,cus"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, l, nil); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + l.Addr().String()
+}
+
+func call(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestInternalAPI(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	for name, store := range map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "m.db"), "redis": "redis:" + r.Addr} {
+		t.Run(name, func(t *testing.T) {
+			base := start(t, store)
+			code, body := call(t, "POST", base+"/v1/public-ids", `{"internal_id":"683244571854022659"}`)
+			if code != 200 || !strings.Contains(body, `"public_id":"ord_`) {
+				t.Fatalf("publish: %d %s", code, body)
+			}
+			pub := body[strings.Index(body, "ord_") : strings.LastIndex(body, `"`)]
+			if code, again := call(t, "POST", base+"/v1/public-ids", `{"internal_id":683244571854022659}`); code != 200 || again != body {
+				t.Fatalf("publish again: %d %s (first %s)", code, again, body)
+			}
+			if code, body := call(t, "GET", base+"/v1/public-ids/"+pub, ""); code != 200 || !strings.Contains(body, `"internal_id":"683244571854022659"`) {
+				t.Fatalf("resolve: %d %s", code, body)
+			}
+			_, unknownBody := call(t, "GET", base+"/v1/public-ids/ord_doesNotExist", "")
+			for _, bad := range []string{"ord_doesNotExist", "nonsense", "ord_!!"} {
+				if code, body := call(t, "GET", base+"/v1/public-ids/"+bad, ""); code != 404 || body != unknownBody {
+					t.Fatalf("resolve %s: %d %s", bad, code, body)
+				}
+			}
+			for _, bad := range []string{`{}`, `{"internal_id":"-1"}`, `{"internal_id":"abc"}`, `{"internal_id":"1","resource":"zzz"}`, `nope`} {
+				if code, body := call(t, "POST", base+"/v1/public-ids", bad); code != 400 {
+					t.Fatalf("publish %s: %d %s", bad, code, body)
+				}
+			}
+			c := idgenv1connect.NewPublicIdServiceClient(http.DefaultClient, base, connect.WithGRPCWeb())
+			resp, err := c.Publish(context.Background(), connect.NewRequest(&idgenv1.PublishRequest{InternalId: 683244571854022659}))
+			if err != nil || resp.Msg.GetPublicId() != pub {
+				t.Fatalf("Connect Publish = %v, %v", resp, err)
+			}
+			res, err := c.Resolve(context.Background(), connect.NewRequest(&idgenv1.ResolveRequest{PublicId: pub}))
+			if err != nil || res.Msg.GetInternalId() != 683244571854022659 {
+				t.Fatalf("Connect Resolve = %v, %v", res, err)
+			}
+			if _, err := c.Resolve(context.Background(), connect.NewRequest(&idgenv1.ResolveRequest{PublicId: "ord_nope"})); connect.CodeOf(err) != connect.CodeNotFound {
+				t.Fatalf("Connect Resolve unknown: %v", err)
+			}
+		})
+	}
+}
