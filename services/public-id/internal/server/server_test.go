@@ -56,7 +56,7 @@ func TestInternalAPI(t *testing.T) {
 			if code != 200 || !strings.Contains(body, `"public_id":"ord_`) {
 				t.Fatalf("publish: %d %s", code, body)
 			}
-			pub := body[strings.Index(body, "ord_") : strings.LastIndex(body, `"`)]
+			pub := body[strings.Index(body, "ord_"):strings.LastIndex(body, `"`)]
 			if code, again := call(t, "POST", base+"/v1/public-ids", `{"internal_id":683244571854022659}`); code != 200 || again != body {
 				t.Fatalf("publish again: %d %s (first %s)", code, again, body)
 			}
