@@ -40,6 +40,10 @@ bench: ## run the benchmarks, with the comparison libraries, in one run
 bench-http: ## HTTP benchmarks of the generator against a bare net/http baseline, same run
 	@scripts/bench-http.sh
 
+.PHONY: bench-publicid
+bench-publicid: ## public-ID API on Redis against bare net/http and redis-benchmark, same run
+	@scripts/bench-publicid.sh
+
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -23,7 +25,8 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
-	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), client (idclient Next)")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
+	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
 	dur := flag.Duration("d", 5*time.Second, "duration")
 	batch := flag.Int("batch", 1000, "batch size for rest-batch and client")
@@ -59,6 +62,35 @@ func main() {
 		call = func(ctx context.Context) (int, error) {
 			_, err := c.Generate(ctx, connect.NewRequest(&idgenv1.GenerateRequest{}))
 			return 1, err
+		}
+	case "get":
+		call = func(ctx context.Context) (int, error) {
+			resp, err := h1.Get(*url + *path)
+			if err != nil {
+				return 0, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return 0, fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return 1, nil
+		}
+	case "publish":
+		var next atomic.Int64
+		next.Store(time.Now().UnixNano() & (1<<62 - 1))
+		call = func(ctx context.Context) (int, error) {
+			body := fmt.Sprintf(`{"internal_id":"%d"}`, next.Add(1))
+			resp, err := h1.Post(*url+"/v1/public-ids", "application/json", strings.NewReader(body))
+			if err != nil {
+				return 0, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return 0, fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return 1, nil
 		}
 	case "client":
 		cl, err := idclient.New(idclient.Config{Endpoints: []string{*url}, Batch: *batch, LowWater: *batch * 4})

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Benchmarks of the public-ID internal API on Redis (appendonly yes, appendfsync always), with
+# baselines measured in the same run at the same concurrency: a bare net/http handler, and
+# redis-benchmark GET and SET against the same Redis. Server and Redis on core 0, load on core 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=local
+dur=${BENCH_DURATION:-5s}
+conns=${BENCH_CONNS:-16}
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
+go build -o "$out/public-id" ./services/public-id/cmd/public-id
+(cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
+rport=7290
+taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
+  --save '' --daemonize no --logfile "$out/redis.log" & 
+taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 &
+taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7292 --gateway-listen "" \
+  --store "redis:127.0.0.1:$rport" --log-level error &
+for _ in $(seq 100); do curl -fs http://127.0.0.1:7292/healthz >/dev/null 2>&1 && curl -fs http://127.0.0.1:7291/ >/dev/null 2>&1 && break; sleep 0.1; done
+pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
+
+lg() { taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@"; }
+bare=$(lg -url http://127.0.0.1:7291 -mode get -path /)
+resolve=$(lg -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub")
+publish=$(lg -url http://127.0.0.1:7292 -mode publish)
+secs=${dur%s}
+rget=$(taskset -c 1 redis-benchmark -p $rport -c "$conns" -n $((60000 * secs)) -t get -q --csv | tail -1)
+rset=$(taskset -c 1 redis-benchmark -p $rport -c "$conns" -n $((10000 * secs)) -t set -q --csv | tail -1)
+python3 - "$bare" "$resolve" "$publish" "$rget" "$rset" <<'PY'
+import json, sys
+bare, resolve, publish = (json.loads(x) for x in sys.argv[1:4])
+def rb(line): return float(line.split(",")[1].strip('"'))
+rget, rset = rb(sys.argv[4]), rb(sys.argv[5])
+print("%-34s %10s %8s %8s" % ("case", "req/s", "p50 ms", "p99 ms"))
+for name, r in (("bare net/http GET", bare), ("resolve GET /v1/public-ids/{id}", resolve), ("publish POST /v1/public-ids", publish)):
+    print("%-34s %10.0f %8.2f %8.2f" % (name, r["req_per_s"], r["p50_ms"], r["p99_ms"]))
+print("%-34s %10.0f" % ("redis-benchmark GET", rget))
+print("%-34s %10.0f" % ("redis-benchmark SET (AOF always)", rset))
+limit = 1 / (1 / bare["req_per_s"] + 1 / rget)
+print("resolve: %.2fx of the shared-core limit 1/(1/bare + 1/redis GET) = %.0f req/s" % (resolve["req_per_s"] / limit, limit))
+print("publish: %.2fx of redis-benchmark's AOF-always SET rate (a publish is 3-4 Redis commands)" % (publish["req_per_s"] / rset))
+PY
