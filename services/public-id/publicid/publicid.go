@@ -60,6 +60,9 @@ func NewMaker(prefixes ...string) (*Maker, error) {
 	return m, nil
 }
 
+// Known reports whether prefix is one of the maker's resource prefixes.
+func (m *Maker) Known(prefix string) bool { return m.prefixes[prefix] }
+
 // New makes a fresh public ID for a resource: 128 random bits, never derived from anything.
 func (m *Maker) New(prefix string) (string, error) {
 	if !m.prefixes[prefix] {

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,8 +233,8 @@ func (s *Server) publish(ctx context.Context, internal int64, resource string) (
 	if resource == "" {
 		resource = s.cfg.DefaultResource
 	}
-	if _, err := s.maker.New(resource); err != nil {
-		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, err.Error()}
+	if !s.maker.Known(resource) {
+		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, fmt.Sprintf("unknown resource %q", resource)}
 	}
 	return s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
 }
@@ -279,14 +280,14 @@ func (s *Server) rest() http.Handler {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]string{"public_id": pub})
+		return c.JSONBlob(http.StatusOK, []byte(`{"public_id":`+strconv.Quote(pub)+`}`))
 	})
 	e.GET("/v1/public-ids/:public_id", func(c echo.Context) error {
 		in, err := s.resolve(c.Request().Context(), c.Param("public_id"))
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]string{"internal_id": idcore.ID(in).String()})
+		return c.JSONBlob(http.StatusOK, []byte(`{"internal_id":"`+idcore.ID(in).String()+`"}`))
 	})
 	return e
 }

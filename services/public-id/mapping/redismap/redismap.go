@@ -3,9 +3,10 @@
 //
 //  1. SET pid:p:<public> "0:<internal>" NX        (pending: the public ID is taken, not yet canonical)
 //  2. SET pid:i:<internal> <public> NX            (the internal ID's one public ID: first writer wins)
-//  3. SET pid:p:<public> "1:<internal>" XX        (committed)
+//  3. SET pid:p:<public> "1:<internal>" XX        (committed; sent without waiting: see below)
 //
-// A loser of step 2 deletes its pending key and returns the winner's public ID. A create cut
+// Publish acknowledges after step 2: from then on the mapping can always be recovered, and step 3
+// only spares readers a repair. A loser of step 2 deletes its pending key and returns the winner's public ID. A create cut
 // short between the steps is repaired idempotently by whoever next reads the pending key: if the
 // internal ID has no public ID yet, this one becomes it; if it has another, the pending key is an
 // orphan that was never acknowledged, and it is deleted. So a public ID resolves only if it is the
@@ -107,9 +108,14 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			s.rdb.Del(ctx, pKey(pub)) // ours, pending, never acknowledged
 			continue                  // read the winner
 		}
-		if err := s.rdb.SetXX(ctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0).Err(); err != nil {
-			return "", unavailable(err)
-		}
+		// The mapping is complete and durable once both NX writes are: the commit only saves
+		// readers the repair step, so it is sent without waiting for it (a lost commit is
+		// repaired by the first read).
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			s.rdb.SetXX(cctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0)
+		}()
 		return pub, s.durable(ctx)
 	}
 	return "", errors.New("redismap: could not publish after 5 attempts")
