@@ -30,6 +30,7 @@ taskset -c 0 "$out/generator" --insecure-dev --clock-check warn --listen 127.0.0
 for p in 7190 7191; do for _ in $(seq 100); do curl -fs "http://127.0.0.1:$p/healthz" >/dev/null 2>&1 && break; sleep 0.1; done; done
 
 run baseline-bare-http "$bare" http://127.0.0.1:7190 rest
+run baseline-bare-h2c "$bare" http://127.0.0.1:7190 get-h2c
 run rest-post-ids "$gen" http://127.0.0.1:7191 rest
 run connect-json-http1 "$gen" http://127.0.0.1:7191 connect-json
 run connect-proto-h2c "$gen" http://127.0.0.1:7191 connect-proto

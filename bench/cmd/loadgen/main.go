@@ -53,19 +53,37 @@ func main() {
 			return n, nil
 		}
 	case "connect-json", "connect-proto":
-		var c idgenv1connect.IdServiceClient
-		if *mode == "connect-json" {
-			c = idgenv1connect.NewIdServiceClient(h1, *url, connect.WithProtoJSON())
-		} else {
-			c = idgenv1connect.NewIdServiceClient(idclient.H2CClient(), *url)
+		// One client per worker: 16 HTTP/1.1 connections, or 16 h2c connections (as many
+		// connections as the REST and baseline runs use).
+		cs := make(chan idgenv1connect.IdServiceClient, *workers)
+		for range *workers {
+			if *mode == "connect-json" {
+				cs <- idgenv1connect.NewIdServiceClient(h1, *url, connect.WithProtoJSON())
+			} else {
+				cs <- idgenv1connect.NewIdServiceClient(idclient.H2CClient(), *url)
+			}
 		}
 		call = func(ctx context.Context) (int, error) {
+			c := <-cs
+			defer func() { cs <- c }()
 			_, err := c.Generate(ctx, connect.NewRequest(&idgenv1.GenerateRequest{}))
 			return 1, err
 		}
-	case "get":
+	case "get", "get-h2c":
+		hc := h1
+		if *mode == "get-h2c" {
+			hcs := make(chan *http.Client, *workers)
+			for range *workers {
+				hcs <- idclient.H2CClient()
+			}
+			hc = &http.Client{Transport: roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+				c := <-hcs
+				defer func() { hcs <- c }()
+				return c.Transport.RoundTrip(r)
+			})}
+		}
 		call = func(ctx context.Context) (int, error) {
-			resp, err := h1.Get(*url + *path)
+			resp, err := hc.Get(*url + *path)
 			if err != nil {
 				return 0, err
 			}
@@ -150,6 +168,10 @@ func main() {
 		"ids_per_s": float64(ids) / el, "p50_ms": pct(0.50), "p99_ms": pct(0.99),
 	})
 }
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "loadgen:", err)

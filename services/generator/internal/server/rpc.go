@@ -18,6 +18,8 @@ type rpc struct{ s *Server }
 func rpcOptions(s *Server) []connect.HandlerOption {
 	return []connect.HandlerOption{
 		connect.WithReadMaxBytes(maxBody),
+		// Gzip costs more than it saves on small messages; batches of IDs still compress.
+		connect.WithCompressMinBytes(1024),
 		connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 				start := time.Now()

@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		s.gw = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient, Logger: log})
 	}
 	mux := http.NewServeMux()
-	mux.Handle(idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, connect.WithReadMaxBytes(4096)))
+	mux.Handle(idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024)))
 	health := grpchealth.NewStaticChecker(idgenv1connect.PublicIdServiceName)
 	mux.Handle(grpchealth.NewHandler(health))
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)

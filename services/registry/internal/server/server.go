@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.reg.MustRegister(s.changes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.health = grpchealth.NewStaticChecker(idgenv1connect.RegistryServiceName)
 	mux := http.NewServeMux()
-	mux.Handle(idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, connect.WithReadMaxBytes(4096)))
+	mux.Handle(idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024)))
 	mux.Handle(grpchealth.NewHandler(s.health))
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.RegistryServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
