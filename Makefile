@@ -44,6 +44,10 @@ bench-http: ## HTTP benchmarks of the generator against a bare net/http baseline
 bench-publicid: ## public-ID API on Redis against bare net/http and redis-benchmark, same run
 	@scripts/bench-publicid.sh
 
+.PHONY: soak
+soak: ## a generator under full load for SOAK_DURATION (default 10m), sampling its memory
+	@scripts/soak-generator.sh
+
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }

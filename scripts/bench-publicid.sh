@@ -15,8 +15,12 @@ rport=7290
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" & 
 taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 &
-taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7292 --gateway-listen "" \
-  --store "redis:127.0.0.1:$rport" --log-level error &
+cat > "$out/routes.json" <<JSON
+{"routes": [{"public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
+             "resource": "ord", "id_fields": {"id": "ord"}}]}
+JSON
+taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 \
+  --store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error &
 for _ in $(seq 100); do curl -fs http://127.0.0.1:7292/healthz >/dev/null 2>&1 && curl -fs http://127.0.0.1:7291/ >/dev/null 2>&1 && break; sleep 0.1; done
 pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
@@ -24,14 +28,19 @@ lg() { taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@"; }
 bare=$(lg -url http://127.0.0.1:7291 -mode get -path /)
 resolve=$(lg -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub")
 publish=$(lg -url http://127.0.0.1:7292 -mode publish)
+# The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
+# calling that upstream directly: the latency the gateway adds (resolve, call, rewrite).
+direct=$(lg -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040 -c 1)
+viagw=$(lg -url http://127.0.0.1:7293 -mode get -path "/orders/$pub" -c 1)
 secs=${dur%s}
 rget=$(taskset -c 1 redis-benchmark -p $rport -c "$conns" -n $((60000 * secs)) -t get -q --csv | tail -1)
 rset=$(taskset -c 1 redis-benchmark -p $rport -c "$conns" -n $((10000 * secs)) -t set -q --csv | tail -1)
-python3 - "$bare" "$resolve" "$publish" "$rget" "$rset" <<'PY'
+python3 - "$bare" "$resolve" "$publish" "$rget" "$rset" "$direct" "$viagw" <<'PY'
 import json, sys
 bare, resolve, publish = (json.loads(x) for x in sys.argv[1:4])
 def rb(line): return float(line.split(",")[1].strip('"'))
 rget, rset = rb(sys.argv[4]), rb(sys.argv[5])
+direct, viagw = json.loads(sys.argv[6]), json.loads(sys.argv[7])
 print("%-34s %10s %8s %8s" % ("case", "req/s", "p50 ms", "p99 ms"))
 for name, r in (("bare net/http GET", bare), ("resolve GET /v1/public-ids/{id}", resolve), ("publish POST /v1/public-ids", publish)):
     print("%-34s %10.0f %8.2f %8.2f" % (name, r["req_per_s"], r["p50_ms"], r["p99_ms"]))
@@ -40,4 +49,6 @@ print("%-34s %10.0f" % ("redis-benchmark SET (AOF always)", rset))
 limit = 1 / (1 / bare["req_per_s"] + 1 / rget)
 print("resolve: %.2fx of the shared-core limit 1/(1/bare + 1/redis GET) = %.0f req/s" % (resolve["req_per_s"] / limit, limit))
 print("publish: %.2fx of redis-benchmark's AOF-always SET rate (a publish is 3-4 Redis commands)" % (publish["req_per_s"] / rset))
+print("gateway, one client: upstream direct p50 %.2f ms p99 %.2f ms; through the gateway p50 %.2f ms p99 %.2f ms (adds %.2f ms at p50)" % (
+    direct["p50_ms"], direct["p99_ms"], viagw["p50_ms"], viagw["p99_ms"], viagw["p50_ms"] - direct["p50_ms"]))
 PY
