@@ -184,9 +184,14 @@ type Result struct {
 // Middleware resolves the caller and stores the Result in the request context.
 func (rv *Resolver) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res := rv.resolve(r)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, res)))
+		next.ServeHTTP(w, r.WithContext(rv.Attach(r.Context(), r)))
 	})
+}
+
+// Attach resolves the caller of r and returns ctx carrying the Result, for servers that build
+// the request context in one middleware of their own.
+func (rv *Resolver) Attach(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, ctxKey{}, rv.resolve(r))
 }
 
 func (rv *Resolver) resolve(r *http.Request) *Result {

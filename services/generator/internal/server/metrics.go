@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -50,16 +51,17 @@ var (
 	reqSeq    atomic.Uint64
 )
 
-// withRequestID stores the request's X-Request-Id (or a new one: a per-process prefix and a
-// counter) in the context and echoes it in the response.
-func withRequestID(next http.Handler) http.Handler {
+// withContext builds each request's context once: its X-Request-Id (or a new one: a per-process
+// prefix and a counter, echoed in the response) and its resolved caller.
+func withContext(rv *auth.Resolver, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if id == "" || len(id) > 128 {
 			id = reqPrefix + strconv.FormatUint(reqSeq.Add(1), 10)
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqIDKey{}, id)))
+		ctx := rv.Attach(context.WithValue(r.Context(), reqIDKey{}, id), r)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -239,7 +239,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	mux.Handle("/metrics", s.metricsHandler())
 	mux.Handle("/", s.rest())
-	return withRequestID(s.resolver.Middleware(mux))
+	return withContext(s.resolver, mux)
 }
 
 // issue is the one request path to IDs for REST and Connect alike: caller check, quota, then the
