@@ -25,7 +25,7 @@ setup: ## install what the tests need (Go tools at pinned versions, dynalite, re
 .PHONY: test
 test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
 	$(MAKE) --no-print-directory verify lint checkgenerate
-	go test -race -timeout 20m $(PKGS)
+	go test -race -count=1 -timeout 20m $(PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 .PHONY: fuzz

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -218,4 +219,31 @@ func FromContext(ctx context.Context) *Result {
 		return r
 	}
 	return &Result{Err: fmt.Errorf("%w: no caller resolved", ErrUnknown)}
+}
+
+// Edge is how a service meets its callers: mutual TLS with a callers file, or, in development,
+// plaintext with one default caller.
+type Edge struct {
+	InsecureDev                              bool
+	Dev                                      Caller // the default caller in development mode
+	CallersFile, CertFile, KeyFile, ClientCA string
+}
+
+// Setup returns the resolver and, with mutual TLS, the server TLS configuration for e. It warns
+// loudly in development mode.
+func Setup(e Edge, log *slog.Logger) (*Resolver, *tls.Config, error) {
+	if e.InsecureDev {
+		log.Warn("insecure-dev: plaintext, every request is the one default caller; never use this in production",
+			"caller", e.Dev.Name, "admin", e.Dev.Admin)
+		return NewDevResolver(e.Dev), nil, nil
+	}
+	callers, err := LoadCallers(e.CallersFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsConf, err := ServerTLS(e.CertFile, e.KeyFile, e.ClientCA, callers.TrustDomain)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewResolver(callers), tlsConf, nil
 }

@@ -78,18 +78,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		return nil, fmt.Errorf("generator: refusing to start: configured as region %s number %d, but the registry gives it number %d",
 			s.region.Name, cfg.RegionNum, s.region.Number)
 	}
-	if cfg.InsecureDev {
-		log.Warn("insecure-dev: plaintext, every request is the one default caller; never use this in production")
-		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)})
-	} else {
-		callers, err := auth.LoadCallers(cfg.Callers)
-		if err != nil {
-			return nil, err
-		}
-		if s.tls, err = auth.ServerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, callers.TrustDomain); err != nil {
-			return nil, err
-		}
-		s.resolver = auth.NewResolver(callers)
+	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev,
+		Dev:         auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)},
+		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+		return nil, err
 	}
 	stores, err := openStores(ctx, cfg.LeaseStore, s.sched)
 	if err != nil {

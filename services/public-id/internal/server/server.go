@@ -128,18 +128,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.store, err = OpenStore(ctx, cfg.Store); err != nil {
 		return nil, err
 	}
-	if cfg.InsecureDev {
-		log.Warn("insecure-dev: plaintext internal API, every request is the caller dev; never use this in production")
-		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev"})
-	} else {
-		callers, err := auth.LoadCallers(cfg.Callers)
-		if err != nil {
-			return nil, err
-		}
-		if s.tls, err = auth.ServerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, callers.TrustDomain); err != nil {
-			return nil, err
-		}
-		s.resolver = auth.NewResolver(callers)
+	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev, Dev: auth.Caller{Name: "dev"},
+		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+		return nil, err
 	}
 	if routes != nil {
 		s.gw = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient, Logger: log})

@@ -109,18 +109,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := s.st.Seed(ctx, region.Defaults(), cfg.Schedule); err != nil {
 		return nil, fmt.Errorf("registry: seed: %w", err)
 	}
-	if cfg.InsecureDev {
-		log.Warn("insecure-dev: plaintext, every request is the admin caller dev; never use this in production")
-		s.resolver = auth.NewDevResolver(auth.Caller{Name: "dev", Admin: true})
-	} else {
-		callers, err := auth.LoadCallers(cfg.Callers)
-		if err != nil {
-			return nil, err
-		}
-		if s.tls, err = auth.ServerTLS(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, callers.TrustDomain); err != nil {
-			return nil, err
-		}
-		s.resolver = auth.NewResolver(callers)
+	var err error
+	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev, Dev: auth.Caller{Name: "dev", Admin: true},
+		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+		return nil, err
 	}
 	s.changes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_registry_changes_total",
 		Help: "Registry change requests, by action and result."}, []string{"action", "result"})
