@@ -167,12 +167,15 @@ func (c *Client) Next(ctx context.Context) (idcore.ID, error) {
 			}
 			return id, nil
 		}
-		filled, lastErr := c.filled, c.lastErr
+		filled := c.filled
 		c.mu.Unlock()
 		c.kick()
 		select {
 		case <-filled:
 		case <-ctx.Done():
+			c.mu.Lock()
+			lastErr := c.lastErr
+			c.mu.Unlock()
 			if lastErr != nil {
 				return 0, fmt.Errorf("idclient: no ID: %w (last error: %v)", ctx.Err(), lastErr)
 			}
