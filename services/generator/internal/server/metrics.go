@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +16,7 @@ import (
 )
 
 type metrics struct {
+	children        sync.Map // route|protocol|code → *child, so a request costs no label hashing
 	requests        *prometheus.CounterVec
 	latency         *prometheus.HistogramVec
 	idsServed       *prometheus.CounterVec
@@ -38,6 +41,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	reg.MustRegister(m.requests, m.latency, m.idsServed, m.quotaRejections)
 	return m
+}
+
+type child struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// observe counts one request and its duration.
+func (m *metrics) observe(route, protocol string, code int, d time.Duration) {
+	key := route + "|" + protocol + "|" + strconv.Itoa(code)
+	c, ok := m.children.Load(key)
+	if !ok {
+		c, _ = m.children.LoadOrStore(key, &child{
+			requests: m.requests.WithLabelValues(route, protocol, strconv.Itoa(code)),
+			latency:  m.latency.WithLabelValues(route),
+		})
+	}
+	ch := c.(*child)
+	ch.requests.Inc()
+	ch.latency.Observe(d.Seconds())
 }
 
 func (s *Server) metricsHandler() http.Handler {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,8 +34,7 @@ func (s *Server) rest() http.Handler {
 			if route == "" {
 				route = "unmatched"
 			}
-			s.metrics.requests.WithLabelValues(route, "rest", strconv.Itoa(code)).Inc()
-			s.metrics.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+			s.metrics.observe(route, "rest", code, time.Since(start))
 			return err
 		}
 	})
@@ -88,13 +88,17 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	if len(b) > maxBody {
 		return badRequest("the body is larger than %d bytes", maxBody)
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
 		if allowEmpty {
 			return nil
 		}
 		return badRequest(`the body is missing: want a JSON object such as {"count": 100}`)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if allowEmpty && string(b) == "{}" {
+		return nil // the usual POST /v1/ids body: nothing to decode
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(into); err != nil {
 		var te *json.UnmarshalTypeError
