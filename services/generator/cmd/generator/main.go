@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/services/generator/internal/config"
 	"github.com/idgen/idgen/services/generator/internal/server"
 )
@@ -43,6 +44,18 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		l.Close()
 		return err
+	}
+	if cfg.HealthListen != "" {
+		hl, err := net.Listen("tcp", cfg.HealthListen)
+		if err != nil {
+			l.Close()
+			return err
+		}
+		go func() {
+			if err := serve.Serve(ctx, hl, srv.HealthHandler(), nil, cfg.Drain, log.With("listener", "health"), nil); err != nil {
+				log.Error("health listener stopped", "error", err.Error())
+			}
+		}()
 	}
 	return srv.Serve(ctx, l)
 }

@@ -17,25 +17,26 @@ import (
 
 // Config is the generator's configuration. Defaults are in the flag definitions.
 type Config struct {
-	Listen      string
-	Region      string
-	RegionNum   int    // -1: take the registry's
-	Registry    string // URL or file; "" for the built-in default regions
-	LeaseStore  string // sqlite:PATH or dynamodb:ENDPOINT_URL
-	Range       string
-	Schedule    string
-	Lease       time.Duration
-	Renew       time.Duration
-	FenceMargin time.Duration
-	ClockCheck  idcore.ClockCheck
-	Callers     string
-	TLSCert     string
-	TLSKey      string
-	ClientCA    string
-	InsecureDev bool
-	DevQuota    float64
-	LogLevel    string
-	Drain       time.Duration
+	Listen       string
+	HealthListen string // plaintext /healthz and /metrics for load balancers and scrapers
+	Region       string
+	RegionNum    int    // -1: take the registry's
+	Registry     string // URL or file; "" for the built-in default regions
+	LeaseStore   string // sqlite:PATH or dynamodb:ENDPOINT_URL
+	Range        string
+	Schedule     string
+	Lease        time.Duration
+	Renew        time.Duration
+	FenceMargin  time.Duration
+	ClockCheck   idcore.ClockCheck
+	Callers      string
+	TLSCert      string
+	TLSKey       string
+	ClientCA     string
+	InsecureDev  bool
+	DevQuota     float64
+	LogLevel     string
+	Drain        time.Duration
 }
 
 // Parse reads args (without the program name) and the environment (getenv).
@@ -50,6 +51,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		fs.DurationVar(p, name, def, usage+" ($"+flagenv.Name(name)+")")
 	}
 	str(&c.Listen, "listen", "127.0.0.1:7001", "address for REST, Connect, gRPC, /healthz and /metrics")
+	str(&c.HealthListen, "health-listen", "", "optional plaintext address serving only /healthz and /metrics (for NLB health checks, which present no client certificate)")
 	str(&c.Region, "region", "us-east-1", "this generator's region name")
 	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's) ($IDGEN_REGION_NUMBER)")
 	str(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")

@@ -184,6 +184,15 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
+// HealthHandler serves only /healthz and /metrics, for a plaintext listener that load balancers
+// and scrapers reach without a client certificate. It issues nothing.
+func (s *Server) HealthHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", s.rest())
+	mux.Handle("GET /metrics", s.metricsHandler())
+	return mux
+}
+
 // shutdownNode stops issuing and releases the lease (Node.Close does both, in that order).
 func (s *Server) shutdownNode() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

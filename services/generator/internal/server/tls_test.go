@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -116,6 +117,15 @@ func TestMutualTLS(t *testing.T) {
 				t.Fatalf("Connect err = %v, want %v", err, tt.code)
 			}
 		})
+	}
+	// The plaintext health handler answers without a certificate and serves nothing else.
+	hs := httptest.NewServer(e.r.srv.HealthHandler())
+	defer hs.Close()
+	if resp, err := http.Get(hs.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health listener /healthz: %v %v", resp, err)
+	}
+	if resp, err := http.Post(hs.URL+"/v1/ids", "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != 404 && resp.StatusCode != 405 {
+		t.Fatalf("health listener served POST /v1/ids: %v %v", resp, err)
 	}
 	// No refused caller got an ID: only the known caller's two requests were issued.
 	if n := idsIssued(t, e.r); n != float64(served) {
