@@ -254,12 +254,6 @@ func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID
 		s.metrics.quotaRejections.WithLabelValues(res.Caller.Name).Inc()
 		return dst, overQuota(res.Caller.Name, quota.RetryAfterSeconds(wait))
 	}
-	if s.stopping.Load() {
-		// Requests accepted before shutdown began still finish; new ones go elsewhere.
-		if s.node.Ready() != nil {
-			return dst, fmt.Errorf("%w: shutting down", idcore.ErrNoLease)
-		}
-	}
 	var err error
 	if n == 1 {
 		var id idcore.ID
