@@ -67,6 +67,7 @@ type Generator struct {
 	region  int
 	clock   Clock
 	nowMs   func() int64 // the wall clock in Unix ms
+	sys     *systemClock // the system clock, called directly on the hot path; nil when injected
 	health  HealthSource
 	mode    ClockCheck
 	backMs  int64
@@ -160,6 +161,7 @@ func NewGenerator(s Settings) (*Generator, error) {
 	if mc, ok := s.Clock.(interface{ UnixMilli() int64 }); ok {
 		g.nowMs = mc.UnixMilli
 	}
+	g.sys, _ = s.Clock.(*systemClock)
 	for i, p := range s.Schedule.periods {
 		g.slots[i] = slot{start: p.Start, layout: p.Layout, maxSeq: p.Layout.MaxSequence()}
 	}
@@ -339,6 +341,14 @@ func (g *Generator) slotAt(ts int64) *slot {
 	return &g.slots[i]
 }
 
+// wallMs reads the wall clock in Unix ms.
+func (g *Generator) wallMs() int64 {
+	if g.sys != nil {
+		return g.sys.UnixMilli()
+	}
+	return g.nowMs()
+}
+
 // issueLocked makes one ID, or says how long to wait (waitMs ≥ 0: until the wall clock reaches
 // that timestamp, ms after Epoch), or refuses. Every ID is checked here against the clock's
 // health, last_ms, the floor and the fence.
@@ -349,7 +359,7 @@ func (g *Generator) issueLocked() (id ID, waitMs int64, cause waitCause, err err
 	if g.mode == ClockStrict && !g.clockOK.Load() {
 		return 0, 0, 0, ErrClockUnsynced
 	}
-	ts := g.nowMs() - EpochUnixMs
+	ts := g.wallMs() - EpochUnixMs
 	seq := 0
 	switch {
 	case ts < 0:
@@ -503,7 +513,7 @@ func (g *Generator) Ready() error {
 		st := g.ClockStatus()
 		return fmt.Errorf("%w: %s", ErrClockUnsynced, st.Detail)
 	}
-	ts := g.nowMs() - EpochUnixMs
+	ts := g.wallMs() - EpochUnixMs
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
