@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -227,6 +228,28 @@ type Edge struct {
 	InsecureDev                              bool
 	Dev                                      Caller // the default caller in development mode
 	CallersFile, CertFile, KeyFile, ClientCA string
+}
+
+// RegisterFlags defines the edge flags on fs, each with its IDGEN_* name in the usage:
+// --callers, --tls-cert, --tls-key, --client-ca and --insecure-dev (devUsage says who the
+// development caller is).
+func (e *Edge) RegisterFlags(fs *flag.FlagSet, callersUsage, devUsage string) {
+	fs.StringVar(&e.CallersFile, "callers", "", callersUsage+" ($IDGEN_CALLERS)")
+	fs.StringVar(&e.CertFile, "tls-cert", "", "server certificate, PEM ($IDGEN_TLS_CERT)")
+	fs.StringVar(&e.KeyFile, "tls-key", "", "server key, PEM ($IDGEN_TLS_KEY)")
+	fs.StringVar(&e.ClientCA, "client-ca", "", "CA that signs callers' certificates, PEM ($IDGEN_CLIENT_CA)")
+	fs.BoolVar(&e.InsecureDev, "insecure-dev", false, devUsage+" (development only) ($IDGEN_INSECURE_DEV)")
+}
+
+// TLSSet reports whether any TLS setting was given.
+func (e Edge) TLSSet() bool { return e.CertFile != "" || e.KeyFile != "" || e.ClientCA != "" }
+
+// Complete says what is missing for mutual TLS, unless the edge is in development mode.
+func (e Edge) Complete() error {
+	if !e.InsecureDev && (e.CertFile == "" || e.KeyFile == "" || e.ClientCA == "" || e.CallersFile == "") {
+		return errors.New("mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev for development)")
+	}
+	return nil
 }
 
 // Setup returns the resolver and, with mutual TLS, the server TLS configuration for e. It warns

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 )
 
@@ -29,11 +30,7 @@ type Config struct {
 	Renew        time.Duration
 	FenceMargin  time.Duration
 	ClockCheck   idcore.ClockCheck
-	Callers      string
-	TLSCert      string
-	TLSKey       string
-	ClientCA     string
-	InsecureDev  bool
+	auth.Edge    // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	DevQuota     float64
 	LogLevel     string
 	Drain        time.Duration
@@ -63,11 +60,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	dur(&c.FenceMargin, "fence-margin", 5*time.Second, "no ID at or after lease expiry minus this")
 	clock := "strict"
 	str(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
-	str(&c.Callers, "callers", "", "callers file (JSON: trust domain, callers, quotas)")
-	str(&c.TLSCert, "tls-cert", "", "server certificate (PEM)")
-	str(&c.TLSKey, "tls-key", "", "server key (PEM)")
-	str(&c.ClientCA, "client-ca", "", "CA that signs callers' certificates (PEM)")
-	fs.BoolVar(&c.InsecureDev, "insecure-dev", false, "plaintext with one default caller (development only) ($IDGEN_INSECURE_DEV)")
+	c.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
 	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none ($IDGEN_DEV_QUOTA)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	dur(&c.Drain, "drain", 10*time.Second, "how long graceful shutdown waits for requests in flight")
@@ -91,12 +84,10 @@ func (c Config) Validate() error {
 	if kind, arg, ok := strings.Cut(c.LeaseStore, ":"); !ok || arg == "" || (kind != "sqlite" && kind != "dynamodb") {
 		errs = append(errs, fmt.Errorf("config: --lease-store %q: want sqlite:PATH or dynamodb:ENDPOINT_URL", c.LeaseStore))
 	}
-	tlsSet := c.TLSCert != "" || c.TLSKey != "" || c.ClientCA != ""
-	switch {
-	case c.InsecureDev && tlsSet:
+	if c.InsecureDev && c.TLSSet() {
 		errs = append(errs, errors.New("config: --insecure-dev and TLS settings exclude each other"))
-	case !c.InsecureDev && (c.TLSCert == "" || c.TLSKey == "" || c.ClientCA == "" || c.Callers == ""):
-		errs = append(errs, errors.New("config: mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev for development)"))
+	} else if err := c.Complete(); err != nil {
+		errs = append(errs, fmt.Errorf("config: %w", err))
 	}
 	if c.Drain < 0 {
 		errs = append(errs, errors.New("config: --drain is negative"))

@@ -78,9 +78,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		return nil, fmt.Errorf("generator: refusing to start: configured as region %s number %d, but the registry gives it number %d",
 			s.region.Name, cfg.RegionNum, s.region.Number)
 	}
-	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev,
-		Dev:         auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)},
-		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)}
+	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
 		return nil, err
 	}
 	stores, err := openStores(ctx, cfg.LeaseStore, s.sched)

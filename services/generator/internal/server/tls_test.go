@@ -37,7 +37,7 @@ func startTLS(t *testing.T, callers string) *tlsEnv {
 	_ = os.WriteFile(callersFile, []byte(callers), 0o600)
 	cfg := baseConfig(t)
 	cfg.InsecureDev = false
-	cfg.TLSCert, cfg.TLSKey, cfg.ClientCA, cfg.Callers = certFile, keyFile, caFile, callersFile
+	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = certFile, keyFile, caFile, callersFile
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,8 @@ import (
 // Config is the service's configuration.
 type Config struct {
 	Listen, GatewayListen, Store, Routes, Resources, DefaultResource string
-	Callers, TLSCert, TLSKey, ClientCA, LogLevel                     string
-	InsecureDev                                                      bool
+	LogLevel                                                         string
+	auth.Edge                                                        // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	RatePerClient                                                    float64
 	Drain                                                            time.Duration
 }
@@ -62,18 +62,14 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
 	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "gateway requests per second per client IP; 0 for none ($IDGEN_RATE_PER_CLIENT)")
-	fs.StringVar(&c.Callers, "callers", "", "callers file of the internal API ($IDGEN_CALLERS)")
-	fs.StringVar(&c.TLSCert, "tls-cert", "", "server certificate ($IDGEN_TLS_CERT)")
-	fs.StringVar(&c.TLSKey, "tls-key", "", "server key ($IDGEN_TLS_KEY)")
-	fs.StringVar(&c.ClientCA, "client-ca", "", "CA of callers' certificates ($IDGEN_CLIENT_CA)")
-	fs.BoolVar(&c.InsecureDev, "insecure-dev", false, "plaintext internal API with one default caller (development only) ($IDGEN_INSECURE_DEV)")
+	c.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "graceful shutdown drain time ($IDGEN_DRAIN)")
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
-	if !c.InsecureDev && (c.TLSCert == "" || c.TLSKey == "" || c.ClientCA == "" || c.Callers == "") {
-		return c, errors.New("public-id: mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev)")
+	if err := c.Complete(); err != nil {
+		return c, fmt.Errorf("public-id: %w", err)
 	}
 	return c, nil
 }
@@ -128,8 +124,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.store, err = OpenStore(ctx, cfg.Store); err != nil {
 		return nil, err
 	}
-	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev, Dev: auth.Caller{Name: "dev"},
-		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev"}
+	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
 		return nil, err
 	}
 	if routes != nil {

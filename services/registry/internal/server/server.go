@@ -41,9 +41,9 @@ import (
 
 // Config is the registry's configuration.
 type Config struct {
-	Listen, Store, Schedule, Callers, TLSCert, TLSKey, ClientCA, LogLevel string
-	InsecureDev                                                           bool
-	Drain                                                                 time.Duration
+	Listen, Store, Schedule, LogLevel string
+	auth.Edge                         // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
+	Drain                             time.Duration
 }
 
 // ParseConfig reads flags with IDGEN_* environment fallbacks.
@@ -54,11 +54,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7000", "address ($IDGEN_LISTEN)")
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/registry.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (table idgen-regions) ($IDGEN_STORE)")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2 ($IDGEN_SCHEDULE)")
-	fs.StringVar(&c.Callers, "callers", "", "callers file; callers with \"admin\": true may change the registry ($IDGEN_CALLERS)")
-	fs.StringVar(&c.TLSCert, "tls-cert", "", "server certificate ($IDGEN_TLS_CERT)")
-	fs.StringVar(&c.TLSKey, "tls-key", "", "server key ($IDGEN_TLS_KEY)")
-	fs.StringVar(&c.ClientCA, "client-ca", "", "CA of callers' certificates ($IDGEN_CLIENT_CA)")
-	fs.BoolVar(&c.InsecureDev, "insecure-dev", false, "plaintext; every request is the admin caller dev (development only) ($IDGEN_INSECURE_DEV)")
+	c.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "graceful shutdown drain time ($IDGEN_DRAIN)")
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
@@ -67,8 +63,8 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if _, err := idcore.ScheduleByName(c.Schedule); err != nil {
 		return c, err
 	}
-	if !c.InsecureDev && (c.TLSCert == "" || c.TLSKey == "" || c.ClientCA == "" || c.Callers == "") {
-		return c, errors.New("registry: mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev)")
+	if err := c.Complete(); err != nil {
+		return c, fmt.Errorf("registry: %w", err)
 	}
 	return c, nil
 }
@@ -110,8 +106,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("registry: seed: %w", err)
 	}
 	var err error
-	if s.resolver, s.tls, err = auth.Setup(auth.Edge{InsecureDev: cfg.InsecureDev, Dev: auth.Caller{Name: "dev", Admin: true},
-		CallersFile: cfg.Callers, CertFile: cfg.TLSCert, KeyFile: cfg.TLSKey, ClientCA: cfg.ClientCA}, log); err != nil {
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev", Admin: true}
+	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
 		return nil, err
 	}
 	s.changes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_registry_changes_total",
