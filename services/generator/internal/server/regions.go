@@ -55,5 +55,3 @@ func loadRegions(ctx context.Context, src string) ([]region.Region, error) {
 	}
 	return doc.Regions, nil
 }
-
-func mkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -132,7 +133,7 @@ func openStores(ctx context.Context, spec string, sched idcore.Schedule) (storeS
 		switch kind {
 		case "sqlite":
 			if dir := filepath.Dir(arg); dir != "" {
-				if err := mkdirAll(dir); err != nil {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
 					return set, err
 				}
 			}
