@@ -20,6 +20,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/uuidv7 v0.0.0-00010101000000-000000000000
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
@@ -40,3 +41,5 @@ replace github.com/idgen/idgen/libs/uuidv7 => ../libs/uuidv7
 replace github.com/idgen/idgen/libs/api => ../libs/api
 
 replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
+
+replace github.com/idgen/idgen/libs/svc => ../libs/svc

@@ -25,7 +25,7 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
-	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite and connect-proto-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
 	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
 	dur := flag.Duration("d", 5*time.Second, "duration")
@@ -52,21 +52,31 @@ func main() {
 			}
 			return n, nil
 		}
-	case "connect-json", "connect-proto":
+	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite", "connect-proto-onewrite":
+		one := &http.Client{Transport: idclient.OneWrite(h1.Transport)}
 		// One client per worker: 16 HTTP/1.1 connections, or 16 h2c connections (as many
 		// connections as the REST and baseline runs use).
 		cs := make(chan idgenv1connect.IdServiceClient, *workers)
 		for range *workers {
-			if *mode == "connect-json" {
+			switch *mode {
+			case "connect-json":
 				cs <- idgenv1connect.NewIdServiceClient(h1, *url, connect.WithProtoJSON())
-			} else {
+			case "connect-proto-http1":
+				cs <- idgenv1connect.NewIdServiceClient(h1, *url)
+			case "connect-json-onewrite":
+				cs <- idgenv1connect.NewIdServiceClient(one, *url, connect.WithProtoJSON())
+			case "connect-proto-onewrite":
+				cs <- idgenv1connect.NewIdServiceClient(one, *url)
+			default:
 				cs <- idgenv1connect.NewIdServiceClient(idclient.H2CClient(), *url)
 			}
 		}
 		call = func(ctx context.Context) (int, error) {
 			c := <-cs
 			defer func() { cs <- c }()
-			_, err := c.Generate(ctx, connect.NewRequest(&idgenv1.GenerateRequest{}))
+			// No deadline on the call (as the REST modes send none): a deadline travels as
+			// Connect-Timeout-Ms and costs the server a timer per request.
+			_, err := c.Generate(context.WithoutCancel(ctx), connect.NewRequest(&idgenv1.GenerateRequest{}))
 			return 1, err
 		}
 	case "get", "get-h2c":

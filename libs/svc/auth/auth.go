@@ -166,7 +166,7 @@ type ctxKey struct{}
 // caller.
 type Resolver struct {
 	callers *Callers
-	dev     *Caller
+	dev     *Result // every request's result in development mode (read-only, shared)
 }
 
 // NewResolver returns a resolver for TLS callers.
@@ -174,7 +174,9 @@ func NewResolver(c *Callers) *Resolver { return &Resolver{callers: c} }
 
 // NewDevResolver returns a resolver that treats every request as the one caller dev (plaintext
 // development mode).
-func NewDevResolver(dev Caller) *Resolver { return &Resolver{dev: &dev} }
+func NewDevResolver(dev Caller) *Resolver {
+	return &Resolver{dev: &Result{Caller: dev, Identity: Identity{TrustDomain: "dev", Name: dev.Name}}}
+}
 
 // Result is what the resolver found for a request.
 type Result struct {
@@ -198,7 +200,7 @@ func (rv *Resolver) Attach(ctx context.Context, r *http.Request) context.Context
 
 func (rv *Resolver) resolve(r *http.Request) *Result {
 	if rv.dev != nil {
-		return &Result{Caller: *rv.dev, Identity: Identity{TrustDomain: "dev", Name: rv.dev.Name}}
+		return rv.dev
 	}
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return &Result{Err: fmt.Errorf("%w: no client certificate", ErrBadIdentity)}

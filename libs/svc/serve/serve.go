@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"time"
 )
 
@@ -53,4 +55,17 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 		srv.Close()
 	}
 	return nil
+}
+
+// DefaultGCPercent is the garbage collector's target (GOGC) the services run with when GOGC is
+// not set. Their live heap is a few MiB, so at Go's default of 100 the collector starts after
+// every few MiB allocated: about a hundred cycles a second at 50,000 requests a second. At 400 it
+// runs a fifth as often, for about 12 MiB more resident memory.
+const DefaultGCPercent = 400
+
+// SetGC sets the garbage collector's target to DefaultGCPercent unless GOGC is set.
+func SetGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(DefaultGCPercent)
+	}
 }

@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	serve.SetGC()
 	cfg, err := config.Parse(os.Args[1:], config.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "generator:", err)

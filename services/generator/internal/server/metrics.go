@@ -1,6 +1,7 @@
 package server
 
 import (
+	"connectrpc.com/connect"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,7 +17,8 @@ import (
 )
 
 type metrics struct {
-	children        sync.Map // route|protocol|code → *child, so a request costs no label hashing
+	children        atomic.Pointer[map[childKey]*child] // copy on write: a request costs no label hashing and no allocation
+	mu              sync.Mutex                          // serializes adding children
 	requests        *prometheus.CounterVec
 	latency         *prometheus.HistogramVec
 	idsServed       *prometheus.CounterVec
@@ -43,24 +45,57 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+// childKey names a request's metric children: an HTTP status for REST, a Connect code otherwise.
+type childKey struct {
+	route, protocol string
+	status          int
+	code            connect.Code // 0: ok
+}
+
 type child struct {
 	requests prometheus.Counter
 	latency  prometheus.Observer
 }
 
 // observe counts one request and its duration.
-func (m *metrics) observe(route, protocol string, code int, d time.Duration) {
-	key := route + "|" + protocol + "|" + strconv.Itoa(code)
-	c, ok := m.children.Load(key)
-	if !ok {
-		c, _ = m.children.LoadOrStore(key, &child{
-			requests: m.requests.WithLabelValues(route, protocol, strconv.Itoa(code)),
-			latency:  m.latency.WithLabelValues(route),
-		})
+func (m *metrics) observe(key childKey, d time.Duration) {
+	var ch *child
+	if cur := m.children.Load(); cur != nil {
+		ch = (*cur)[key]
 	}
-	ch := c.(*child)
+	if ch == nil {
+		ch = m.addChild(key)
+	}
 	ch.requests.Inc()
 	ch.latency.Observe(d.Seconds())
+}
+
+func (m *metrics) addChild(key childKey) *child {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := map[childKey]*child{}
+	if cur := m.children.Load(); cur != nil {
+		if ch := (*cur)[key]; ch != nil {
+			return ch
+		}
+		for k, v := range *cur {
+			next[k] = v
+		}
+	}
+	code := "ok"
+	switch {
+	case key.protocol == "rest":
+		code = strconv.Itoa(key.status)
+	case key.code != 0:
+		code = key.code.String()
+	}
+	ch := &child{
+		requests: m.requests.WithLabelValues(key.route, key.protocol, code),
+		latency:  m.latency.WithLabelValues(key.route),
+	}
+	next[key] = ch
+	m.children.Store(&next)
+	return ch
 }
 
 func (s *Server) metricsHandler() http.Handler {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
@@ -34,7 +35,7 @@ func (s *Server) rest() http.Handler {
 			if route == "" {
 				route = "unmatched"
 			}
-			s.metrics.observe(route, "rest", code, time.Since(start))
+			s.metrics.observe(childKey{route: route, protocol: "rest", status: code}, time.Since(start))
 			return err
 		}
 	})
@@ -81,7 +82,9 @@ func (s *Server) restError(err error, c echo.Context) {
 
 // readBody reads a small JSON object body; an empty body reads as {} when allowEmpty.
 func readBody(c echo.Context, allowEmpty bool, into any) error {
-	b, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
+	bp := bodyBufs.Get().(*[]byte)
+	defer bodyBufs.Put(bp)
+	b, err := readAtMost(c.Request().Body, (*bp)[:0:maxBody+1])
 	if err != nil {
 		return badRequest("reading the body: %v", err)
 	}
@@ -111,6 +114,24 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// bodyBufs holds request-body buffers of maxBody+1 bytes (decoding copies what it keeps).
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBody+1); return &b }}
+
+// readAtMost reads r into buf until EOF or until buf is full.
+func readAtMost(r io.Reader, buf []byte) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 func jsonKind(k string) string {

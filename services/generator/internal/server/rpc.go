@@ -24,13 +24,11 @@ func rpcOptions(s *Server) []connect.HandlerOption {
 			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 				start := time.Now()
 				resp, err := next(ctx, req)
-				code := "ok"
+				key := childKey{route: req.Spec().Procedure, protocol: req.Peer().Protocol}
 				if err != nil {
-					code = connect.CodeOf(err).String()
+					key.code = connect.CodeOf(err)
 				}
-				proc := req.Spec().Procedure
-				s.metrics.requests.WithLabelValues(proc, req.Peer().Protocol, code).Inc()
-				s.metrics.latency.WithLabelValues(proc).Observe(time.Since(start).Seconds())
+				s.metrics.observe(key, time.Since(start))
 				return resp, err
 			}
 		})),

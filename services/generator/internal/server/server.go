@@ -235,12 +235,20 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	path, h := idgenv1connect.NewIdServiceHandler(&rpc{s: s}, rpcOptions(s)...)
 	mux.Handle(path, h)
+	// Each procedure by exact pattern too: a prefix pattern costs a path match per request.
+	for _, proc := range []string{idgenv1connect.IdServiceGenerateProcedure, idgenv1connect.IdServiceGenerateBatchProcedure, idgenv1connect.IdServiceDecodeProcedure} {
+		mux.Handle(proc, h)
+	}
 	mux.Handle(grpchealth.NewHandler(s.health))
 	reflector := grpcreflect.NewStaticReflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	mux.Handle("/metrics", s.metricsHandler())
-	mux.Handle("/", s.rest())
+	rest := s.rest()
+	mux.Handle("/", rest)
+	// The hot paths by exact pattern as well: the catch-all "/" costs a path match per request.
+	mux.Handle("/v1/ids", rest)
+	mux.Handle("/v1/ids:batch", rest)
 	return withContext(s.resolver, mux)
 }
 

@@ -43,7 +43,7 @@ func (r *running) stop() error {
 	return r.err
 }
 
-func baseConfig(t *testing.T) config.Config {
+func baseConfig(t testing.TB) config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]string{"--insecure-dev", "--lease-store", "sqlite:" + filepath.Join(t.TempDir(), "leases.db"),
 		"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms", "--drain", "5s"}, func(string) string { return "" }, io.Discard)
@@ -54,7 +54,7 @@ func baseConfig(t *testing.T) config.Config {
 }
 
 // start runs a generator on a real loopback socket until the test ends.
-func start(t *testing.T, cfg config.Config, opts ...server.Option) *running {
+func start(t testing.TB, cfg config.Config, opts ...server.Option) *running {
 	t.Helper()
 	if len(opts) == 0 {
 		opts = []server.Option{server.WithClockHealth(clocktest.Synced())}
@@ -76,7 +76,7 @@ func start(t *testing.T, cfg config.Config, opts ...server.Option) *running {
 	return r
 }
 
-func (r *running) waitReady(t *testing.T) {
+func (r *running) waitReady(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

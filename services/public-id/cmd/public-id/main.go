@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"log/slog"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 )
 
 func main() {
+	serve.SetGC()
 	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "public-id:", err)

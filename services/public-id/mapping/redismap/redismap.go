@@ -45,7 +45,7 @@ import (
 type Store struct {
 	rdb      redis.UniversalClient
 	ap       *redis.AutoPipeliner // rdb's commands from concurrent callers, batched into pipelines
-	atomic   bool // one server holds every key: publish with publishScript
+	atomic   bool                 // one server holds every key: publish with publishScript
 	waitAOF  bool
 	replicas int
 }

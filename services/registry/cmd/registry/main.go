@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 )
 
 func main() {
+	serve.SetGC()
 	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "registry:", err)
