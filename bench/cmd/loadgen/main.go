@@ -28,11 +28,26 @@ func main() {
 	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite and connect-proto-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
 	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
+	h2conns := flag.Int("h2conns", 0, "h2c connections the workers share (0: one per worker)")
 	dur := flag.Duration("d", 5*time.Second, "duration")
 	batch := flag.Int("batch", 1000, "batch size for rest-batch and client")
 	flag.Parse()
 
 	h1 := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}
+	// h2c returns the next h2c client: one per worker, or -h2conns shared round-robin (HTTP/2
+	// multiplexes the workers' requests as streams on each connection).
+	var shared []*http.Client
+	for range *h2conns {
+		shared = append(shared, idclient.H2CClient())
+	}
+	nextH2 := 0
+	h2c := func() *http.Client {
+		if len(shared) == 0 {
+			return idclient.H2CClient()
+		}
+		nextH2++
+		return shared[nextH2%len(shared)]
+	}
 	var call func(ctx context.Context) (int, error)
 	switch *mode {
 	case "rest", "rest-batch":
@@ -68,7 +83,7 @@ func main() {
 			case "connect-proto-onewrite":
 				cs <- idgenv1connect.NewIdServiceClient(one, *url)
 			default:
-				cs <- idgenv1connect.NewIdServiceClient(idclient.H2CClient(), *url)
+				cs <- idgenv1connect.NewIdServiceClient(h2c(), *url)
 			}
 		}
 		call = func(ctx context.Context) (int, error) {
@@ -84,7 +99,7 @@ func main() {
 		if *mode == "get-h2c" {
 			hcs := make(chan *http.Client, *workers)
 			for range *workers {
-				hcs <- idclient.H2CClient()
+				hcs <- h2c()
 			}
 			hc = &http.Client{Transport: roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 				c := <-hcs
