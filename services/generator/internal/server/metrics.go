@@ -17,8 +17,8 @@ import (
 )
 
 type metrics struct {
-	children        atomic.Pointer[map[childKey]*child] // copy on write: a request costs no label hashing and no allocation
-	mu              sync.Mutex                          // serializes adding children
+	children        cache[childKey, *child]           // a request costs no label hashing
+	served          cache[string, prometheus.Counter] // idsServed by caller
 	requests        *prometheus.CounterVec
 	latency         *prometheus.HistogramVec
 	idsServed       *prometheus.CounterVec
@@ -59,43 +59,56 @@ type child struct {
 
 // observe counts one request and its duration.
 func (m *metrics) observe(key childKey, d time.Duration) {
-	var ch *child
-	if cur := m.children.Load(); cur != nil {
-		ch = (*cur)[key]
-	}
-	if ch == nil {
-		ch = m.addChild(key)
-	}
+	ch := m.children.get(key, func() *child {
+		code := "ok"
+		switch {
+		case key.protocol == "rest":
+			code = strconv.Itoa(key.status)
+		case key.code != 0:
+			code = key.code.String()
+		}
+		return &child{
+			requests: m.requests.WithLabelValues(key.route, key.protocol, code),
+			latency:  m.latency.WithLabelValues(key.route),
+		}
+	})
 	ch.requests.Inc()
 	ch.latency.Observe(d.Seconds())
 }
 
-func (m *metrics) addChild(key childKey) *child {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	next := map[childKey]*child{}
-	if cur := m.children.Load(); cur != nil {
-		if ch := (*cur)[key]; ch != nil {
-			return ch
+// servedBy counts n IDs handed to caller.
+func (m *metrics) servedBy(caller string, n int) {
+	m.served.get(caller, func() prometheus.Counter { return m.idsServed.WithLabelValues(caller) }).Add(float64(n))
+}
+
+// cache is a map read without locks or allocation and copied on each (rare) addition: metric
+// children by their labels, which are few and never removed.
+type cache[K comparable, V any] struct {
+	cur atomic.Pointer[map[K]V]
+	mu  sync.Mutex // serializes additions
+}
+
+func (c *cache[K, V]) get(k K, newV func() V) V {
+	if cur := c.cur.Load(); cur != nil {
+		if v, ok := (*cur)[k]; ok {
+			return v
 		}
-		for k, v := range *cur {
-			next[k] = v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := map[K]V{}
+	if cur := c.cur.Load(); cur != nil {
+		if v, ok := (*cur)[k]; ok {
+			return v
+		}
+		for k2, v := range *cur {
+			next[k2] = v
 		}
 	}
-	code := "ok"
-	switch {
-	case key.protocol == "rest":
-		code = strconv.Itoa(key.status)
-	case key.code != 0:
-		code = key.code.String()
-	}
-	ch := &child{
-		requests: m.requests.WithLabelValues(key.route, key.protocol, code),
-		latency:  m.latency.WithLabelValues(key.route),
-	}
-	next[key] = ch
-	m.children.Store(&next)
-	return ch
+	v := newV()
+	next[k] = v
+	c.cur.Store(&next)
+	return v
 }
 
 func (s *Server) metricsHandler() http.Handler {

@@ -279,7 +279,7 @@ func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID
 		}
 		return dst, err
 	}
-	s.metrics.idsServed.WithLabelValues(res.Caller.Name).Add(float64(n))
+	s.metrics.servedBy(res.Caller.Name, n)
 	return dst, nil
 }
 
