@@ -7,13 +7,9 @@ package main
 import (
 	"context"
 	"flag"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/idgen/idgen/libs/svc/serve"
 )
@@ -21,21 +17,18 @@ import (
 func main() {
 	addr := flag.String("listen", "127.0.0.1:7100", "address")
 	flag.Parse()
-	serve.SetGC() // the services' garbage collector target, for a like-for-like baseline
 	body := []byte(`{"id":"120460138153815040","id_num":120460138153815040}` + "\n")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	})
-	l, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	lg := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := serve.Serve(ctx, l, mux, nil, 0, lg, nil); err != nil {
-		log.Fatal(err)
-	}
+	// serve.Main also sets the services' GC target, for a like-for-like baseline.
+	serve.Main("bare", nil, "warn", func(ctx context.Context, log *slog.Logger) error {
+		l, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		return serve.Serve(ctx, l, mux, nil, 0, log, nil)
+	})
 }

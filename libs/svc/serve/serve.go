@@ -7,11 +7,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 	"time"
 )
 
@@ -67,5 +70,31 @@ const DefaultGCPercent = 400
 func SetGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(DefaultGCPercent)
+	}
+}
+
+// Main is a service's main once its flags are parsed (parseErr is that parse's error): exit 2 on
+// bad flags or an unknown log level; otherwise the GC target (SetGC), a slog JSON logger at
+// level tagged with the service's name, and run with a context that SIGTERM or SIGINT ends;
+// exit 1 when run fails.
+func Main(service string, parseErr error, level string, run func(ctx context.Context, log *slog.Logger) error) {
+	var lv slog.Level
+	if parseErr == nil {
+		if err := lv.UnmarshalText([]byte(level)); err != nil {
+			parseErr = fmt.Errorf("--log-level: %w", err)
+		}
+	}
+	if parseErr != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", service, parseErr)
+		os.Exit(2)
+	}
+	SetGC()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("service", service)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	err := run(ctx, log)
+	stop()
+	if err != nil {
+		log.Error(service+" stopped", "error", err.Error())
+		os.Exit(1)
 	}
 }

@@ -3,12 +3,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/services/generator/internal/config"
@@ -16,24 +13,8 @@ import (
 )
 
 func main() {
-	serve.SetGC()
 	cfg, err := config.Parse(os.Args[1:], config.Getenv, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "generator:", err)
-		os.Exit(2)
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		fmt.Fprintln(os.Stderr, "generator: --log-level:", err)
-		os.Exit(2)
-	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("service", "generator")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("generator stopped", "error", err.Error())
-		os.Exit(1)
-	}
+	serve.Main("generator", err, cfg.LogLevel, func(ctx context.Context, log *slog.Logger) error { return run(ctx, cfg, log) })
 }
 
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {

@@ -4,33 +4,17 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"github.com/idgen/idgen/libs/svc/serve"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/services/public-id/internal/server"
 )
 
 func main() {
-	serve.SetGC()
 	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "public-id:", err)
-		os.Exit(2)
-	}
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("service", "public-id")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("public-id stopped", "error", err.Error())
-		os.Exit(1)
-	}
+	serve.Main("public-id", err, cfg.LogLevel, func(ctx context.Context, log *slog.Logger) error { return run(ctx, cfg, log) })
 }
 
 func run(ctx context.Context, cfg server.Config, log *slog.Logger) error {
