@@ -25,6 +25,9 @@ for _ in $(seq 100); do curl -fs http://127.0.0.1:7292/healthz >/dev/null 2>&1 &
 pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 lg() { taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@"; }
+# Warm both servers up (discarded), so that the first measured run is not the coldest.
+taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7291 -mode get -path / >/dev/null
+taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub" >/dev/null
 bare=$(lg -url http://127.0.0.1:7291 -mode get -path /)
 resolve=$(lg -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub")
 publish=$(lg -url http://127.0.0.1:7292 -mode publish)
