@@ -23,6 +23,10 @@ type Store interface {
 	// calls for one internal ID (from any number of processes) all return the same public ID.
 	// When it returns without error the mapping is durable (the driver's documented setting).
 	Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error)
+	// Lookup returns the public ID internal already has, or ErrNotFound; it makes none. Publish
+	// may make a candidate public ID (sqids) before it knows whether one exists, so a caller that
+	// expects existing mappings (the gateway's responses) looks up first.
+	Lookup(ctx context.Context, internal int64) (string, error)
 	// Resolve returns the internal ID of a public ID, looked up by the exact string, or ErrNotFound.
 	Resolve(ctx context.Context, public string) (int64, error)
 	Close() error

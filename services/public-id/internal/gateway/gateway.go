@@ -242,6 +242,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := Rewrite(raw, route.IDFields, func(in int64, resource string) (string, error) {
+		// Most IDs in responses have their public ID already: look before making one.
+		if pub, err := g.store.Lookup(r.Context(), in); !errors.Is(err, mapping.ErrNotFound) {
+			return pub, err
+		}
 		return g.store.Publish(r.Context(), in, func() (string, error) { return g.maker.New(resource) })
 	})
 	if err != nil {

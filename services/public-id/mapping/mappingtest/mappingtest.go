@@ -39,6 +39,25 @@ func Run(t *testing.T, newStore func(t *testing.T) mapping.Store) {
 		}
 	})
 
+	t.Run("Lookup", func(t *testing.T) {
+		s := newStore(t)
+		in := next()
+		if pub, err := s.Lookup(ctx, in); !errors.Is(err, mapping.ErrNotFound) {
+			t.Fatalf("Lookup before any publish = %q, %v; want ErrNotFound", pub, err)
+		}
+		if pub, err := s.Lookup(ctx, in); !errors.Is(err, mapping.ErrNotFound) {
+			t.Fatalf("Lookup made a public ID: %q, %v", pub, err)
+		}
+		pub, err := s.Publish(ctx, in, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Lookup(ctx, in)
+		if err != nil || got != pub {
+			t.Fatalf("Lookup after publish = %q, %v; want %s", got, err, pub)
+		}
+	})
+
 	t.Run("IdempotentNeverOverwrites", func(t *testing.T) {
 		s := newStore(t)
 		in := next()

@@ -207,6 +207,19 @@ func (s *Store) durable(ctx context.Context) error {
 	return nil
 }
 
+// Lookup implements mapping.Store: one GET. An internal ID's public ID was acknowledged once
+// this key was written (on Cluster its public key may still be pending: Resolve repairs it).
+func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
+	pub, err := s.ap.Get(ctx, iKey(internal)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", mapping.ErrNotFound
+	}
+	if err != nil {
+		return "", unavailable(err)
+	}
+	return pub, s.durable(ctx)
+}
+
 // Resolve implements mapping.Store: one GET in the common case; a pending key is repaired.
 func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	v, err := s.ap.Get(ctx, pKey(public)).Result()

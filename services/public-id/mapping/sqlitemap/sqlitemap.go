@@ -36,13 +36,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Publish implements mapping.Store.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
 	for range 5 {
-		var pub string
-		err := s.db.QueryRowContext(ctx, `SELECT public FROM public_ids WHERE internal = ?`, internal).Scan(&pub)
-		if err == nil {
-			return pub, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return "", fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+		pub, err := s.Lookup(ctx, internal)
+		if !errors.Is(err, mapping.ErrNotFound) {
+			return pub, err
 		}
 		if pub, err = newPublic(); err != nil {
 			return "", err
@@ -54,6 +50,19 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		}
 	}
 	return "", errors.New("sqlitemap: could not publish after 5 attempts")
+}
+
+// Lookup implements mapping.Store.
+func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
+	var pub string
+	err := s.db.QueryRowContext(ctx, `SELECT public FROM public_ids WHERE internal = ?`, internal).Scan(&pub)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", mapping.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+	}
+	return pub, nil
 }
 
 // Resolve implements mapping.Store.
