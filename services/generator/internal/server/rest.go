@@ -84,10 +84,11 @@ func (s *Server) restError(err error, c echo.Context) {
 func readBody(c echo.Context, allowEmpty bool, into any) error {
 	bp := bodyBufs.Get().(*[]byte)
 	defer bodyBufs.Put(bp)
-	b, err := readAtMost(c.Request().Body, (*bp)[:0:maxBody+1])
-	if err != nil {
+	n, err := io.ReadFull(c.Request().Body, (*bp)[:maxBody+1])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { // a short body is the usual case
 		return badRequest("reading the body: %v", err)
 	}
+	b := (*bp)[:n]
 	if len(b) > maxBody {
 		return badRequest("the body is larger than %d bytes", maxBody)
 	}
@@ -117,22 +118,7 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 }
 
 // bodyBufs holds request-body buffers of maxBody+1 bytes (decoding copies what it keeps).
-var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBody+1); return &b }}
-
-// readAtMost reads r into buf until EOF or until buf is full.
-func readAtMost(r io.Reader, buf []byte) ([]byte, error) {
-	for len(buf) < cap(buf) {
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
-}
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, maxBody+1); return &b }}
 
 func jsonKind(k string) string {
 	if strings.HasPrefix(k, "int") {
