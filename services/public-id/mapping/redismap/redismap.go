@@ -19,9 +19,11 @@
 // the pending key is an orphan that was never acknowledged, and it is deleted. So a public ID
 // resolves only if it is the canonical one of its internal ID.
 //
-// Resolve's GET and the publish script go through go-redis's autopipeliner, which batches the
-// commands of concurrent callers into pipelines: fewer system calls per request on both sides.
-// A command queued there runs to the client's read timeout even if its caller's context ends.
+// Resolve's and Lookup's GETs and the publish script go through go-redis's autopipeliners, which
+// batch the commands of concurrent callers into pipelines: fewer system calls per request on
+// both sides. Reads keep one batch in flight (the deepest pipelines); publishes keep up to four,
+// since each batch waits for Redis's fsync. A command queued there runs to the client's read
+// timeout even if its caller's context ends.
 //
 // Durability: run Redis with appendonly yes and appendfsync always (the default this package
 // documents and the tests use), so an acknowledged write is on disk. Where the server is 7.2 or
@@ -44,7 +46,8 @@ import (
 // Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
 type Store struct {
 	rdb      redis.UniversalClient
-	ap       *redis.AutoPipeliner // rdb's commands from concurrent callers, batched into pipelines
+	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines
+	writes   *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
 	atomic   bool                 // one server holds every key: publish with publishScript
 	waitAOF  bool
 	replicas int
@@ -68,6 +71,12 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 	}
 	s.waitAOF = versionAtLeast(info, 7, 2)
 	if s.ap, err = rdb.AutoPipeline(); err != nil {
+		return nil, err
+	}
+	// A batch of writes is answered only after Redis's fsync; with one batch in flight the next
+	// would wait a whole fsync before it is even sent. Each publish waits for its own answer and
+	// depends on no other, so the batches need no order between them.
+	if s.writes, err = rdb.AutoPipelineWithOptions(&redis.AutoPipelineOptions{MaxBatchSize: 300, MaxConcurrentBatches: 4, Unordered: true}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -159,7 +168,7 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 		if err != nil {
 			return "", err
 		}
-		res, err := publishScript.Run(ctx, s.ap, []string{ikey, pKey(cand)}, cand, committed).Slice()
+		res, err := publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
 		if err != nil {
 			return "", unavailable(err)
 		}
