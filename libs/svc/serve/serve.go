@@ -66,10 +66,21 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 // runs a fifth as often, for about 12 MiB more resident memory.
 const DefaultGCPercent = 400
 
-// SetGC sets the garbage collector's target to DefaultGCPercent unless GOGC is set.
+// DefaultMemoryLimit is the soft memory limit (GOMEMLIMIT) the services run with when
+// GOMEMLIMIT is not set: a backstop for the higher GC target. Memory recycled through a
+// sync.Pool survives a collection; at a high GOGC a pool that takes more than it gives back can
+// grow the heap goal from one cycle to the next (seen with go-redis's autopipeliner, see
+// services/public-id/mapping/redismap). Near the limit the collector runs as often as it must.
+const DefaultMemoryLimit = 256 << 20
+
+// SetGC sets the garbage collector's target to DefaultGCPercent unless GOGC is set, and the soft
+// memory limit to DefaultMemoryLimit unless GOMEMLIMIT is set.
 func SetGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(DefaultGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(DefaultMemoryLimit)
 	}
 }
 
