@@ -45,8 +45,8 @@ bench-publicid: ## public-ID API on Redis against bare net/http and redis-benchm
 	@scripts/bench-publicid.sh
 
 .PHONY: soak
-soak: ## a generator under full load for SOAK_DURATION (default 10m), sampling its memory
-	@scripts/soak-generator.sh
+soak: ## the generator, then the public-ID service, under full load for SOAK_DURATION each (default 10m; SOAK=generator or public-id for one), sampling memory
+	@scripts/soak.sh
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module
