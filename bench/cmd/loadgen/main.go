@@ -25,7 +25,7 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
-	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite and connect-proto-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
 	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
 	h2conns := flag.Int("h2conns", 0, "h2c connections the workers share (0: one per worker)")
@@ -67,7 +67,7 @@ func main() {
 			}
 			return n, nil
 		}
-	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite", "connect-proto-onewrite":
+	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite":
 		one := &http.Client{Transport: idclient.OneWrite(h1.Transport)}
 		// One client per worker: 16 HTTP/1.1 connections, or 16 h2c connections (as many
 		// connections as the REST and baseline runs use).
@@ -80,8 +80,6 @@ func main() {
 				cs <- idgenv1connect.NewIdServiceClient(h1, *url)
 			case "connect-json-onewrite":
 				cs <- idgenv1connect.NewIdServiceClient(one, *url, connect.WithProtoJSON())
-			case "connect-proto-onewrite":
-				cs <- idgenv1connect.NewIdServiceClient(one, *url)
 			default:
 				cs <- idgenv1connect.NewIdServiceClient(h2c(), *url)
 			}
