@@ -46,7 +46,7 @@ import (
 // Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
 type Store struct {
 	rdb      redis.UniversalClient
-	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines
+	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
 	writes   *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
 	atomic   bool                 // one server holds every key: publish with publishScript
 	waitAOF  bool
@@ -78,9 +78,14 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 	}
 	// A batch of writes is answered only after Redis's fsync; with one batch in flight the next
 	// would wait a whole fsync before it is even sent. Each publish waits for its own answer and
-	// depends on no other, so the batches need no order between them.
-	if s.writes, err = rdb.AutoPipelineWithOptions(&redis.AutoPipelineOptions{MaxBatchSize: 100, MaxConcurrentBatches: 4, Unordered: true}); err != nil {
+	// depends on no other, so the batches need no order between them. (A client caches one
+	// pipeliner per face, whatever options a later call passes: the writes use the other face,
+	// whose commands return at once and block in Result until executed.)
+	if s.writes, err = rdb.AsyncAutoPipelineWithOptions(&redis.AutoPipelineOptions{MaxBatchSize: 100, MaxConcurrentBatches: 4, Unordered: true}); err != nil {
 		return nil, err
+	}
+	if s.writes == s.ap {
+		return nil, errors.New("redismap: the client gave one autopipeliner for reads and writes")
 	}
 	return s, nil
 }
