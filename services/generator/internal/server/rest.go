@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/labstack/echo/v4"
 )
 
@@ -51,7 +52,7 @@ func restStatus(err error) int {
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	return mapErr(err).status
+	return mapErr(err).Status
 }
 
 // restError writes every error as JSON {"error": message, "reason": name}: 400s say what is
@@ -74,10 +75,10 @@ func (s *Server) restError(err error, c echo.Context) {
 		return
 	}
 	ae := mapErr(err)
-	if ae.retryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.retryAfter))
+	if ae.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
-	_ = c.JSON(ae.status, map[string]string{"error": ae.msg, "reason": ae.reason})
+	_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg, "reason": ae.Reason})
 }
 
 // readBody reads a small JSON object body; an empty body reads as {} when allowEmpty.
@@ -86,18 +87,18 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	defer bodyBufs.Put(bp)
 	n, err := io.ReadFull(c.Request().Body, (*bp)[:maxBody+1])
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { // a short body is the usual case
-		return badRequest("reading the body: %v", err)
+		return apierr.BadRequest("reading the body: %v", err)
 	}
 	b := (*bp)[:n]
 	if len(b) > maxBody {
-		return badRequest("the body is larger than %d bytes", maxBody)
+		return apierr.BadRequest("the body is larger than %d bytes", maxBody)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		if allowEmpty {
 			return nil
 		}
-		return badRequest(`the body is missing: want a JSON object such as {"count": 100}`)
+		return apierr.BadRequest(`the body is missing: want a JSON object such as {"count": 100}`)
 	}
 	if allowEmpty && string(b) == "{}" {
 		return nil // the usual POST /v1/ids body: nothing to decode
@@ -107,12 +108,12 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	if err := dec.Decode(into); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return badRequest("field %q must be %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+			return apierr.BadRequest("field %q must be %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
-		return badRequest("the body is not a valid JSON object: %v", err)
+		return apierr.BadRequest("the body is not a valid JSON object: %v", err)
 	}
 	if dec.More() {
-		return badRequest("the body holds more than one JSON value")
+		return apierr.BadRequest("the body holds more than one JSON value")
 	}
 	return nil
 }
@@ -154,10 +155,10 @@ func (s *Server) postBatch(c echo.Context) error {
 		return err
 	}
 	if req.Count == nil {
-		return badRequest(`"count" is missing: want an integer from 1 to %d`, MaxBatch)
+		return apierr.BadRequest(`"count" is missing: want an integer from 1 to %d`, MaxBatch)
 	}
 	if n := *req.Count; n < 1 || n > MaxBatch {
-		return badRequest(`"count" is %d: want an integer from 1 to %d`, n, MaxBatch)
+		return apierr.BadRequest(`"count" is %d: want an integer from 1 to %d`, n, MaxBatch)
 	}
 	ids, err := s.issue(c.Request().Context(), *req.Count, make([]idcore.ID, 0, *req.Count))
 	if err != nil {
@@ -192,7 +193,7 @@ type decoded struct {
 func (s *Server) decode(id idcore.ID) (decoded, error) {
 	d, err := s.sched.Decode(id)
 	if err != nil {
-		return decoded{}, badRequest("%v", err)
+		return decoded{}, apierr.BadRequest("%v", err)
 	}
 	out := decoded{ID: id.String(), Layout: d.Layout, CreatedAt: d.Time.Format("2006-01-02T15:04:05.000Z"),
 		Machine: d.Machine, Sequence: d.Sequence}
@@ -209,7 +210,7 @@ func (s *Server) getDecode(c echo.Context) error {
 	}
 	id, err := idcore.ParseID(c.Param("id"))
 	if err != nil {
-		return badRequest("%v", err)
+		return apierr.BadRequest("%v", err)
 	}
 	d, err := s.decode(id)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -36,7 +37,7 @@ func rpcOptions(s *Server) []connect.HandlerOption {
 }
 
 func toConnect(err error) error {
-	return mapErr(err).connect()
+	return mapErr(err).Connect()
 }
 
 func (r *rpc) Generate(ctx context.Context, _ *connect.Request[idgenv1.GenerateRequest]) (*connect.Response[idgenv1.GenerateResponse], error) {
@@ -51,7 +52,7 @@ func (r *rpc) Generate(ctx context.Context, _ *connect.Request[idgenv1.GenerateR
 func (r *rpc) GenerateBatch(ctx context.Context, req *connect.Request[idgenv1.GenerateBatchRequest]) (*connect.Response[idgenv1.GenerateBatchResponse], error) {
 	n := int(req.Msg.GetCount())
 	if n < 1 || n > MaxBatch {
-		return nil, toConnect(badRequest("count is %d: want 1 to %d", n, MaxBatch))
+		return nil, toConnect(apierr.BadRequest("count is %d: want 1 to %d", n, MaxBatch))
 	}
 	ids, err := r.s.issue(ctx, n, make([]idcore.ID, 0, n))
 	if err != nil {
@@ -69,11 +70,11 @@ func (r *rpc) Decode(ctx context.Context, req *connect.Request[idgenv1.DecodeReq
 		return nil, toConnect(res.Err)
 	}
 	if req.Msg.GetId() < 0 {
-		return nil, toConnect(badRequest("id %d is negative", req.Msg.GetId()))
+		return nil, toConnect(apierr.BadRequest("id %d is negative", req.Msg.GetId()))
 	}
 	d, err := r.s.sched.Decode(idcore.ID(req.Msg.GetId()))
 	if err != nil {
-		return nil, toConnect(badRequest("%v", err))
+		return nil, toConnect(apierr.BadRequest("%v", err))
 	}
 	out := &idgenv1.DecodeResponse{Id: int64(d.ID), Layout: d.Layout, CreatedAt: timestamppb.New(d.Time),
 		Machine: int32(d.Machine), Sequence: int32(d.Sequence)}

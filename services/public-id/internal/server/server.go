@@ -26,6 +26,7 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/libs/svc/serve"
@@ -188,27 +189,16 @@ func (s *Server) Serve(ctx context.Context, api, gw net.Listener) error {
 	return first
 }
 
-type apiErr struct {
-	status int
-	code   connect.Code
-	msg    string
-}
-
-func (e *apiErr) Error() string { return e.msg }
-
-func mapErr(err error) *apiErr {
-	var ae *apiErr
-	switch {
-	case errors.As(err, &ae):
-		return ae
-	case errors.Is(err, auth.ErrUnknown), errors.Is(err, auth.ErrBadIdentity):
-		return &apiErr{http.StatusForbidden, connect.CodePermissionDenied, err.Error()}
-	case errors.Is(err, mapping.ErrNotFound), errors.Is(err, publicid.ErrMalformed):
-		return &apiErr{http.StatusNotFound, connect.CodeNotFound, "public id not found"}
-	case errors.Is(err, mapping.ErrUnavailable):
-		return &apiErr{http.StatusServiceUnavailable, connect.CodeUnavailable, "mapping store unavailable"}
-	}
-	return &apiErr{http.StatusInternalServerError, connect.CodeInternal, "internal error"}
+func mapErr(err error) *apierr.Error {
+	return apierr.Map(err, func(err error) *apierr.Error {
+		switch {
+		case errors.Is(err, mapping.ErrNotFound), errors.Is(err, publicid.ErrMalformed):
+			return apierr.New(http.StatusNotFound, connect.CodeNotFound, "public id not found")
+		case errors.Is(err, mapping.ErrUnavailable):
+			return apierr.New(http.StatusServiceUnavailable, connect.CodeUnavailable, "mapping store unavailable")
+		}
+		return nil
+	})
 }
 
 func (s *Server) publish(ctx context.Context, internal int64, resource string) (string, error) {
@@ -216,13 +206,13 @@ func (s *Server) publish(ctx context.Context, internal int64, resource string) (
 		return "", res.Err
 	}
 	if internal < 0 {
-		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, "internal_id must not be negative"}
+		return "", apierr.BadRequest("internal_id must not be negative")
 	}
 	if resource == "" {
 		resource = s.cfg.DefaultResource
 	}
 	if !s.maker.Known(resource) {
-		return "", &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, fmt.Sprintf("unknown resource %q", resource)}
+		return "", apierr.BadRequest("unknown resource %q", resource)
 	}
 	return s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
 }
@@ -247,7 +237,7 @@ func (s *Server) rest() http.Handler {
 			return
 		}
 		ae := mapErr(err)
-		_ = c.JSON(ae.status, map[string]string{"error": ae.msg})
+		_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg})
 	}
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.POST("/v1/public-ids", func(c echo.Context) error {
@@ -262,7 +252,7 @@ func (s *Server) rest() http.Handler {
 			if err != nil {
 				msg += ": " + err.Error()
 			}
-			return &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, msg}
+			return apierr.BadRequest("%s", msg)
 		}
 		pub, err := s.publish(c.Request().Context(), int64(*req.InternalID), req.Resource)
 		if err != nil {
@@ -282,10 +272,7 @@ func (s *Server) rest() http.Handler {
 
 type rpc struct{ s *Server }
 
-func cerr(err error) error {
-	ae := mapErr(err)
-	return connect.NewError(ae.code, errors.New(ae.msg))
-}
+func cerr(err error) error { return mapErr(err).Connect() }
 
 func (r *rpc) Publish(ctx context.Context, req *connect.Request[idgenv1.PublishRequest]) (*connect.Response[idgenv1.PublishResponse], error) {
 	pub, err := r.s.publish(ctx, req.Msg.GetInternalId(), req.Msg.GetResource())

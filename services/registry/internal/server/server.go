@@ -26,6 +26,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/libs/svc/serve"
@@ -144,29 +145,18 @@ const ninthRegion = "all 8 region numbers (0-7) have been given and numbers are 
 	"For a ninth region, make its IDs UUIDv7 (libs/uuidv7), or add a layout with more region bits " +
 	"from a timestamp cutover (a new period of the layout schedule)"
 
-type apiErr struct {
-	status int
-	code   connect.Code
-	msg    string
-}
-
-func (e *apiErr) Error() string { return e.msg }
-
-func mapErr(err error) *apiErr {
-	var ae *apiErr
-	switch {
-	case errors.As(err, &ae):
-		return ae
-	case errors.Is(err, auth.ErrUnknown), errors.Is(err, auth.ErrBadIdentity):
-		return &apiErr{http.StatusForbidden, connect.CodePermissionDenied, err.Error()}
-	case errors.Is(err, store.ErrFull):
-		return &apiErr{http.StatusConflict, connect.CodeResourceExhausted, "registry: " + ninthRegion}
-	case errors.Is(err, store.ErrNotFound):
-		return &apiErr{http.StatusNotFound, connect.CodeNotFound, err.Error()}
-	case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrRetired):
-		return &apiErr{http.StatusConflict, connect.CodeAlreadyExists, err.Error()}
-	}
-	return &apiErr{http.StatusInternalServerError, connect.CodeInternal, "registry: internal error"}
+func mapErr(err error) *apierr.Error {
+	return apierr.Map(err, func(err error) *apierr.Error {
+		switch {
+		case errors.Is(err, store.ErrFull):
+			return apierr.New(http.StatusConflict, connect.CodeResourceExhausted, "registry: "+ninthRegion)
+		case errors.Is(err, store.ErrNotFound):
+			return apierr.New(http.StatusNotFound, connect.CodeNotFound, err.Error())
+		case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrRetired):
+			return apierr.New(http.StatusConflict, connect.CodeAlreadyExists, err.Error())
+		}
+		return apierr.New(http.StatusInternalServerError, connect.CodeInternal, "registry: internal error")
+	})
 }
 
 // caller returns the request's caller, or an error when it is unknown; admin demands an admin.
@@ -176,8 +166,8 @@ func caller(ctx context.Context, admin bool) (auth.Result, error) {
 		return *res, res.Err
 	}
 	if admin && !res.Caller.Admin {
-		return *res, &apiErr{http.StatusForbidden, connect.CodePermissionDenied,
-			fmt.Sprintf("registry: %s is not an admin; changes need an admin identity", res.Identity)}
+		return *res, apierr.New(http.StatusForbidden, connect.CodePermissionDenied,
+			fmt.Sprintf("registry: %s is not an admin; changes need an admin identity", res.Identity))
 	}
 	return *res, nil
 }
@@ -190,12 +180,10 @@ func (s *Server) add(ctx context.Context, name, peer string) (region.Region, err
 		return region.Region{}, err
 	}
 	if !nameRE.MatchString(name) {
-		return region.Region{}, &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument,
-			fmt.Sprintf("registry: region name %q: want an AWS region name such as eu-central-1", name)}
+		return region.Region{}, apierr.BadRequest("registry: region name %q: want an AWS region name such as eu-central-1", name)
 	}
 	if p, err := s.st.Get(ctx, peer); err != nil || p.Status != region.Active {
-		return region.Region{}, &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument,
-			fmt.Sprintf("registry: peer %q must be an active region", peer)}
+		return region.Region{}, apierr.BadRequest("registry: peer %q must be an active region", peer)
 	}
 	r, err := s.st.Add(ctx, name, peer, time.Now())
 	s.audit(ctx, res, "add", fmt.Sprintf("name=%s peer=%s number=%d", name, peer, r.Number), err)
@@ -273,7 +261,7 @@ func (s *Server) rest() http.Handler {
 			return
 		}
 		ae := mapErr(err)
-		_ = c.JSON(ae.status, map[string]string{"error": ae.msg})
+		_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg})
 	}
 	e.GET("/healthz", func(c echo.Context) error {
 		if _, err := s.st.Schedule(c.Request().Context()); err != nil {
@@ -309,7 +297,7 @@ func (s *Server) rest() http.Handler {
 		dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4096))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return &apiErr{http.StatusBadRequest, connect.CodeInvalidArgument, `registry: want a JSON body {"name": "…", "peer": "…"}: ` + err.Error()}
+			return apierr.BadRequest("%s", `registry: want a JSON body {"name": "…", "peer": "…"}: `+err.Error())
 		}
 		r, err := s.add(c.Request().Context(), req.Name, req.Peer)
 		if err != nil {
@@ -359,10 +347,7 @@ func toProto(r region.Region) *idgenv1.Region {
 	return p
 }
 
-func cerr(err error) error {
-	ae := mapErr(err)
-	return connect.NewError(ae.code, errors.New(ae.msg))
-}
+func cerr(err error) error { return mapErr(err).Connect() }
 
 func (r *rpc) ListRegions(ctx context.Context, _ *connect.Request[idgenv1.ListRegionsRequest]) (*connect.Response[idgenv1.ListRegionsResponse], error) {
 	if _, err := caller(ctx, false); err != nil {
