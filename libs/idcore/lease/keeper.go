@@ -225,6 +225,11 @@ func (k *Keeper) claim(ctx context.Context) error {
 			k.noteProblem("claim", err)
 			return err
 		}
+		// The claim goes into the history before any ID can be issued under it, so the audit
+		// trail never shows IDs (or a release) of a claim it does not hold.
+		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "claim", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
+			k.log.Error("lease history append failed", "machine", m, "event", "claim", "error", err)
+		}
 		fence := expiry - k.cfg.FenceMargin.Milliseconds()
 		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {
 			// The generator is stopped: give the number back at once.
@@ -239,9 +244,6 @@ func (k *Keeper) claim(ctx context.Context) error {
 		k.claims.WithLabelValues("ok").Inc()
 		k.log.Info("claimed machine number", "machine", m, "epoch", row.Epoch, "floor_unix_ms", now,
 			"lease_expiry", expiry, "fence_unix_ms", fence, "table_id", tid)
-		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "claim", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
-			k.log.Error("lease history append failed", "machine", m, "event", "claim", "error", err)
-		}
 		return nil
 	}
 	k.claims.WithLabelValues("none_free").Inc()
