@@ -255,8 +255,10 @@ func TestFaultFrozenHolder(t *testing.T) {
 	time.Sleep(4 * time.Second) // past A's lease
 	b := startProc(t, "B", d.args("--range", "64-64")...)
 	b.waitIDs(500, 20*time.Second)
-	a.cmd.Process.Signal(syscall.SIGCONT)
+	// Taken before SIGCONT: A may print its refusal, and the reader stamp it, before this
+	// goroutine runs again.
 	resumed := time.Now()
+	a.cmd.Process.Signal(syscall.SIGCONT)
 	time.Sleep(2 * time.Second)
 	afterResume := a.idsSince(resumed.Add(100 * time.Millisecond))
 	a.stop()
@@ -359,10 +361,10 @@ func TestFaultQuarantine(t *testing.T) {
 		t.Fatal(err)
 	}
 	fence := before.ExpiryUnixMs - 500
+	q := time.Now() // before the write: A may refuse before this goroutine runs again
 	if _, err := d.store.Quarantine(ctx, 64); err != nil {
 		t.Fatal(err)
 	}
-	q := time.Now()
 	waitFor(t, "A to stop issuing", 5*time.Second, func() bool { return len(a.refusedSince(q)) > 0 })
 	time.Sleep(4 * time.Second) // longer than a lease: nobody claims it
 	if last := maxOf(a.ids()).Time().UnixMilli(); last >= fence {
@@ -396,6 +398,7 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the holders renew past the backup
+	restored := time.Now()  // any refusal from here on is the restore's
 	if err := dynamolease.DeleteTable(ctx, d.db, d.table); err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +411,6 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 	if err := d.store.SetMeta(ctx, oldID); err != nil {
 		t.Fatal(err)
 	}
-	restored := time.Now()
 	newID, _ := d.store.TableID(ctx)
 	if newID == oldID {
 		t.Fatalf("the re-created table kept its TableId %s", oldID)
