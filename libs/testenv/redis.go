@@ -14,11 +14,30 @@ import (
 
 // Redis is a redis-server the test started: appendonly yes, appendfsync always, no RDB snapshots.
 type Redis struct {
-	Addr string
-	Port int
-	Dir  string
-	args []string
-	cmd  *exec.Cmd
+	Addr    string
+	Port    int
+	TLSAddr string // with StartRedisTLS: the TLS port's address
+	CAFile  string // with StartRedisTLS: the PEM file of the CA that issued the server's certificate
+	Dir     string
+	args    []string
+	cmd     *exec.Cmd
+}
+
+// StartRedisTLS starts redis-server as StartRedis, with a TLS port as well (TLSAddr) whose
+// certificate, for 127.0.0.1, a CA made for the test issues (CAFile). Clients need no certificate.
+func StartRedisTLS(t testing.TB, dir string, extra ...string) *Redis {
+	t.Helper()
+	ca := NewCA(t, "redis-test-ca")
+	certFile, keyFile := WritePEM(t, dir, "redis-server", ca.Server(t))
+	caFile := filepath.Join(dir, "redis-ca.crt")
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tlsPort := FreePort(t)
+	r := StartRedis(t, dir, append([]string{"--tls-port", fmt.Sprint(tlsPort), "--tls-cert-file", certFile,
+		"--tls-key-file", keyFile, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"}, extra...)...)
+	r.TLSAddr, r.CAFile = fmt.Sprintf("127.0.0.1:%d", tlsPort), caFile
+	return r
 }
 
 // StartRedis starts redis-server (from the system, installed by make setup) on a free port with
@@ -49,7 +68,8 @@ func (r *Redis) start(t testing.TB) {
 	defer cancel()
 	for {
 		out, err := exec.CommandContext(ctx, "redis-cli", "-p", fmt.Sprint(r.Port), "PING").Output()
-		if err == nil && strings.TrimSpace(string(out)) == "PONG" {
+		// NOAUTH: the server answers, and wants a password (--requirepass).
+		if reply := strings.TrimSpace(string(out)); err == nil && (reply == "PONG" || strings.HasPrefix(reply, "NOAUTH")) {
 			return
 		}
 		if ctx.Err() != nil {

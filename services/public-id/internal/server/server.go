@@ -39,12 +39,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
 )
 
 // Config is the service's configuration.
 type Config struct {
 	Listen, GatewayListen, Store, Routes, Resources, DefaultResource string
+	RedisCA                                                          string
+	RedisReplicas                                                    int
 	LogLevel                                                         string
 	auth.Edge                                                        // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	RatePerClient                                                    float64
@@ -58,7 +59,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7003", "internal API address ($IDGEN_LISTEN)")
 	fs.StringVar(&c.GatewayListen, "gateway-listen", "127.0.0.1:7004", "customer gateway address; empty for none ($IDGEN_GATEWAY_LISTEN)")
-	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH, redis:HOST:PORT or redis-cluster:HOST:PORT,HOST:PORT ($IDGEN_STORE)")
+	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL ($IDGEN_STORE)")
+	fs.StringVar(&c.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots ($IDGEN_REDIS_CA)")
+	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+) ($IDGEN_REDIS_REPLICAS)")
 	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON) ($IDGEN_ROUTES)")
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
@@ -88,8 +91,13 @@ type Server struct {
 	gw       *gateway.Gateway
 }
 
-// OpenStore opens the mapping store named by spec.
-func OpenStore(ctx context.Context, spec string) (mapping.Store, error) {
+// OpenStore opens the mapping store that cfg.Store names.
+func OpenStore(ctx context.Context, cfg Config) (mapping.Store, error) {
+	spec := cfg.Store
+	switch {
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		return redismap.Open(ctx, redismap.Target{Addr: spec, CAFile: cfg.RedisCA}, redismap.Options{WaitReplicas: cfg.RedisReplicas})
+	}
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "sqlite":
@@ -97,12 +105,11 @@ func OpenStore(ctx context.Context, spec string) (mapping.Store, error) {
 			_ = os.MkdirAll(dir, 0o755)
 		}
 		return sqlitemap.Open(ctx, arg)
-	case "redis":
-		return redismap.New(ctx, redis.NewClient(&redis.Options{Addr: arg}), redismap.Options{})
-	case "redis-cluster":
-		return redismap.New(ctx, redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(arg, ",")}), redismap.Options{})
+	case "redis", "redis-cluster":
+		return redismap.Open(ctx, redismap.Target{Addr: arg, Cluster: kind == "redis-cluster", CAFile: cfg.RedisCA}, redismap.Options{WaitReplicas: cfg.RedisReplicas})
 	}
-	return nil, fmt.Errorf("public-id: --store %q: want sqlite:PATH, redis:ADDR or redis-cluster:ADDR,ADDR", spec)
+	// Not %q of spec: a URL may hold a password.
+	return nil, fmt.Errorf("public-id: --store %s…: want sqlite:PATH, redis:HOST:PORT, redis://… or rediss://…, redis-cluster:HOST:PORT,… or redis-cluster:URL", kind)
 }
 
 // New builds the service.
@@ -122,7 +129,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.maker, err = publicid.NewMaker(dedupe(append(resources, cfg.DefaultResource))...); err != nil {
 		return nil, err
 	}
-	if s.store, err = OpenStore(ctx, cfg.Store); err != nil {
+	if s.store, err = OpenStore(ctx, cfg); err != nil {
 		return nil, err
 	}
 	edge := cfg.Edge

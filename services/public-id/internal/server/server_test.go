@@ -17,9 +17,9 @@ import (
 	"github.com/idgen/idgen/services/public-id/internal/server"
 )
 
-func start(t *testing.T, store string) string {
+func start(t *testing.T, store string, extra ...string) string {
 	t.Helper()
-	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", store, "--resources", "ord,cus"}, func(string) string { return "" }, io.Discard)
+	cfg, err := server.ParseConfig(append([]string{"--insecure-dev", "--store", store, "--resources", "ord,cus"}, extra...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +49,14 @@ func call(t *testing.T, method, url, body string) (int, string) {
 
 func TestInternalAPI(t *testing.T) {
 	r := testenv.StartRedis(t, t.TempDir())
-	for name, store := range map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "m.db"), "redis": "redis:" + r.Addr} {
+	rtls := testenv.StartRedisTLS(t, t.TempDir(), "--requirepass", "pw")
+	for name, store := range map[string][]string{
+		"sqlite":          {"sqlite:" + filepath.Join(t.TempDir(), "m.db")},
+		"redis":           {"redis:" + r.Addr},
+		"redis-tls-login": {"rediss://:pw@" + rtls.TLSAddr, "--redis-ca", rtls.CAFile},
+	} {
 		t.Run(name, func(t *testing.T) {
-			base := start(t, store)
+			base := start(t, store[0], store[1:]...)
 			code, body := call(t, "POST", base+"/v1/public-ids", `{"internal_id":"683244571854022659"}`)
 			if code != 200 || !strings.Contains(body, `"public_id":"ord_`) {
 				t.Fatalf("publish: %d %s", code, body)
@@ -87,5 +92,23 @@ func TestInternalAPI(t *testing.T) {
 				t.Fatalf("Connect Resolve unknown: %v", err)
 			}
 		})
+	}
+}
+
+func TestStoreRefused(t *testing.T) {
+	for _, c := range []struct{ store, want string }{
+		{"memcached:127.0.0.1:11211", "want sqlite:PATH"},
+		{"redis-cluster:rediss://:hunter2@[127.0.0.1:1", "URL"},
+		{"rediss://:hunter2@127.0.0.1:1?dial_timeout=forever", "dial_timeout"},
+		{"redis:127.0.0.1:1", "unavailable"},
+	} {
+		cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", c.store}, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("--store %s: %v (want an error that says %q and not the password)", c.store, err, c.want)
+		}
 	}
 }

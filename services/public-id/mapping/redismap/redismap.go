@@ -27,8 +27,10 @@
 //
 // Durability: run Redis with appendonly yes and appendfsync always (the default this package
 // documents and the tests use), so an acknowledged write is on disk. Where the server is 7.2 or
-// later, Publish also waits with WAITAOF for the local fsync (and replicas' when configured);
-// plain WAIT does not guarantee it.
+// later, every write that a publish acknowledges is followed by WAITAOF, for the local fsync and
+// Options.WaitReplicas replicas' (plain WAIT does not guarantee it). WAITAOF waits only for its
+// own connection's writes, so it goes in one pipeline with the write, on the node holding the key.
+// Asking for replicas on an older server is an error, not a silent downgrade.
 package redismap
 
 import (
@@ -70,6 +72,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 		return nil, fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
 	}
 	s.waitAOF = versionAtLeast(info, 7, 2)
+	if o.WaitReplicas > 0 && !s.waitAOF {
+		return nil, errors.New("redismap: waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
+	}
 	// MaxBatchSize 100 matches the capacity of the queue slices go-redis keeps in its sync.Pool.
 	// Larger batches made it allocate a new queue on every flush and pool it afterwards. Pinned to
 	// one core at GOGC=400, that garbage outgrew each collection (TestHeapStaysSmallUnderLoad).
@@ -133,7 +138,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			if _, err := s.commit(ctx, pub, internal); err != nil {
 				return "", err
 			}
-			return pub, s.durable(ctx)
+			return pub, nil
 		}
 		if !errors.Is(err, redis.Nil) {
 			return "", unavailable(err)
@@ -141,14 +146,14 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		if pub, err = newPublic(); err != nil {
 			return "", err
 		}
-		ok, err := s.rdb.SetNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10), 0).Result()
+		ok, err := s.setNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10))
 		if err != nil {
 			return "", unavailable(err)
 		}
 		if !ok {
 			continue // a 128-bit collision: take another public ID
 		}
-		won, err := s.rdb.SetNX(ctx, iKey(internal), pub, 0).Result()
+		won, err := s.setNX(ctx, iKey(internal), pub)
 		if err != nil {
 			return "", unavailable(err)
 		}
@@ -164,7 +169,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			defer cancel()
 			s.rdb.SetXX(cctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0)
 		}()
-		return pub, s.durable(ctx)
+		return pub, nil
 	}
 	return "", errors.New("redismap: could not publish after 5 attempts")
 }
@@ -176,13 +181,18 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 		if err != nil {
 			return "", err
 		}
-		res, err := publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
+		var res []any
+		if s.waitAOF {
+			res, err = s.publishWaitAOF(ctx, []string{ikey, pKey(cand)}, cand, committed)
+		} else {
+			res, err = publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
+		}
 		if err != nil {
 			return "", unavailable(err)
 		}
 		if len(res) == 2 {
 			if pub, ok := res[1].(string); ok {
-				return pub, s.durable(ctx)
+				return pub, nil
 			}
 		}
 		if len(res) != 1 {
@@ -203,25 +213,70 @@ func (s *Store) commit(ctx context.Context, pub string, internal int64) (bool, e
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return false, unavailable(err)
 	}
-	return true, s.rdb.Set(ctx, pKey(pub), want, 0).Err()
+	_, err = s.onNode(ctx, pKey(pub), func(p redis.Pipeliner) { p.Set(ctx, pKey(pub), want, 0) })
+	return true, err
 }
 
-// durable waits for the writes to be fsynced where the server can say so (WAITAOF, 7.2+). On
-// older servers durability rests on appendfsync always.
-func (s *Store) durable(ctx context.Context) error {
+// WAITAOF waits only for the writes of the connection it is sent on, so each durable write goes
+// in one pipeline with its WAITAOF, on the connection of the node that holds the key.
+
+// publishWaitAOF runs the publish script and WAITAOF in one pipeline (7.2+ servers).
+func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) ([]any, error) {
+	var run *redis.Cmd
+	if _, err := s.onNode(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.Eval(ctx, p, keys, args...) }); err != nil {
+		return nil, err
+	}
+	return run.Slice()
+}
+
+// setNX is SET key val NX, followed by WAITAOF where the server has it.
+func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 	if !s.waitAOF {
+		ok, err := s.rdb.SetNX(ctx, key, val, 0).Result()
+		if err != nil {
+			return false, unavailable(err)
+		}
+		return ok, nil
+	}
+	var set *redis.BoolCmd
+	if _, err := s.onNode(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
+		return false, err
+	}
+	return set.Val(), nil
+}
+
+// onNode sends queue's commands in one pipeline on the node holding key, followed by WAITAOF
+// (for the local fsync and s.replicas replicas) where the server has it.
+func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	var c redis.Cmdable = s.rdb
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok && s.waitAOF {
+		node, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		c = node
+	}
+	var wait *redis.Cmd
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		queue(p)
+		if s.waitAOF {
+			wait = p.Do(ctx, "WAITAOF", 1, s.replicas, 1000)
+		}
 		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(err)
 	}
-	res, err := s.rdb.Do(ctx, "WAITAOF", 1, s.replicas, 1000).Slice()
-	if err != nil {
-		return unavailable(err)
-	}
-	if len(res) == 2 {
-		if local, _ := res[0].(int64); local < 1 {
-			return unavailable(errors.New("WAITAOF: the write was not fsynced within 1 s"))
+	if wait != nil {
+		res, err := wait.Int64Slice()
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		if len(res) != 2 || res[0] < 1 || res[1] < int64(s.replicas) {
+			return nil, unavailable(fmt.Errorf("WAITAOF: %v: the write did not reach the AOF of this server and %d replicas within 1 s", res, s.replicas))
 		}
 	}
-	return nil
+	return cmds, nil
 }
 
 // Lookup implements mapping.Store: one GET. An internal ID's public ID was acknowledged once
@@ -234,7 +289,7 @@ func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
 	if err != nil {
 		return "", unavailable(err)
 	}
-	return pub, s.durable(ctx)
+	return pub, nil
 }
 
 // Resolve implements mapping.Store: one GET in the common case; a pending key is repaired.
@@ -257,8 +312,8 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	// Pending: a create was cut short. Finish it, or find that another public ID won.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	if _, err := s.rdb.SetNX(rctx, iKey(internal), public, 0).Result(); err != nil {
-		return 0, unavailable(err)
+	if _, err := s.setNX(rctx, iKey(internal), public); err != nil {
+		return 0, err
 	}
 	winner, err := s.rdb.Get(rctx, iKey(internal)).Result()
 	if err != nil {
@@ -271,7 +326,7 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	if _, err := s.commit(rctx, public, internal); err != nil {
 		return 0, err
 	}
-	return internal, s.durable(rctx)
+	return internal, nil
 }
 
 // Close implements mapping.Store.
