@@ -415,3 +415,32 @@ func TestSettingsRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesTakeTurns: concurrent batches are served in turn, each taking all the sequence it
+// needs from consecutive milliseconds, so none is starved by the others' races for each new
+// millisecond. A batch of 1,000 (less than one millisecond's 1,024) spans at most two.
+func TestBatchesTakeTurns(t *testing.T) {
+	f := newGen(t, nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	worst := int64(0)
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				ids, err := f.g.NextBatch(context.Background(), 1000)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				span := ids[len(ids)-1].Timestamp() - ids[0].Timestamp()
+				mu.Lock()
+				worst = max(worst, span)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if worst > 1 {
+		t.Fatalf("a batch of 1,000 spanned %d ms: it waited while other batches took the sequence", worst+1)
+	}
+}
