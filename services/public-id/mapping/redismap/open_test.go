@@ -2,13 +2,16 @@ package redismap_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/publicid"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestOpenTLSAndPassword: a server that wants TLS and a password, as managed Redis services do.
@@ -78,4 +81,28 @@ func TestOpenTLSAndPassword(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWaitAOFFollowsEachWrite: this machine's Redis (7.0) lacks WAITAOF, so a store made to send
+// it must refuse every publish, and the error must be the server's answer to WAITAOF itself: the
+// write and its WAITAOF went to the node that holds the key (on a cluster, a wrong node would
+// answer MOVED first). A publish whose durability cannot be confirmed is never acknowledged.
+func TestWaitAOFFollowsEachWrite(t *testing.T) {
+	maker, err := publicid.NewMaker("ord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topologies(t, func(t *testing.T, _ string, rdb redis.UniversalClient) {
+		s := newStore(t, rdb)
+		redismap.ForceWaitAOF(s)
+		for i := range int64(20) {
+			pub, err := s.Publish(context.Background(), 1000+i, func() (string, error) { return maker.New("ord") })
+			if err == nil {
+				t.Fatalf("publish acknowledged (%s) without a durability answer", pub)
+			}
+			if !errors.Is(err, mapping.ErrUnavailable) || !strings.Contains(strings.ToLower(err.Error()), "unknown command") || strings.Contains(err.Error(), "MOVED") || strings.Count(err.Error(), "unavailable") != 1 {
+				t.Fatalf("publish %d: %v", i, err)
+			}
+		}
+	})
 }

@@ -148,14 +148,14 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		}
 		ok, err := s.setNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10))
 		if err != nil {
-			return "", unavailable(err)
+			return "", err // already says the store is unavailable
 		}
 		if !ok {
 			continue // a 128-bit collision: take another public ID
 		}
 		won, err := s.setNX(ctx, iKey(internal), pub)
 		if err != nil {
-			return "", unavailable(err)
+			return "", err // already says the store is unavailable
 		}
 		if !won {
 			s.rdb.Del(ctx, pKey(pub)) // ours, pending, never acknowledged

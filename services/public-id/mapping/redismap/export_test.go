@@ -1,0 +1,5 @@
+package redismap
+
+// ForceWaitAOF makes s send WAITAOF whatever the server's version, so that tests on a server
+// without it can see where the command goes.
+func ForceWaitAOF(s *Store) { s.waitAOF = true }
