@@ -113,7 +113,13 @@ func versionAtLeast(info string, major, minor int) bool {
 func pKey(public string) string  { return "pid:p:" + public }
 func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
 
-func unavailable(err error) error { return fmt.Errorf("%w: %v", mapping.ErrUnavailable, err) }
+// unavailable marks err as the store's being unavailable (once).
+func unavailable(err error) error {
+	if errors.Is(err, mapping.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+}
 
 // publishScript is a whole create on one server. KEYS: pid:i:<internal>, pid:p:<candidate>;
 // ARGV: the candidate, "1:<internal>". Returns {0, existing} when the internal ID already has a
@@ -148,14 +154,14 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		}
 		ok, err := s.setNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10))
 		if err != nil {
-			return "", err // already says the store is unavailable
+			return "", err
 		}
 		if !ok {
 			continue // a 128-bit collision: take another public ID
 		}
 		won, err := s.setNX(ctx, iKey(internal), pub)
 		if err != nil {
-			return "", err // already says the store is unavailable
+			return "", err
 		}
 		if !won {
 			s.rdb.Del(ctx, pKey(pub)) // ours, pending, never acknowledged
