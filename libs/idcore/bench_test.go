@@ -133,3 +133,31 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkBatchConcurrent measures batches from 16 goroutines at once (sizes as an embedded
+// caller's or the client library's refills), as a fraction of the layout's limit.
+func BenchmarkBatchConcurrent(b *testing.B) {
+	for _, size := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			g := realGen(b, idcore.ScheduleV2())
+			ctx := context.Background()
+			b.SetParallelism(8) // 16 goroutines on 2 cores
+			cpu0, t0 := cpuTime(), time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				buf := make([]idcore.ID, 0, size)
+				for pb.Next() {
+					var err error
+					if buf, err = g.AppendBatch(ctx, buf[:0], size); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			wall := time.Since(t0)
+			rate := float64(b.N*size) / wall.Seconds()
+			b.ReportMetric(rate, "ids/s")
+			b.ReportMetric(rate/float64(idcore.V2().IDsPerSecond()), "of-limit")
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/wall.Seconds(), "cores")
+		})
+	}
+}
