@@ -223,9 +223,6 @@ func (s *Store) commit(ctx context.Context, pub string, internal int64) (bool, e
 	return true, err
 }
 
-// WAITAOF waits only for the writes of the connection it is sent on, so each durable write goes
-// in one pipeline with its WAITAOF, on the connection of the node that holds the key.
-
 // publishWaitAOF runs the publish script and WAITAOF in one pipeline (7.2+ servers).
 func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) ([]any, error) {
 	var run *redis.Cmd
@@ -252,7 +249,8 @@ func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 }
 
 // onNode sends queue's commands in one pipeline on the node holding key, followed by WAITAOF
-// (for the local fsync and s.replicas replicas) where the server has it.
+// (for the local fsync and s.replicas replicas) where the server has it. WAITAOF waits only for
+// the writes of the connection it is sent on, hence one pipeline, on one node.
 func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
 	var c redis.Cmdable = s.rdb
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok && s.waitAOF {
