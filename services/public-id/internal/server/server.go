@@ -75,6 +75,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if err := c.Complete(); err != nil {
 		return c, fmt.Errorf("public-id: %w", err)
 	}
+	if c.RedisReplicas < 0 {
+		return c, fmt.Errorf("public-id: --redis-replicas %d: want 0 or more", c.RedisReplicas)
+	}
 	return c, nil
 }
 

@@ -112,3 +112,14 @@ func TestStoreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--insecure-dev", "--redis-replicas", "-1"},
+		{"--insecure-dev", "--redis-replicas", "two"},
+	} {
+		if _, err := server.ParseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "redis-replicas") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
