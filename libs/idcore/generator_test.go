@@ -444,3 +444,30 @@ func TestBatchesTakeTurns(t *testing.T) {
 		t.Fatalf("a batch of 1,000 spanned %d ms: it waited while other batches took the sequence", worst+1)
 	}
 }
+
+// TestQueuedBatchIsCancellable: a batch waiting for its turn gives up when its context ends,
+// instead of waiting for the batch ahead of it.
+func TestQueuedBatchIsCancellable(t *testing.T) {
+	g, err := idcore.NewGenerator(idcore.Settings{Health: clocktest.Synced(), BackStepWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	// The floor lies 800 ms ahead: the first batch holds its turn while it waits for it.
+	_ = g.SetLease("v2", idcore.Lease{Machine: 1, FloorUnixMs: now.UnixMilli() + 800, FenceUnixMs: now.Add(time.Hour).UnixMilli()})
+	first := make(chan error, 1)
+	go func() { _, err := g.NextBatch(context.Background(), 10); first <- err }()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	if _, err := g.NextBatch(ctx, 10); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued batch: %v, want context.DeadlineExceeded", err)
+	}
+	if waited := time.Since(t0); waited > 400*time.Millisecond {
+		t.Fatalf("the queued batch gave up after %v, not when its context ended (50 ms)", waited)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first batch: %v", err)
+	}
+}
