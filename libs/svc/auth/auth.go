@@ -135,13 +135,9 @@ func ServerTLS(certFile, keyFile, clientCAFile, trustDomain string) (*tls.Config
 	if err != nil {
 		return nil, fmt.Errorf("auth: server certificate: %w", err)
 	}
-	pem, err := os.ReadFile(clientCAFile)
+	pool, err := CertPool(clientCAFile)
 	if err != nil {
 		return nil, fmt.Errorf("auth: client CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("auth: client CA %s holds no certificate", clientCAFile)
 	}
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
@@ -271,4 +267,17 @@ func Setup(e Edge, log *slog.Logger) (*Resolver, *tls.Config, error) {
 		return nil, nil, err
 	}
 	return NewResolver(callers), tlsConf, nil
+}
+
+// CertPool reads a PEM file of CA certificates into a pool; a file with none is an error.
+func CertPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }

@@ -96,12 +96,10 @@ type Server struct {
 
 // OpenStore opens the mapping store that cfg.Store names.
 func OpenStore(ctx context.Context, cfg Config) (mapping.Store, error) {
-	spec := cfg.Store
-	switch {
-	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return redismap.Open(ctx, redismap.Target{Addr: spec, CAFile: cfg.RedisCA}, redismap.Options{WaitReplicas: cfg.RedisReplicas})
+	kind, arg, _ := strings.Cut(cfg.Store, ":")
+	if strings.HasPrefix(cfg.Store, "redis://") || strings.HasPrefix(cfg.Store, "rediss://") {
+		kind, arg = "redis", cfg.Store
 	}
-	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "sqlite":
 		if dir := filepath.Dir(arg); dir != "" {

@@ -3,13 +3,12 @@ package redismap
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -69,13 +68,9 @@ func (t Target) client() (redis.UniversalClient, error) {
 		if *tlsConf == nil {
 			return nil, errors.New("redismap: a CA file is for TLS connections: use a rediss:// URL")
 		}
-		pem, err := os.ReadFile(t.CAFile)
+		pool, err := auth.CertPool(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("redismap: CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("redismap: CA file %s holds no PEM certificate", t.CAFile)
 		}
 		(*tlsConf).RootCAs = pool
 	}

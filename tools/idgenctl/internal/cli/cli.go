@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,6 +24,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 )
 
@@ -252,14 +252,11 @@ func (o *opts) httpClient() (*http.Client, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.ca != "" {
-		b, err := os.ReadFile(o.ca)
+		pool, err := auth.CertPool(o.ca)
 		if err != nil {
 			return nil, err
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("no certificate in %s", o.ca)
-		}
+		cfg.RootCAs = pool
 	}
 	if o.tlsCert != "" {
 		c, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
