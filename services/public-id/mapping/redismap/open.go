@@ -58,21 +58,21 @@ func (t Target) client() (redis.UniversalClient, error) {
 	default:
 		opt = &redis.Options{Addr: t.Addr}
 	}
-	var tlsConf **tls.Config
+	var tlsConf *tls.Config // set by go-redis for rediss:// URLs
 	if opt != nil {
-		tlsConf = &opt.TLSConfig
+		tlsConf = opt.TLSConfig
 	} else {
-		tlsConf = &copt.TLSConfig
+		tlsConf = copt.TLSConfig
 	}
 	if t.CAFile != "" {
-		if *tlsConf == nil {
+		if tlsConf == nil {
 			return nil, errors.New("redismap: a CA file is for TLS connections: use a rediss:// URL")
 		}
 		pool, err := auth.CertPool(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("redismap: CA file: %w", err)
 		}
-		(*tlsConf).RootCAs = pool
+		tlsConf.RootCAs = pool
 	}
 	if opt != nil {
 		return redis.NewClient(opt), nil
