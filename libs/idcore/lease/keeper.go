@@ -232,8 +232,10 @@ func (k *Keeper) claim(ctx context.Context) error {
 		}
 		fence := expiry - k.cfg.FenceMargin.Milliseconds()
 		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {
-			// The generator is stopped: give the number back at once.
-			_ = k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now)
+			// The generator is stopped: give the number back at once (no ID was issued under it).
+			if rerr := k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now); rerr == nil {
+				_ = k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "release", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: now})
+			}
 			return err
 		}
 		k.mu.Lock()

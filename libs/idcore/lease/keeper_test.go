@@ -246,3 +246,23 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 		t.Fatalf("WhoHeld = %+v, %v", holder, err)
 	}
 }
+
+// TestClaimForAStoppedGeneratorIsGivenBack: a number claimed after the generator stopped is
+// released at once, and the history records the claim and its release.
+func TestClaimForAStoppedGeneratorIsGivenBack(t *testing.T) {
+	st := sqliteStore(t)
+	k, gen := newKeeper(t, st, lease.Range{Lo: 7, Hi: 7}, nil)
+	gen.Stop()
+	if err := k.ClaimOnce(context.Background()); err == nil {
+		t.Fatal("claimed for a stopped generator")
+	}
+	ctx := context.Background()
+	row, err := st.Get(ctx, 7)
+	if err != nil || row.ExpiryUnixMs > time.Now().UnixMilli() {
+		t.Fatalf("the number was not given back: %+v, %v", row, err)
+	}
+	evs, err := st.History(ctx, 7, 0, time.Now().UnixMilli()+1000)
+	if err != nil || len(evs) != 2 || evs[0].Kind != "claim" || evs[1].Kind != "release" || evs[1].Epoch != evs[0].Epoch {
+		t.Fatalf("history = %+v, %v", evs, err)
+	}
+}
