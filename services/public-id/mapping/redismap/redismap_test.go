@@ -262,7 +262,7 @@ func BenchmarkPublish(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: r.Addr, PoolSize: 32})
 	s := newStore(b, rdb)
 	maker, _ := publicid.NewMaker("ord")
-	var next atomic.Int64
+	var next, ids atomic.Int64 // SET keys; internal IDs published
 	b.Run("SET", func(b *testing.B) {
 		b.SetParallelism(8) // 16 goroutines on 2 cores
 		b.RunParallel(func(pb *testing.PB) {
@@ -278,7 +278,33 @@ func BenchmarkPublish(b *testing.B) {
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := s.Publish(ctx, next.Add(1), func() (string, error) { return maker.New("ord") }); err != nil {
+				if _, err := s.Publish(ctx, ids.Add(1), func() (string, error) { return maker.New("ord") }); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	// IDs that already have public IDs (those published above): Publish still makes a candidate
+	// (sqids) for the script, which Lookup does not.
+	published := ids.Load()
+	var again atomic.Int64
+	b.Run("PublishExisting", func(b *testing.B) {
+		b.SetParallelism(8)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := s.Publish(ctx, 1+again.Add(1)%published, func() (string, error) { return maker.New("ord") }); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("LookupExisting", func(b *testing.B) {
+		b.SetParallelism(8)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := s.Lookup(ctx, 1+again.Add(1)%published); err != nil {
 					b.Error(err)
 					return
 				}
