@@ -14,26 +14,26 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
+	"github.com/idgen/idgen/libs/svc/serve"
 )
 
 // Config is the generator's configuration. Defaults are in the flag definitions.
 type Config struct {
-	Listen       string
-	HealthListen string // plaintext /healthz and /metrics for load balancers and scrapers
-	Region       string
-	RegionNum    int    // -1: take the registry's
-	Registry     string // URL or file; "" for the built-in default regions
-	LeaseStore   string // sqlite:PATH or dynamodb:ENDPOINT_URL
-	Range        string
-	Schedule     string
-	Lease        time.Duration
-	Renew        time.Duration
-	FenceMargin  time.Duration
-	ClockCheck   idcore.ClockCheck
-	auth.Edge    // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
-	DevQuota     float64
-	LogLevel     string
-	Drain        time.Duration
+	Listen        string
+	HealthListen  string // plaintext /healthz and /metrics for load balancers and scrapers
+	Region        string
+	RegionNum     int    // -1: take the registry's
+	Registry      string // URL or file; "" for the built-in default regions
+	LeaseStore    string // sqlite:PATH or dynamodb:ENDPOINT_URL
+	Range         string
+	Schedule      string
+	Lease         time.Duration
+	Renew         time.Duration
+	FenceMargin   time.Duration
+	ClockCheck    idcore.ClockCheck
+	auth.Edge     // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
+	DevQuota      float64
+	serve.Process // --log-level, --drain
 }
 
 // Parse reads args (without the program name) and the environment (getenv).
@@ -60,10 +60,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	dur(&c.FenceMargin, "fence-margin", 5*time.Second, "no ID at or after lease expiry minus this")
 	clock := "strict"
 	str(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
-	c.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
+	c.Edge.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
 	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none ($IDGEN_DEV_QUOTA)")
-	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
-	dur(&c.Drain, "drain", 10*time.Second, "how long graceful shutdown waits for requests in flight")
+	c.Process.RegisterFlags(fs, 10*time.Second)
 
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
@@ -89,8 +88,8 @@ func (c Config) Validate() error {
 	} else if err := c.Complete(); err != nil {
 		errs = append(errs, fmt.Errorf("config: %w", err))
 	}
-	if c.Drain < 0 {
-		errs = append(errs, errors.New("config: --drain is negative"))
+	if err := c.Process.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("config: %w", err))
 	}
 	return errors.Join(errs...)
 }

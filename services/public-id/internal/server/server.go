@@ -46,10 +46,9 @@ type Config struct {
 	Listen, GatewayListen, Store, Routes, Resources, DefaultResource string
 	RedisCA                                                          string
 	RedisReplicas                                                    int
-	LogLevel                                                         string
 	auth.Edge                                                        // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	RatePerClient                                                    float64
-	Drain                                                            time.Duration
+	serve.Process                                                    // --log-level, --drain
 }
 
 // ParseConfig reads flags with IDGEN_* environment fallbacks.
@@ -66,13 +65,12 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
 	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "gateway requests per second per client IP; 0 for none ($IDGEN_RATE_PER_CLIENT)")
-	c.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
-	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "graceful shutdown drain time ($IDGEN_DRAIN)")
+	c.Edge.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
+	c.Process.RegisterFlags(fs, 5*time.Second)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
-	if err := c.Complete(); err != nil {
+	if err := errors.Join(c.Complete(), c.Process.Check()); err != nil {
 		return c, fmt.Errorf("public-id: %w", err)
 	}
 	if c.RedisReplicas < 0 {

@@ -117,8 +117,9 @@ func TestConfigRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"--insecure-dev", "--redis-replicas", "-1"},
 		{"--insecure-dev", "--redis-replicas", "two"},
+		{"--insecure-dev", "--drain", "-1s"},
 	} {
-		if _, err := server.ParseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "redis-replicas") {
+		if _, err := server.ParseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), strings.TrimLeft(args[1], "-")) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}

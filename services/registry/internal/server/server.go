@@ -42,9 +42,9 @@ import (
 
 // Config is the registry's configuration.
 type Config struct {
-	Listen, Store, Schedule, LogLevel string
-	auth.Edge                         // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
-	Drain                             time.Duration
+	Listen, Store, Schedule string
+	auth.Edge               // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
+	serve.Process           // --log-level, --drain
 }
 
 // ParseConfig reads flags with IDGEN_* environment fallbacks.
@@ -55,16 +55,15 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7000", "address ($IDGEN_LISTEN)")
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/registry.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (table idgen-regions) ($IDGEN_STORE)")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2 ($IDGEN_SCHEDULE)")
-	c.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
-	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "graceful shutdown drain time ($IDGEN_DRAIN)")
+	c.Edge.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")
+	c.Process.RegisterFlags(fs, 5*time.Second)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
 	if _, err := idcore.ScheduleByName(c.Schedule); err != nil {
 		return c, err
 	}
-	if err := c.Complete(); err != nil {
+	if err := errors.Join(c.Complete(), c.Process.Check()); err != nil {
 		return c, fmt.Errorf("registry: %w", err)
 	}
 	return c, nil
