@@ -56,16 +56,7 @@ func main() {
 			path, body, n = "/v1/ids:batch", []byte(fmt.Sprintf(`{"count":%d}`, *batch)), *batch
 		}
 		call = func(ctx context.Context) (int, error) {
-			resp, err := h1.Post(*url+path, "application/json", bytes.NewReader(body))
-			if err != nil {
-				return 0, err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return 0, fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return n, nil
+			return drained(n)(h1.Post(*url+path, "application/json", bytes.NewReader(body)))
 		}
 	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite":
 		one := &http.Client{Transport: idclient.OneWrite(h1.Transport)}
@@ -106,32 +97,14 @@ func main() {
 			})}
 		}
 		call = func(ctx context.Context) (int, error) {
-			resp, err := hc.Get(*url + *path)
-			if err != nil {
-				return 0, err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return 0, fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return 1, nil
+			return drained(1)(hc.Get(*url + *path))
 		}
 	case "publish":
 		var next atomic.Int64
 		next.Store(time.Now().UnixNano() & (1<<62 - 1))
 		call = func(ctx context.Context) (int, error) {
 			body := fmt.Sprintf(`{"internal_id":"%d"}`, next.Add(1))
-			resp, err := h1.Post(*url+"/v1/public-ids", "application/json", strings.NewReader(body))
-			if err != nil {
-				return 0, err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return 0, fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return 1, nil
+			return drained(1)(h1.Post(*url+"/v1/public-ids", "application/json", strings.NewReader(body)))
 		}
 	case "client":
 		cl, err := idclient.New(idclient.Config{Endpoints: []string{*url}, Batch: *batch, LowWater: *batch * 4})
@@ -199,4 +172,19 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "loadgen:", err)
 	os.Exit(2)
+}
+
+// drained reads a response to its end and counts n IDs for a 200, an error otherwise.
+func drained(n int) func(*http.Response, error) (int, error) {
+	return func(resp *http.Response, err error) (int, error) {
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return 0, fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return n, nil
+	}
 }
