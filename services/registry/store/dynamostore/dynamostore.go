@@ -127,7 +127,21 @@ func (st *Store) Seed(ctx context.Context, regions []region.Region, schedule str
 
 // List implements store.Store.
 func (st *Store) List(ctx context.Context) ([]region.Region, error) {
-	var out []region.Region
+	items, err := st.scan(ctx, "region#")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]region.Region, 0, len(items))
+	for _, it := range items {
+		out = append(out, regionOf(it))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// scan returns the items whose pk starts with prefix, in pk order (a consistent full scan).
+func (st *Store) scan(ctx context.Context, prefix string) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
 	p := dynamodb.NewScanPaginator(st.db, &dynamodb.ScanInput{TableName: &st.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -135,13 +149,13 @@ func (st *Store) List(ctx context.Context) ([]region.Region, error) {
 			return nil, err
 		}
 		for _, it := range page.Items {
-			if strings.HasPrefix(str(it, "pk"), "region#") {
-				out = append(out, regionOf(it))
+			if strings.HasPrefix(str(it, "pk"), prefix) {
+				items = append(items, it)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, nil
+	sort.Slice(items, func(i, j int) bool { return str(items[i], "pk") < str(items[j], "pk") })
+	return items, nil
 }
 
 // Get implements store.Store.
@@ -247,32 +261,16 @@ func (st *Store) Audit(ctx context.Context, e store.AuditEntry) error {
 
 // AuditLog implements store.Store.
 func (st *Store) AuditLog(ctx context.Context) ([]store.AuditEntry, error) {
-	var out []store.AuditEntry
-	var pks []string
-	p := dynamodb.NewScanPaginator(st.db, &dynamodb.ScanInput{TableName: &st.table, ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range page.Items {
-			if pk := str(it, "pk"); strings.HasPrefix(pk, "audit#") {
-				at, _ := num(it, "at")
-				out = append(out, store.AuditEntry{At: time.UnixMilli(at).UTC(), Actor: str(it, "actor"), Action: str(it, "action"), Detail: str(it, "detail")})
-				pks = append(pks, pk)
-			}
-		}
+	items, err := st.scan(ctx, "audit#")
+	if err != nil {
+		return nil, err
 	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
+	out := make([]store.AuditEntry, 0, len(items))
+	for _, it := range items {
+		at, _ := num(it, "at")
+		out = append(out, store.AuditEntry{At: time.UnixMilli(at).UTC(), Actor: str(it, "actor"), Action: str(it, "action"), Detail: str(it, "detail")})
 	}
-	sort.Slice(idx, func(a, b int) bool { return pks[idx[a]] < pks[idx[b]] })
-	sorted := make([]store.AuditEntry, len(out))
-	for i, j := range idx {
-		sorted[i] = out[j]
-	}
-	return sorted, nil
+	return out, nil
 }
 
 // Close implements store.Store.
