@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,260 +10,615 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idgen/idgen/libs/svc/quota"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 )
 
-// Route maps a public URL template to an internal upstream template.
-type Route struct {
-	// Public is the customer-facing path, with one {public_id}: "/orders/{public_id}".
-	Public string `json:"public"`
-	// Upstream is the internal URL, with {internal_id}: "http://orders.internal/internal/orders/{internal_id}".
-	Upstream string `json:"upstream"`
-	// Resource is the prefix the route's public IDs carry ("ord").
-	Resource string `json:"resource"`
-	// IDFields names the JSON keys holding internal IDs and the resource of each: {"id": "ord"}.
-	IDFields map[string]string `json:"id_fields"`
-
-	prefix, suffix string
-}
-
-// Config is the route table file.
-type Config struct {
-	Routes []Route `json:"routes"`
-}
-
-// LoadRoutes reads and checks a route table (JSON).
-func LoadRoutes(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: routes: %w", err)
-	}
-	var c Config
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("gateway: routes %s: %w", path, err)
-	}
-	return &c, c.check()
-}
-
-func (c *Config) check() error {
-	for i := range c.Routes {
-		r := &c.Routes[i]
-		pre, suf, ok := strings.Cut(r.Public, "{public_id}")
-		if !ok || !strings.HasPrefix(pre, "/") || strings.Contains(suf, "{") {
-			return fmt.Errorf("gateway: route %q: the public path needs one {public_id}", r.Public)
-		}
-		if strings.Count(r.Upstream, "{internal_id}") != 1 || !(strings.HasPrefix(r.Upstream, "http://") || strings.HasPrefix(r.Upstream, "https://")) {
-			return fmt.Errorf("gateway: route %q: the upstream needs one {internal_id} in an http(s) URL", r.Public)
-		}
-		r.prefix, r.suffix = pre, suf
-	}
-	return nil
-}
-
-// Resources returns every resource prefix the routes use.
-func (c *Config) Resources() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range c.Routes {
-		for _, p := range append([]string{r.Resource}, valuesOf(r.IDFields)...) {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func valuesOf(m map[string]string) []string {
-	var out []string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
+// Options configure a Gateway. Every zero value means the default in its comment.
+type Options struct {
+	// RatePerClient is each client's request rate (per second); 0 for none. Burst 2×.
+	RatePerClient float64
+	// RateTableSize bounds the rate limiter's table of clients. Default 65,536 (about 15 MB).
+	RateTableSize int
+	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
+	// client. Default none: the connection's peer is the client.
+	TrustedProxies []netip.Prefix
+	// UpstreamTimeout bounds each upstream call. Default 5 s.
+	UpstreamTimeout time.Duration
+	// MaxBody caps an upstream body; larger answers are a 502. Default 1 MiB.
+	MaxBody int64
+	// MaxDepth bounds JSON nesting in upstream bodies. Default 64.
+	MaxDepth int
+	// MaxIDs bounds the IDs one response may carry; MaxNewIDs how many of them may be published
+	// by that response (IDs that have no public ID yet). Defaults 1,000 and 100.
+	MaxIDs, MaxNewIDs int
+	// MaxInFlight bounds the requests served at once (more get 503); MaxRewrites the upstream
+	// bodies held and rebuilt at once (the rest wait), which bounds the memory responses take
+	// to about MaxRewrites × 3 × MaxBody. Defaults 1,024 and 16.
+	MaxInFlight, MaxRewrites int
+	// IDsSince starts the window in which a number is taken for an internal ID. Default
+	// DefaultSince.
+	IDsSince time.Time
+	Logger   *slog.Logger
 }
 
 // Gateway is the customer-facing handler.
 type Gateway struct {
-	routes   []Route
+	routes   []*Route
 	maker    *publicid.Maker
 	store    mapping.Store
 	client   *http.Client
-	limits   *quota.Limiter
-	rate     float64
-	burst    int
-	maxBody  int64
+	limits   *clientLimiter
+	clients  *clientAddr
+	detect   Detector
+	o        Options
+	inFlight chan struct{}
+	rewrites chan struct{}
+	bufs     sync.Pool
 	log      *slog.Logger
 	requests *prometheus.CounterVec
-}
-
-// Options configure a Gateway.
-type Options struct {
-	// RatePerClient is each client's request rate (per second, by IP); 0 for none. Burst default 2×.
-	RatePerClient float64
-	// UpstreamTimeout bounds each upstream call. Default 5 s.
-	UpstreamTimeout time.Duration
-	// MaxBody caps an upstream body read into memory; larger answers are a 502. Default 1 MiB.
-	MaxBody int64
-	Logger  *slog.Logger
+	duration *prometheus.HistogramVec
+	upstream *prometheus.HistogramVec
 }
 
 // New builds the gateway.
-func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.Registerer, o Options) *Gateway {
-	if o.UpstreamTimeout == 0 {
-		o.UpstreamTimeout = 5 * time.Second
-	}
-	if o.MaxBody == 0 {
-		o.MaxBody = 1 << 20
-	}
+func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.Registerer, o Options) (*Gateway, error) {
+	o.UpstreamTimeout = cmp(o.UpstreamTimeout, 5*time.Second)
+	o.MaxBody = cmp(o.MaxBody, 1<<20)
+	o.MaxDepth = cmp(o.MaxDepth, 64)
+	o.MaxIDs = cmp(o.MaxIDs, 1000)
+	o.MaxNewIDs = cmp(o.MaxNewIDs, 100)
+	o.MaxInFlight = cmp(o.MaxInFlight, 1024)
+	o.MaxRewrites = cmp(o.MaxRewrites, 16)
+	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{routes: c.Routes, maker: maker, store: store, limits: quota.New(nil), rate: o.RatePerClient,
-		burst: max(int(2*o.RatePerClient), 1), maxBody: o.MaxBody, log: o.Logger,
-		client: &http.Client{Timeout: o.UpstreamTimeout, Transport: &http.Transport{
-			DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, ResponseHeaderTimeout: o.UpstreamTimeout,
-			MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}},
+	for _, r := range c.Routes {
+		if r.prefix == "/healthz" || strings.HasPrefix(r.Public, "/healthz/") {
+			return nil, fmt.Errorf("gateway: route %q: /healthz is the gateway's own", r.Name)
+		}
+	}
+	for _, res := range c.Resources() {
+		if !maker.Known(res) {
+			return nil, fmt.Errorf("gateway: resource %q is not one the public-ID maker knows", res)
+		}
+	}
+	clients, err := newClientAddr(o.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{routes: c.Routes, maker: maker, store: store, o: o, log: o.Logger, clients: clients,
+		limits:   newClientLimiter(o.RatePerClient, max(int(2*o.RatePerClient), 1), o.RateTableSize),
+		detect:   Detector{Since: o.IDsSince},
+		inFlight: make(chan struct{}, o.MaxInFlight), rewrites: make(chan struct{}, o.MaxRewrites),
+		client: &http.Client{Timeout: o.UpstreamTimeout,
+			// Redirects are the gateway's to judge (a Location must map to a public path), never
+			// followed: a redirect could lead anywhere, the internal API included.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Transport: &http.Transport{
+				DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, ResponseHeaderTimeout: o.UpstreamTimeout,
+				MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, MaxResponseHeaderBytes: 64 << 10}},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_requests_total",
-			Help: "Customer requests, by outcome (ok, not_found, rate_limited, upstream_error, upstream_timeout, unsafe_response)."}, []string{"outcome"}),
+			Help: "Customer requests by route and outcome (ok, not_found, bad_request, method_not_allowed, rate_limited, busy, upstream_4xx, upstream_error, upstream_timeout, unsafe_response, store_unavailable)."},
+			[]string{"route", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_request_duration_seconds",
+			Help: "Customer request latency, upstream included, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_upstream_duration_seconds",
+			Help: "Upstream call latency (to the response headers), by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
 	}
-	reg.MustRegister(g.requests)
-	return g
+	g.bufs.New = func() any { return new(bytes.Buffer) }
+	reg.MustRegister(g.requests, g.duration, g.upstream, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
+		func() float64 { return float64(g.limits.len()) }))
+	return g, nil
 }
 
-// notFound is the one answer for unknown and malformed public IDs alike.
-func (g *Gateway) notFound(w http.ResponseWriter) {
-	g.requests.WithLabelValues("not_found").Inc()
-	writeJSON(w, http.StatusNotFound, `{"error":"not found"}`)
+func cmp[T int | int64 | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
 }
+
+// The gateway's own answers: fixed bodies, never an upstream's.
+const (
+	bodyNotFound = `{"error":"not found"}`
+	bodyBusy     = `{"error":"service busy, retry later"}`
+)
 
 func writeJSON(w http.ResponseWriter, code int, body string) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = io.WriteString(w, body+"\n")
 }
 
-func clientKey(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+func errorBody(msg string) string {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return string(b)
 }
 
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := g.limits.Take(clientKey(r), g.rate, g.burst, 1); !ok {
-		g.requests.WithLabelValues("rate_limited").Inc()
+	if r.URL.Path == "/healthz" {
+		g.health(w, r)
+		return
+	}
+	select {
+	case g.inFlight <- struct{}{}:
+		defer func() { <-g.inFlight }()
+	default:
+		g.requests.WithLabelValues("", "busy").Inc()
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, bodyBusy)
+		return
+	}
+	if ok, wait := g.limits.take(g.clients.key(r), time.Now()); !ok {
+		g.requests.WithLabelValues("", "rate_limited").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(quota.RetryAfterSeconds(wait)))
 		writeJSON(w, http.StatusTooManyRequests, `{"error":"too many requests"}`)
 		return
 	}
-	var route *Route
-	var pub string
-	for i := range g.routes {
-		rt := &g.routes[i]
-		if rest, ok := strings.CutPrefix(r.URL.Path, rt.prefix); ok {
+	route, pub := g.match(r.URL.Path)
+	if route == nil {
+		g.notFound(w, "")
+		return
+	}
+	start := time.Now()
+	defer func() { g.duration.WithLabelValues(route.Name).Observe(time.Since(start).Seconds()) }()
+	if !slices.Contains(route.methods, r.Method) {
+		g.requests.WithLabelValues(route.Name, "method_not_allowed").Inc()
+		w.Header().Set("Allow", route.allow)
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody("method "+r.Method+" is not allowed here; allowed: "+route.allow))
+		return
+	}
+	var known Known
+	internal, ok := g.resolve(w, r.Context(), route, route.Resource, pub)
+	if !ok {
+		return
+	}
+	known.Add(internal)
+	target, ok := g.target(w, r, route, internal, &known)
+	if !ok {
+		return
+	}
+	g.forward(w, r, route, target, &known)
+}
+
+// match finds the route of a public path and the public ID in it.
+func (g *Gateway) match(path string) (*Route, string) {
+	for _, rt := range g.routes {
+		if rest, ok := strings.CutPrefix(path, rt.prefix); ok {
 			if id, ok := strings.CutSuffix(rest, rt.suffix); ok && id != "" && !strings.Contains(id, "/") {
-				route, pub = rt, id
-				break
+				return rt, id
 			}
 		}
 	}
-	if route == nil {
-		g.notFound(w)
-		return
+	return nil, ""
+}
+
+// resolve turns a customer's public ID of the given resource into its internal ID; unknown,
+// malformed and other resources' IDs all get the one not-found answer.
+func (g *Gateway) resolve(w http.ResponseWriter, ctx context.Context, route *Route, resource, pub string) (int64, bool) {
+	if res, err := g.maker.Parse(pub); err != nil || res != resource {
+		g.notFound(w, route.Name) // malformed or another resource's: the store is never touched
+		return 0, false
 	}
-	if res, err := g.maker.Parse(pub); err != nil || res != route.Resource {
-		g.notFound(w) // malformed: the store is never touched
-		return
-	}
-	internal, err := g.store.Resolve(r.Context(), pub)
+	internal, err := g.store.Resolve(ctx, pub)
 	if errors.Is(err, mapping.ErrNotFound) {
-		g.notFound(w)
-		return
+		g.notFound(w, route.Name)
+		return 0, false
 	}
 	if err != nil {
-		g.fail(w, http.StatusServiceUnavailable, "upstream_error", err)
-		return
+		g.fail(w, route.Name, http.StatusServiceUnavailable, "store_unavailable", err)
+		return 0, false
 	}
+	return internal, true
+}
+
+// target builds the upstream URL: the route's template with the internal ID, then the declared
+// query parameters, checked and translated. Anything else in the customer's query is dropped.
+func (g *Gateway) target(w http.ResponseWriter, r *http.Request, route *Route, internal int64, known *Known) (string, bool) {
 	target := strings.Replace(route.Upstream, "{internal_id}", strconv.FormatInt(internal, 10), 1)
-	if r.URL.RawQuery != "" {
-		target += "?" + r.URL.RawQuery
+	if len(route.Query) == 0 || r.URL.RawQuery == "" {
+		return target, true
 	}
-	var body io.Reader
-	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body = http.MaxBytesReader(w, r.Body, g.maxBody)
-	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, body)
+	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		g.fail(w, http.StatusBadGateway, "upstream_error", err)
+		g.badRequest(w, route.Name, "malformed query string")
+		return "", false
+	}
+	pass := url.Values{}
+	for name, t := range route.Query {
+		vs := q[name]
+		switch {
+		case len(vs) == 0:
+			continue
+		case len(vs) > 1:
+			g.badRequest(w, route.Name, "query parameter "+name+" is given more than once")
+			return "", false
+		}
+		v := vs[0]
+		if t.Type == "id" {
+			in, ok := g.resolve(w, r.Context(), route, t.Resource, v)
+			if !ok {
+				return "", false
+			}
+			known.Add(in)
+			v = strconv.FormatInt(in, 10)
+		} else if err := t.queryValue(name, v); err != nil {
+			g.badRequest(w, route.Name, err.Error())
+			return "", false
+		}
+		pass.Set(name, v)
+	}
+	if len(pass) == 0 {
+		return target, true
+	}
+	sep := "?"
+	if strings.Contains(target, "?") {
+		sep = "&"
+	}
+	return target + sep + pass.Encode(), true
+}
+
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, target string, known *Known) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, nil)
+	if err != nil {
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
 		return
 	}
 	req.Header.Set("Accept", "application/json")
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		req.Header.Set("Content-Type", ct)
-	}
+	t0 := time.Now()
 	resp, err := g.client.Do(req)
+	g.upstream.WithLabelValues(route.Name).Observe(time.Since(t0).Seconds())
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			g.fail(w, http.StatusGatewayTimeout, "upstream_timeout", err)
+			g.fail(w, route.Name, http.StatusGatewayTimeout, "upstream_timeout", err)
 			return
 		}
-		g.fail(w, http.StatusBadGateway, "upstream_error", err)
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
 		return
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		g.fail(w, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
+	code := resp.StatusCode
+	switch {
+	case code == http.StatusNotFound || code == http.StatusGone:
+		g.notFound(w, route.Name)
+		return
+	case code >= 400 && code < 500:
+		g.upstream4xx(w, route.Name, code)
+		return
+	case code >= 300 && code < 400:
+		g.redirect(w, r.Context(), route, resp, known)
+		return
+	case code < 200 || code >= 300:
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
 		return
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
-	if err != nil {
-		g.fail(w, http.StatusBadGateway, "upstream_error", err)
+
+	// Hold the body only while a rewrite slot is free: the memory responses take is bounded
+	// whatever the upstreams send and however many customers ask.
+	select {
+	case g.rewrites <- struct{}{}:
+		defer func() { <-g.rewrites }()
+	case <-r.Context().Done():
 		return
 	}
-	if int64(len(raw)) > g.maxBody {
-		g.fail(w, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream body larger than %d bytes", g.maxBody))
-		return
-	}
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		w.WriteHeader(resp.StatusCode)
-		return
-	}
-	out, err := Rewrite(raw, route.IDFields, func(in int64, resource string) (string, error) {
-		// Most IDs in responses have their public ID already: look before making one.
-		if pub, err := g.store.Lookup(r.Context(), in); !errors.Is(err, mapping.ErrNotFound) {
-			return pub, err
+	buf := g.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 2*int(g.o.MaxBody) {
+			g.bufs.Put(buf)
 		}
-		return g.store.Publish(r.Context(), in, func() (string, error) { return g.maker.New(resource) })
-	})
-	if err != nil {
-		g.fail(w, http.StatusBadGateway, "unsafe_response", err)
+	}()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, g.o.MaxBody+1)); err != nil {
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
 		return
 	}
-	g.requests.WithLabelValues("ok").Inc()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(out)
+	if int64(buf.Len()) > g.o.MaxBody {
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream body larger than %d bytes", g.o.MaxBody))
+		return
+	}
+	headers, err := g.headers(r.Context(), route, resp.Header, known)
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	raw := buf.Bytes()
+	if len(bytes.TrimSpace(raw)) == 0 || r.Method == http.MethodHead || code == http.StatusNoContent {
+		g.reply(w, route.Name, code, headers, nil)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		g.refuse(w, route.Name, unsafe("", "the upstream's body is not JSON"))
+		return
+	}
+	rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth})
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	ids, resources := rw.IDs()
+	pubs, err := g.publish(r.Context(), ids, resources, rw.ids, known)
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	out, err := rw.Fill(pubs, known)
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	g.reply(w, route.Name, code, headers, out)
+}
+
+func isJSON(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+func (g *Gateway) reply(w http.ResponseWriter, route string, code int, headers http.Header, body []byte) {
+	g.requests.WithLabelValues(route, "ok").Inc()
+	h := w.Header()
+	for k, v := range headers {
+		h[k] = v
+	}
+	if body != nil {
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	if body != nil {
+		_, _ = w.Write(body)
+		_, _ = w.Write([]byte{'\n'})
+	}
+}
+
+// headers returns the upstream headers the route declares, checked: a plain header that holds an
+// internal ID (the response's own, or any that looks like one) makes the response unsafe, and a
+// location is rewritten to a public path.
+func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, known *Known) (http.Header, error) {
+	out := http.Header{}
+	scan := g.detect.scanner()
+	for name, kind := range route.headers {
+		vs := in.Values(name)
+		if len(vs) == 0 {
+			continue
+		}
+		if kind == "location" {
+			if len(vs) > 1 {
+				return nil, unsafe(name, "more than one location")
+			}
+			loc, err := g.location(ctx, route, vs[0])
+			if err != nil {
+				return nil, err
+			}
+			out.Set(name, loc)
+			continue
+		}
+		for _, v := range vs {
+			if scan.find([]byte(v)) != "" || known.find([]byte(v)) >= 0 {
+				return nil, unsafe(name, "a header holds an internal ID")
+			}
+			out.Add(name, v)
+		}
+	}
+	return out, nil
+}
+
+// location rewrites an upstream URL to the public path of the route whose upstream it names,
+// with its internal ID published under that route's resource. Any other location is unsafe.
+func (g *Gateway) location(ctx context.Context, route *Route, loc string) (string, error) {
+	u, err := route.up.Parse(loc)
+	if err != nil {
+		return "", unsafe("Location", "not a URL")
+	}
+	for _, rt := range g.routes {
+		if rt.upPrefix == "" || u.Scheme != rt.up.Scheme || u.Host != rt.up.Host {
+			continue
+		}
+		rest, ok := strings.CutPrefix(u.EscapedPath(), rt.upPrefix)
+		if !ok {
+			continue
+		}
+		digits, ok := strings.CutSuffix(rest, rt.upSuffix)
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || id < 0 || strconv.FormatInt(id, 10) != digits {
+			continue
+		}
+		pubs, err := g.publish(ctx, []int64{id}, []string{rt.Resource}, []pendingID{{id: id, resource: rt.Resource, field: "Location"}}, nil)
+		if err != nil {
+			return "", err
+		}
+		return rt.prefix + pubs[id] + rt.suffix, nil
+	}
+	return "", unsafe("Location", "names no route's upstream")
+}
+
+// publish finds the public ID of every internal ID of a response: the ones that have one are
+// looked up (concurrently, so a Redis store pipelines them), and at most MaxNewIDs new ones are
+// published. An ID declared as two resources, or whose public ID is another resource's, is a
+// contradiction in the route or the upstream: unsafe, never a public ID with the wrong prefix.
+func (g *Gateway) publish(ctx context.Context, ids []int64, resources []string, where []pendingID, known *Known) (map[int64]string, error) {
+	want := make(map[int64]int, len(ids)) // id → index of its first occurrence
+	var uniq []int64
+	for i, id := range ids {
+		j, seen := want[id]
+		if !seen {
+			want[id] = i
+			uniq = append(uniq, id)
+			if known != nil {
+				known.Add(id)
+			}
+			continue
+		}
+		if resources[j] != resources[i] {
+			return nil, unsafe(where[i].field, "one id is declared as %s and as %s", resources[j], resources[i])
+		}
+	}
+	if len(uniq) > g.o.MaxIDs {
+		return nil, unsafe("", "%d ids in one response; at most %d", len(uniq), g.o.MaxIDs)
+	}
+	pubs := make([]string, len(uniq))
+	found := make([]bool, len(uniq))
+	grp, gctx := errgroup.WithContext(ctx)
+	grp.SetLimit(32)
+	for i, id := range uniq {
+		grp.Go(func() error {
+			pub, err := g.store.Lookup(gctx, id)
+			if errors.Is(err, mapping.ErrNotFound) {
+				return nil
+			}
+			pubs[i], found[i] = pub, err == nil
+			return err
+		})
+	}
+	if err := grp.Wait(); err != nil {
+		return nil, err
+	}
+	var missing []int
+	for i := range uniq {
+		if !found[i] {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > g.o.MaxNewIDs {
+		return nil, unsafe("", "%d ids have no public id yet; one response may publish at most %d", len(missing), g.o.MaxNewIDs)
+	}
+	grp, gctx = errgroup.WithContext(ctx)
+	grp.SetLimit(32)
+	for _, i := range missing {
+		res := resources[want[uniq[i]]]
+		grp.Go(func() error {
+			pub, err := g.store.Publish(gctx, uniq[i], func() (string, error) { return g.maker.New(res) })
+			pubs[i] = pub
+			return err
+		})
+	}
+	if err := grp.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(uniq))
+	for i, id := range uniq {
+		j := want[id]
+		if res, err := g.maker.Parse(pubs[i]); err != nil || res != resources[j] {
+			return nil, unsafe(where[j].field, "declared as %s, but the id's public id is of another resource", resources[j])
+		}
+		out[id] = pubs[i]
+	}
+	return out, nil
+}
+
+// health answers the gateway's /healthz: 200 when the mapping store answers.
+func (g *Gateway) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := g.store.Lookup(ctx, 0); err != nil && !errors.Is(err, mapping.ErrNotFound) {
+		g.log.Warn("gateway health: mapping store unavailable", "error", err.Error())
+		writeJSON(w, http.StatusServiceUnavailable, `{"status":"mapping store unavailable"}`)
+		return
+	}
+	writeJSON(w, http.StatusOK, `{"status":"ok"}`)
+}
+
+// notFound is the one answer for unknown and malformed public IDs, unknown paths and an
+// upstream's 404 alike.
+func (g *Gateway) notFound(w http.ResponseWriter, route string) {
+	g.requests.WithLabelValues(route, "not_found").Inc()
+	writeJSON(w, http.StatusNotFound, bodyNotFound)
+}
+
+func (g *Gateway) badRequest(w http.ResponseWriter, route, msg string) {
+	g.requests.WithLabelValues(route, "bad_request").Inc()
+	writeJSON(w, http.StatusBadRequest, errorBody(msg))
+}
+
+// upstream4xx answers an upstream's 4xx with the gateway's own body for that status.
+func (g *Gateway) upstream4xx(w http.ResponseWriter, route string, code int) {
+	g.requests.WithLabelValues(route, "upstream_4xx").Inc()
+	if code == http.StatusUnauthorized || code == http.StatusProxyAuthRequired {
+		code = http.StatusForbidden // the customer cannot authenticate to an upstream
+	}
+	if code == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	msg := strings.ToLower(http.StatusText(code))
+	if msg == "" {
+		code, msg = http.StatusBadRequest, "bad request"
+	}
+	writeJSON(w, code, errorBody(msg))
+}
+
+// redirect passes an upstream redirect only when the route declares Location and it names a
+// route's upstream; the customer then gets that route's public path.
+func (g *Gateway) redirect(w http.ResponseWriter, ctx context.Context, route *Route, resp *http.Response, known *Known) {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
+		return
+	}
+	if route.headers["Location"] != "location" {
+		g.refuse(w, route.Name, unsafe("Location", "an upstream redirect, and the route declares no location"))
+		return
+	}
+	headers, err := g.headers(ctx, route, resp.Header, known)
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	if headers.Get("Location") == "" {
+		g.refuse(w, route.Name, unsafe("Location", "an upstream redirect without a location"))
+		return
+	}
+	g.reply(w, route.Name, resp.StatusCode, headers, nil)
+}
+
+// refuse answers 502 for an unsafe response, or 503 when the store failed on the way; the log
+// names the route and field, never the value.
+func (g *Gateway) refuse(w http.ResponseWriter, route string, err error) {
+	var ue *UnsafeError
+	if errors.As(err, &ue) {
+		g.requests.WithLabelValues(route, "unsafe_response").Inc()
+		g.log.Warn("gateway refused an upstream response", "route", route, "field", ue.Field, "reason", ue.Reason)
+		writeJSON(w, http.StatusBadGateway, `{"error":"bad gateway"}`)
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		g.fail(w, route, http.StatusGatewayTimeout, "upstream_timeout", err)
+		return
+	}
+	g.fail(w, route, http.StatusServiceUnavailable, "store_unavailable", err)
 }
 
 // fail answers without any upstream detail; the detail goes to the log.
-func (g *Gateway) fail(w http.ResponseWriter, code int, outcome string, err error) {
-	g.requests.WithLabelValues(outcome).Inc()
-	g.log.Warn("gateway request failed", "outcome", outcome, "error", err.Error())
+func (g *Gateway) fail(w http.ResponseWriter, route string, code int, outcome string, err error) {
+	g.requests.WithLabelValues(route, outcome).Inc()
+	g.log.Warn("gateway request failed", "route", route, "outcome", outcome, "error", err.Error())
 	msg := map[int]string{http.StatusBadGateway: "bad gateway", http.StatusGatewayTimeout: "gateway timeout",
 		http.StatusServiceUnavailable: "service unavailable"}[code]
-	writeJSON(w, code, `{"error":"`+msg+`"}`)
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, code, errorBody(msg))
 }

@@ -1,240 +1,250 @@
 package gateway_test
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
-	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
-	"github.com/idgen/idgen/services/public-id/publicid"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// upstream answers /internal/orders/{id} with that internal ID in many JSON shapes, and a few
-// special paths for failures. Every internal ID it serves is recorded.
-func upstream(t *testing.T, served *[]string) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := strings.TrimPrefix(r.URL.Path, "/internal/orders/")
-		n, _ := strconv.ParseInt(id, 10, 64)
-		switch n {
-		case 500:
-			w.WriteHeader(500)
-			io.WriteString(w, `{"error":"db down at host db-7.internal, order 500"}`)
-			return
-		case 501:
-			time.Sleep(2 * time.Second)
-		case 502:
-			io.WriteString(w, `{"id":"`+strings.Repeat("9", 3<<20)+`"}`)
-			return
-		case 503:
-			io.WriteString(w, `{"id": {"nested": 123456789012345}}`)
-			return
-		}
-		c1, c2, c3 := n+1000001, n+2000002, n+3000003
-		*served = append(*served, id, fmt.Sprint(c1), fmt.Sprint(c2), fmt.Sprint(c3))
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"%s","total_cents":4200,"customer_id":%d,"note":"thanks",
-			"items":[{"order_id":"%s","sku":"x"},{"order_id":%s}],
-			"related":{"order_ids":["%d",%d],"customer":{"customer_id":"%d"}},"parent_id":null}`, id, c1, id, id, c2, c3, c1)
-	}))
+// now is a fixed clock for the detector, so the window does not move under the tests.
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func detector() gateway.Detector { return gateway.Detector{Now: func() time.Time { return now }} }
+
+// idAt is an internal ID made at t (v2 layout: region 2, machine 170, sequence seq).
+func idAt(t time.Time, seq int64) int64 {
+	return (t.UnixMilli()-idcore.EpochUnixMs)<<22 | 2<<19 | 170<<10 | seq
 }
 
-func setup(t *testing.T, rate float64) (*httptest.Server, *publicid.Maker, *sqlitemap.Store, *[]string) {
+const orderRoutes = `{"routes": [{
+  "name": "order", "public": "/orders/{public_id}", "upstream": "http://orders.internal/internal/orders/{internal_id}",
+  "resource": "ord",
+  "query": {"expand": {"type": "enum", "values": ["items"]}, "limit": {"type": "int", "min": 1, "max": 50}},
+  "headers": {"ETag": "plain", "Location": "location"},
+  "response": {"type": "object", "fields": {
+    "id": "id:ord", "customer_id": "id:cus", "status": {"type": "enum", "values": ["placed", "shipped"]},
+    "total_cents": "int", "weight": "number", "note": {"type": "string", "max_len": 200}, "paid": "bool",
+    "created_at": "time",
+    "items": {"type": "array", "max_items": 5, "items": {"type": "object", "fields": {"sku": "string", "order_id": "id:ord"}}}
+  }}
+}]}`
+
+func orderType(t testing.TB) *gateway.Type {
 	t.Helper()
-	var served []string
-	up := upstream(t, &served)
-	t.Cleanup(up.Close)
-	cfg := &gateway.Config{Routes: []gateway.Route{{
-		Public: "/orders/{public_id}", Upstream: up.URL + "/internal/orders/{internal_id}", Resource: "ord",
-		IDFields: map[string]string{"id": "ord", "order_id": "ord", "order_ids": "ord", "customer_id": "cus", "parent_id": "ord"},
-	}}}
-	routesFile := filepath.Join(t.TempDir(), "routes.json")
-	b, _ := json.Marshal(cfg)
-	_ = writeFile(routesFile, b)
-	loaded, err := gateway.LoadRoutes(routesFile)
+	c, err := gateway.ParseRoutes([]byte(orderRoutes))
 	if err != nil {
 		t.Fatal(err)
 	}
-	maker, _ := publicid.NewMaker(loaded.Resources()...)
-	st, err := sqlitemap.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	gw := gateway.New(loaded, maker, st, prometheus.NewRegistry(), gateway.Options{RatePerClient: rate, UpstreamTimeout: time.Second, MaxBody: 1 << 20})
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
-	return srv, maker, st, &served
+	return c.Routes[0].Response
 }
 
-func publish(t *testing.T, maker *publicid.Maker, st *sqlitemap.Store, in int64) string {
-	t.Helper()
-	pub, err := st.Publish(context.Background(), in, func() (string, error) { return maker.New("ord") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pub
-}
-
-func fetch(t *testing.T, url string) (int, http.Header, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
-
-func TestNoInternalIDReachesCustomers(t *testing.T) {
-	srv, maker, st, served := setup(t, 0)
-	var bodies []string
-	for i := range int64(50) {
-		in := 120460138153815040 + i*7919
-		pub := publish(t, maker, st, in)
-		code, _, body := fetch(t, srv.URL+"/orders/"+pub)
-		if code != 200 {
-			t.Fatalf("GET /orders/%s: %d %s", pub, code, body)
-		}
-		if !strings.Contains(body, `"id":"`+pub+`"`) || !strings.Contains(body, `"customer_id":"cus_`) || !strings.Contains(body, `"parent_id":null`) {
-			t.Fatalf("rewritten body: %s", body)
-		}
-		bodies = append(bodies, body)
-	}
-	leaks := 0
-	for _, body := range bodies {
-		for _, id := range *served {
-			if strings.Contains(body, id) {
-				leaks++
+func TestParseRoutesRefuses(t *testing.T) {
+	base := func(edit string) string { return strings.Replace(orderRoutes, `"resource": "ord",`, `"resource": "ord", `+edit, 1) }
+	for _, tt := range []struct{ name, routes, want string }{
+		{"POST forwards a body", base(`"methods": ["POST"],`), "never forwards a request body"},
+		{"unknown type", strings.Replace(orderRoutes, `"total_cents": "int"`, `"total_cents": "integer"`, 1), `type "integer"`},
+		{"id without resource", strings.Replace(orderRoutes, `"id:cus"`, `"id:"`, 1), "resource"},
+		{"object without fields", strings.Replace(orderRoutes, `"paid": "bool"`, `"paid": {"type": "object"}`, 1), "declares its fields"},
+		{"unknown key", strings.Replace(orderRoutes, `"resource": "ord",`, `"resource": "ord", "id_fields": {},`, 1), "unknown field"},
+		{"header kind", strings.Replace(orderRoutes, `"ETag": "plain"`, `"ETag": "id"`, 1), "want plain or location"},
+		{"Set-Cookie", strings.Replace(orderRoutes, `"ETag": "plain"`, `"Set-Cookie": "plain"`, 1), "sets it itself"},
+		{"no response type", strings.Replace(orderRoutes, `"response"`, `"response_"`, 1), "unknown field"},
+		{"two public ids", strings.Replace(orderRoutes, `/orders/{public_id}"`, `/orders/{public_id}/{public_id}"`, 1), "one {public_id}"},
+		{"query clash", strings.Replace(orderRoutes, `{internal_id}"`, `{internal_id}?expand=all"`, 1), "sets it already"},
+		{"object query", strings.Replace(orderRoutes, `"limit": {"type": "int", "min": 1, "max": 50}`, `"limit": {"type": "object", "fields": {"a": "int"}}`, 1), "query parameter"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := gateway.ParseRoutes([]byte(tt.routes))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
 			}
-		}
-	}
-	t.Logf("checked %d responses against %d internal ids served by the upstream: %d leaks", len(bodies), len(*served), leaks)
-	if leaks != 0 {
-		t.Fatalf("%d internal ids reached customers", leaks)
-	}
-	// The same internal ID always gets the same public ID: order 0's customer is stable.
-	_, _, a := fetch(t, srv.URL+"/orders/"+publish(t, maker, st, 120460138153815040))
-	_, _, b := fetch(t, srv.URL+"/orders/"+publish(t, maker, st, 120460138153815040))
-	if a != b {
-		t.Fatalf("two fetches of one order differ:\n%s\n%s", a, b)
-	}
-}
-
-func TestNotFoundIsOneAnswer(t *testing.T) {
-	srv, maker, _, _ := setup(t, 0)
-	unknown, _ := maker.New("ord")
-	wrongResource, _ := maker.New("cus")
-	var first string
-	for i, path := range []string{"/orders/" + unknown, "/orders/ord_!!", "/orders/garbage", "/orders/" + wrongResource, "/nothing/here", "/orders/", "/orders/" + unknown + "/x"} {
-		code, _, body := fetch(t, srv.URL+path)
-		if code != 404 {
-			t.Fatalf("%s: %d %s", path, code, body)
-		}
-		if i == 0 {
-			first = body
-		} else if body != first {
-			t.Fatalf("%s answered %q, unknown answered %q", path, body, first)
-		}
-	}
-}
-
-func TestUpstreamFailures(t *testing.T) {
-	srv, maker, st, _ := setup(t, 0)
-	for _, tt := range []struct {
-		in   int64
-		code int
-	}{{500, 502}, {501, 504}, {502, 502}, {503, 502}} {
-		code, _, body := fetch(t, srv.URL+"/orders/"+publish(t, maker, st, tt.in))
-		if code != tt.code || strings.Contains(body, "db-7") || strings.Contains(body, "123456789012345") {
-			t.Fatalf("upstream case %d: %d %s, want %d without upstream detail", tt.in, code, body, tt.code)
-		}
-	}
-}
-
-func TestRateLimit(t *testing.T) {
-	srv, maker, st, _ := setup(t, 5)
-	pub := publish(t, maker, st, 77)
-	var ok, limited int
-	for range 30 {
-		code, hdr, _ := fetch(t, srv.URL+"/orders/"+pub)
-		switch code {
-		case 200:
-			ok++
-		case 429:
-			limited++
-			if hdr.Get("Retry-After") == "" {
-				t.Fatal("429 without Retry-After")
-			}
-		}
-	}
-	if ok == 0 || limited == 0 || ok > 15 {
-		t.Fatalf("%d served, %d limited at 5/s with 30 quick requests", ok, limited)
-	}
-}
-
-func FuzzRewrite(f *testing.F) {
-	f.Add([]byte(`{"id":"123","a":[{"id":5}],"b":{"id":null}}`))
-	f.Add([]byte(`[1,2,{"id":[1,"2"]}]`))
-	f.Add([]byte(`{"id":{"x":1}}`))
-	fields := map[string]string{"id": "ord"}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var published []int64
-		out, err := gateway.Rewrite(body, fields, func(in int64, _ string) (string, error) {
-			published = append(published, in)
-			return "ord_X" + strconv.Itoa(len(published)), nil
 		})
+	}
+}
+
+func TestDetector(t *testing.T) {
+	id := idAt(now.Add(-time.Hour), 3)
+	old := idAt(idcore.Epoch.Add(40*24*time.Hour), 1)
+	for _, tt := range []struct {
+		text string
+		hit  bool
+	}{
+		{fmt.Sprint(id), true},
+		{"order " + fmt.Sprint(id) + " shipped", true},
+		{"ref 0x" + strconv.FormatInt(id, 16), true},
+		{"ref " + strings.ToUpper(strconv.FormatInt(id, 16)), true},
+		{fmt.Sprint(old), true},
+		{"000" + fmt.Sprint(id), true},
+		{fmt.Sprint(idAt(now.Add(48*time.Hour), 0)), false}, // from the future
+		{"4111111111111111", false},                        // a card number: 16 digits
+		{"+44 20 7946 0958 and 999999999999999", false},
+		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false},
+		{"total 4200, 2026-11-30T12:00:00Z", false},
+		{"deadbeefcafe", false},
+	} {
+		if got := gateway.DetectorFind(detector(), tt.text) != ""; got != tt.hit {
+			t.Errorf("%q: found %v, want %v", tt.text, got, tt.hit)
+		}
+	}
+}
+
+func rewrite(t *testing.T, body string, known ...int64) ([]byte, error) {
+	t.Helper()
+	rw, err := gateway.Rewrite([]byte(body), orderType(t), detector(), gateway.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	ids, res := rw.IDs()
+	pubs := map[int64]string{}
+	var k gateway.Known
+	for i, id := range ids {
+		if _, ok := pubs[id]; !ok {
+			pubs[id] = res[i] + "_P" + strconv.Itoa(i)
+		}
+		k.Add(id)
+	}
+	for _, id := range known {
+		k.Add(id)
+	}
+	return rw.Fill(pubs, &k)
+}
+
+func TestRewrite(t *testing.T) {
+	a, c := idAt(now.Add(-time.Minute), 1), idAt(now.Add(-time.Hour), 2)
+	ok := func(body, want string) {
+		t.Helper()
+		out, err := rewrite(t, body)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if string(out) != want {
+			t.Fatalf("%s:\n got %s\nwant %s", body, out, want)
+		}
+	}
+	// Declared members in declared order of the body, undeclared and case variants dropped.
+	ok(fmt.Sprintf(`{"id":"%d","ID":"%d","Id":%d,"orderId":"%d","ref":"%d","customer_id":%d,"total_cents":4200,
+		"status":"placed","items":[{"sku":"a","order_id":"%d","extra":{"deep":[%d]}}],"region_number":2,"machine":170,"parent":null}`,
+		a, a, a, a, a, c, a, a),
+		`{"id":"ord_P0","customer_id":"cus_P1","total_cents":4200,"status":"placed","items":[{"sku":"a","order_id":"ord_P0"}]}`)
+	ok(`{"note":null,"id":null,"weight":1.5,"paid":true}`, `{"note":null,"id":null,"weight":1.5,"paid":true}`)
+	// An escaped name is the name it spells.
+	ok(fmt.Sprintf(`{"\u0069d":"%d"}`, a), `{"id":"ord_P0"}`)
+
+	bad := func(name, body, field string, known ...int64) {
+		t.Helper()
+		_, err := rewrite(t, body, known...)
+		var ue *gateway.UnsafeError
+		if !asUnsafe(err, &ue) || ue.Field != field {
+			t.Fatalf("%s: err %v, want unsafe in field %q", name, err, field)
+		}
+		if strings.Contains(err.Error(), fmt.Sprint(a)) || strings.Contains(err.Error(), fmt.Sprint(c)) {
+			t.Fatalf("%s: the error repeats an internal id: %v", name, err)
+		}
+	}
+	bad("bare number", fmt.Sprint(a), "")
+	bad("bare string", fmt.Sprintf(`"%d"`, a), "")
+	bad("id in a note", fmt.Sprintf(`{"id":"%d","note":"order %d shipped"}`, a, a), "note")
+	bad("unknown id in a note", fmt.Sprintf(`{"note":"order %d shipped"}`, c), "note")
+	bad("escaped digits", `{"note":"order `+escapeDigits(fmt.Sprint(c))+`"}`, "note")
+	bad("hex in a note", fmt.Sprintf(`{"note":"0x%x"}`, c), "note")
+	bad("known id inside a longer run", fmt.Sprintf(`{"id":"%d","note":"99%d99"}`, a, a), "note")
+	bad("request's id in a note", fmt.Sprintf(`{"note":"x%dx"}`, c), "note", c)
+	bad("id as an int", fmt.Sprintf(`{"total_cents":%d}`, a), "total_cents")
+	bad("id as a float", fmt.Sprintf(`{"weight":%g}`, float64(a)), "weight")
+	bad("float as int", `{"total_cents":42.0}`, "total_cents")
+	bad("object as id", `{"id":{"x":1}}`, "id")
+	bad("word as id", `{"id":"abc"}`, "id")
+	bad("negative id", `{"id":-5}`, "id")
+	bad("not an enum value", `{"status":"lost"}`, "status")
+	bad("too long", `{"note":"`+strings.Repeat("x", 201)+`"}`, "note")
+	bad("not a time", `{"created_at":"yesterday"}`, "created_at")
+	bad("too many items", `{"items":[{},{},{},{},{},{}]}`, "items")
+	bad("array for object", `[]`, "")
+	bad("duplicate names", fmt.Sprintf(`{"id":"%d","id":"%d"}`, a, c), "")
+	bad("two values", `{} {}`, "")
+	bad("not JSON", fmt.Sprintf(`order=%d`, a), "")
+	bad("deep undeclared", `{"x":`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`}`, "")
+	bad("deep declared", `{"items":[{"sku":"a"}],"x":{"y":`+strings.Repeat("[", 70)+`}}`, "")
+}
+
+func escapeDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+func asUnsafe(err error, target **gateway.UnsafeError) bool {
+	ue, ok := err.(*gateway.UnsafeError)
+	if ok {
+		*target = ue
+	}
+	return ok
+}
+
+func TestDeepBodyIsCheap(t *testing.T) {
+	body := bytes.Repeat([]byte("["), 1<<20)
+	typ := orderType(t)
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := gateway.Rewrite(body, typ, detector(), gateway.Limits{}); err == nil {
+			t.Fatal("a megabyte of [ was accepted")
+		}
+	})
+	if allocs > 200 {
+		t.Fatalf("%v allocations to refuse a deep body: the refusal should come at depth 64", allocs)
+	}
+}
+
+// FuzzRewrite: whatever an upstream sends, no rewritten body holds an internal ID the upstream
+// sent: neither one of its id fields (nor the request's) nor any number that looks like an ID.
+func FuzzRewrite(f *testing.F) {
+	a := idAt(now.Add(-time.Minute), 1)
+	f.Add([]byte(fmt.Sprintf(`{"id":"%d","note":"thanks","items":[{"order_id":%d,"sku":"%x"}]}`, a, a+1, a+2)), a)
+	f.Add([]byte(fmt.Sprintf(`{"id":%d,"ID":%d,"note":"x %d"}`, a, a, a-1)), a)
+	f.Add([]byte(`{"total_cents":4200,"weight":1e17,"status":"placed","paid":false}`), int64(0))
+	f.Add([]byte(`[1,2,{"id":[1,"2"]}]`), int64(5))
+	typ := orderType(f)
+	scan := detector()
+	f.Fuzz(func(t *testing.T, body []byte, requestID int64) {
+		if requestID < 0 {
+			return // internal IDs are never negative
+		}
+		rw, err := gateway.Rewrite(body, typ, scan, gateway.Limits{})
+		if err != nil {
+			return
+		}
+		ids, res := rw.IDs()
+		var k gateway.Known
+		k.Add(requestID)
+		pubs := map[int64]string{}
+		for i, id := range ids {
+			pubs[id] = res[i] + "_X" + strconv.Itoa(i)
+			k.Add(id)
+		}
+		out, err := rw.Fill(pubs, &k)
 		if err != nil {
 			return
 		}
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out of %q: %q", body, out)
 		}
-		// No value under a named key survives as anything but a public ID or null.
-		var walk func(v any)
-		walk = func(v any) {
-			switch x := v.(type) {
-			case map[string]any:
-				for k, e := range x {
-					if k == "id" {
-						checkPublic(t, e, body)
-					}
-					walk(e)
-				}
-			case []any:
-				for _, e := range x {
-					walk(e)
+		sent := append([]int64{requestID}, ids...)
+		sent = append(sent, gateway.DetectorAll(scan, string(body))...)
+		lower := strings.ToLower(string(out))
+		for _, id := range sent {
+			for _, form := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
+				if len(form) >= 6 && strings.Contains(lower, form) {
+					t.Fatalf("internal id %d (%s) in %q out of %q", id, form, out, body)
 				}
 			}
 		}
-		var v any
-		_ = json.Unmarshal(out, &v)
-		walk(v)
 	})
-}
-
-func checkPublic(t *testing.T, v any, in []byte) {
-	switch x := v.(type) {
-	case nil:
-	case string:
-		if !strings.HasPrefix(x, "ord_X") {
-			t.Fatalf("named field kept %q from %q", x, in)
-		}
-	case []any:
-		for _, e := range x {
-			checkPublic(t, e, in)
-		}
-	default:
-		t.Fatalf("named field kept %v from %q", x, in)
-	}
 }

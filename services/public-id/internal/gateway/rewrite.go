@@ -1,117 +1,412 @@
-// Package gateway is the customer gateway: it maps public URLs to internal upstreams, translating
-// public IDs in, and rewrites the named JSON fields of every response from internal IDs to public
-// IDs on the way out. No response to a customer carries an internal ID in a named field: a value
-// it cannot rewrite turns the whole response into a 502.
+// Package gateway is the customer gateway: it maps public URLs to internal upstreams,
+// translating public IDs in, and rebuilds every upstream response from the route's declared
+// type on the way out. It is an allowlist: only declared methods, query parameters, headers and
+// fields pass; ID fields carry public IDs of their declared resource; anything else that holds
+// an internal ID turns the response into a 502, never into a leak.
 package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/idgen/idgen/libs/idcore"
 )
 
-// ErrUnrewritable: a named field holds something that is not an ID (an object, a boolean, a
-// non-numeric string), so the response cannot be made safe.
-var ErrUnrewritable = errors.New("gateway: a named field holds a value that is not an ID")
+// ErrUnsafe: an upstream response the gateway refuses to pass on (it would leak, or it breaks
+// the route's declared type). The customer gets a 502; the log names the route and field.
+var ErrUnsafe = errors.New("gateway: unsafe upstream response")
 
-// Publisher turns an internal ID into the public ID of a resource.
-type Publisher func(internal int64, resource string) (string, error)
-
-// Rewrite parses body as JSON and replaces, at any depth, the value of every object key named in
-// fields (key → resource prefix) with public IDs: a string or number ID becomes a public ID string,
-// an array of IDs an array of public ID strings, null stays null. Key order and other values are
-// kept as they were.
-func Rewrite(body []byte, fields map[string]string, publish Publisher) ([]byte, error) {
-	v, err := parseOrdered(body)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: upstream body is not one JSON value: %w", err)
-	}
-	var out bytes.Buffer
-	if err := write(&out, v, fields, publish, ""); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+// UnsafeError says which field made a response unsafe, and why. It never holds the value.
+type UnsafeError struct {
+	Field  string // the declared field or header name; "" for the body as a whole
+	Reason string
 }
 
-// write encodes v, rewriting the values of named keys. Objects are re-encoded key by key in the
-// order the decoder saw them, so the output is deterministic for a given input.
-func write(out *bytes.Buffer, v any, fields map[string]string, publish Publisher, resource string) error {
-	if resource != "" {
-		return writeID(out, v, publish, resource)
+func (e *UnsafeError) Error() string {
+	if e.Field == "" {
+		return "gateway: unsafe upstream response: " + e.Reason
 	}
-	switch x := v.(type) {
-	case orderedObject:
-		out.WriteByte('{')
-		for i, kv := range x {
-			if i > 0 {
-				out.WriteByte(',')
-			}
-			kb, _ := json.Marshal(kv.key)
-			out.Write(kb)
-			out.WriteByte(':')
-			if err := write(out, kv.val, fields, publish, fields[kv.key]); err != nil {
-				return err
-			}
-		}
-		out.WriteByte('}')
-	case []any:
-		out.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				out.WriteByte(',')
-			}
-			if err := write(out, e, fields, publish, ""); err != nil {
-				return err
-			}
-		}
-		out.WriteByte(']')
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
+	return "gateway: unsafe upstream response: field " + e.Field + ": " + e.Reason
+}
+
+// Unwrap makes errors.Is(err, ErrUnsafe) hold.
+func (e *UnsafeError) Unwrap() error { return ErrUnsafe }
+
+func unsafe(field, format string, args ...any) error {
+	return &UnsafeError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Limits bound the work one response may cause.
+type Limits struct {
+	// MaxDepth bounds JSON nesting, declared or not. Default 64.
+	MaxDepth int
+}
+
+// pendingID is an internal ID of a declared id field, waiting for its public ID.
+type pendingID struct {
+	at       int // offset in the output where the quoted public ID goes
+	id       int64
+	resource string
+	field    string
+}
+
+// span is a plain value written to the output, for naming the field of a late finding.
+type span struct {
+	start int
+	field string
+}
+
+// rewriter rebuilds one JSON body from its declared type, in one pass over the tokens.
+type rewriter struct {
+	dec      jsontext.Decoder
+	out      []byte
+	ids      []pendingID
+	spans    []span
+	scan     scanner
+	maxDepth int
+	scratch  []byte
+}
+
+// Rewritten is a body rebuilt from its declared type, its ID fields still to be filled in.
+type Rewritten struct {
+	out   []byte
+	ids   []pendingID
+	spans []span
+}
+
+// IDs returns the internal IDs of the declared id fields, in order, with their resources.
+func (rw *Rewritten) IDs() (ids []int64, resources []string) {
+	for _, p := range rw.ids {
+		ids = append(ids, p.id)
+		resources = append(resources, p.resource)
+	}
+	return ids, resources
+}
+
+// Rewrite parses body as one JSON value of type t and rebuilds it: declared members only (by
+// exact name), each checked against its type; id fields are collected for Fill. A plain value
+// that looks like an internal ID (Detector) makes the body unsafe, as does any break of the
+// declared type, nesting deeper than the limit, or anything after the value.
+func Rewrite(body []byte, t *Type, d Detector, l Limits) (*Rewritten, error) {
+	if l.MaxDepth == 0 {
+		l.MaxDepth = 64
+	}
+	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, out: make([]byte, 0, len(body)+len(body)/4)}
+	r.dec.Reset(bytes.NewReader(body))
+	if err := r.value(t, ""); err != nil {
+		return nil, r.syntax(err)
+	}
+	if _, err := r.dec.ReadToken(); err == nil {
+		return nil, unsafe("", "more than one JSON value")
+	}
+	return &Rewritten{out: r.out, ids: r.ids, spans: r.spans}, nil
+}
+
+// syntax turns the decoder's errors (which quote the input) into reasons that do not.
+func (r *rewriter) syntax(err error) error {
+	var ue *UnsafeError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return unsafe("", "not valid JSON at byte %d", r.dec.InputOffset())
+}
+
+func (r *rewriter) value(t *Type, field string) error {
+	kind := r.dec.PeekKind()
+	if kind == 'n' {
+		if _, err := r.dec.ReadToken(); err != nil {
 			return err
 		}
-		out.Write(b)
-	}
-	return nil
-}
-
-func writeID(out *bytes.Buffer, v any, publish Publisher, resource string) error {
-	var s string
-	switch x := v.(type) {
-	case nil:
-		out.WriteString("null")
+		r.out = append(r.out, "null"...)
 		return nil
-	case []any:
-		out.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				out.WriteByte(',')
-			}
-			if err := writeID(out, e, publish, resource); err != nil {
-				return err
-			}
+	}
+	if (kind == '{' || kind == '[') && r.dec.StackDepth() >= r.maxDepth {
+		return unsafe(field, "nested deeper than %d", r.maxDepth)
+	}
+	switch t.Type {
+	case "object":
+		if kind != '{' {
+			return unsafe(field, "want an object, got %s", kindName(kind))
 		}
-		out.WriteByte(']')
-		return nil
-	case json.Number:
-		s = x.String()
-	case string:
-		s = x
-	default:
-		return fmt.Errorf("%w (%T)", ErrUnrewritable, v)
+		return r.object(t)
+	case "array":
+		if kind != '[' {
+			return unsafe(field, "want an array, got %s", kindName(kind))
+		}
+		return r.array(t, field)
 	}
-	id, err := idcore.ParseID(s)
-	if err != nil {
-		return fmt.Errorf("%w: %q", ErrUnrewritable, s)
-	}
-	pub, err := publish(int64(id), resource)
+	v, err := r.dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	out.WriteString(strconv.Quote(pub))
+	return r.leaf(t, field, kind, v)
+}
+
+func (r *rewriter) object(t *Type) error {
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	r.out = append(r.out, '{')
+	first := true
+	for r.dec.PeekKind() != '}' {
+		name, err := r.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		f := t.field(r.name(name))
+		if f == nil {
+			if err := r.skip(); err != nil { // undeclared: dropped
+				return err
+			}
+			continue
+		}
+		if !first {
+			r.out = append(r.out, ',')
+		}
+		first = false
+		r.out = append(r.out, f.quoted...)
+		if err := r.value(f.typ, f.name); err != nil {
+			return err
+		}
+	}
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	r.out = append(r.out, '}')
 	return nil
+}
+
+// name returns an object member's name, unquoted (escapes resolved, so "\u0069d" is "id").
+func (r *rewriter) name(quoted jsontext.Value) []byte {
+	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
+		return quoted[1 : len(quoted)-1]
+	}
+	r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], quoted)
+	return r.scratch
+}
+
+func (r *rewriter) array(t *Type, field string) error {
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	r.out = append(r.out, '[')
+	for n := 0; r.dec.PeekKind() != ']'; n++ {
+		if n == t.MaxItems {
+			return unsafe(field, "more than %d items", t.MaxItems)
+		}
+		if n > 0 {
+			r.out = append(r.out, ',')
+		}
+		if err := r.value(t.Items, field); err != nil {
+			return err
+		}
+	}
+	if _, err := r.dec.ReadToken(); err != nil {
+		return err
+	}
+	r.out = append(r.out, ']')
+	return nil
+}
+
+// skip reads past one undeclared value, holding it to the nesting limit.
+func (r *rewriter) skip() error {
+	start := r.dec.StackDepth()
+	for {
+		if k := r.dec.PeekKind(); (k == '{' || k == '[') && r.dec.StackDepth() >= r.maxDepth {
+			return unsafe("", "nested deeper than %d", r.maxDepth)
+		}
+		if _, err := r.dec.ReadToken(); err != nil {
+			return err
+		}
+		if r.dec.StackDepth() == start {
+			return nil
+		}
+	}
+}
+
+func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Value) error {
+	switch t.Type {
+	case "id":
+		var s []byte
+		switch kind {
+		case '"':
+			r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
+			s = r.scratch
+		case '0':
+			s = v
+		default:
+			return unsafe(field, "want an id, got %s", kindName(kind))
+		}
+		id, err := idcore.ParseID(string(s))
+		if err != nil {
+			return unsafe(field, "want an id, got a value that is not one")
+		}
+		r.ids = append(r.ids, pendingID{at: len(r.out), id: int64(id), resource: t.Resource, field: field})
+		return nil
+	case "string", "time", "enum":
+		if kind != '"' {
+			return unsafe(field, "want a string, got %s", kindName(kind))
+		}
+		r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
+		s := r.scratch
+		switch t.Type {
+		case "string":
+			if len(s) > t.MaxLen {
+				return unsafe(field, "longer than %d bytes", t.MaxLen)
+			}
+		case "time":
+			if _, err := time.Parse(time.RFC3339Nano, string(s)); err != nil {
+				return unsafe(field, "want an RFC 3339 time")
+			}
+		case "enum":
+			if !slices.Contains(t.Values, string(s)) {
+				return unsafe(field, "not one of the declared values")
+			}
+		}
+		if r.scan.find(s) != "" {
+			return unsafe(field, "a plain field holds an internal ID")
+		}
+		r.spans = append(r.spans, span{len(r.out), field})
+		// Written anew, so that no escape (\u0031 for "1") can hide digits from a later scan.
+		r.out, _ = jsontext.AppendQuote(r.out, s)
+		return nil
+	case "int":
+		if kind != '0' {
+			return unsafe(field, "want an integer, got %s", kindName(kind))
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return unsafe(field, "want a 64-bit integer")
+		}
+		if r.scan.plausible(n) {
+			return unsafe(field, "a plain field holds an internal ID")
+		}
+	case "number":
+		if kind != '0' {
+			return unsafe(field, "want a number, got %s", kindName(kind))
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return unsafe(field, "want a number")
+		}
+		if r.scan.plausibleFloat(f) || r.scan.find(v) != "" { // 1.2e17, or the digits of one in a fraction
+			return unsafe(field, "a plain field holds an internal ID")
+		}
+	case "bool":
+		if kind != 't' && kind != 'f' {
+			return unsafe(field, "want a boolean, got %s", kindName(kind))
+		}
+	}
+	r.spans = append(r.spans, span{len(r.out), field})
+	r.out = append(r.out, v...)
+	return nil
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "no value"
+}
+
+// Fill returns the body with the public ID of each id field in place. pubs maps each internal ID
+// to its public ID. known lists internal IDs the response must not show in any form (the ids of
+// the request and of the id fields); a plain value that holds one, in decimal or hexadecimal, as
+// a whole or inside a longer run, makes the body unsafe.
+func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
+	if at := known.find(rw.out); at >= 0 {
+		return nil, unsafe(rw.fieldAt(at), "a plain field holds an internal ID of this response")
+	}
+	out := make([]byte, 0, len(rw.out)+len(rw.ids)*32)
+	prev := 0
+	for _, p := range rw.ids {
+		pub, ok := pubs[p.id]
+		if !ok {
+			return nil, unsafe(p.field, "no public id")
+		}
+		out = append(out, rw.out[prev:p.at]...)
+		out = strconv.AppendQuote(out, pub)
+		prev = p.at
+	}
+	return append(out, rw.out[prev:]...), nil
+}
+
+func (rw *Rewritten) fieldAt(at int) string {
+	i, _ := slices.BinarySearchFunc(rw.spans, at, func(s span, at int) int { return s.start - at })
+	if i == len(rw.spans) || rw.spans[i].start > at {
+		i--
+	}
+	if i < 0 {
+		return ""
+	}
+	return rw.spans[i].field
+}
+
+// Known is a set of internal IDs that no response may show, in decimal or hexadecimal.
+type Known struct {
+	forms   map[string]struct{}
+	lengths []int
+}
+
+// Add adds an internal ID.
+func (k *Known) Add(id int64) {
+	if k.forms == nil {
+		k.forms = map[string]struct{}{}
+	}
+	for _, s := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
+		if len(s) < 6 {
+			continue // too short to tell from any other number
+		}
+		if _, ok := k.forms[s]; !ok {
+			k.forms[s] = struct{}{}
+			if !slices.Contains(k.lengths, len(s)) {
+				k.lengths = append(k.lengths, len(s))
+			}
+		}
+	}
+}
+
+// find returns the offset of the first known ID in text (any run of hex digits, case folded),
+// or -1.
+func (k *Known) find(text []byte) int {
+	if k == nil || len(k.forms) == 0 {
+		return -1
+	}
+	var lower []byte
+	for i := 0; i < len(text); {
+		if !isHex(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isHex(text[j]) {
+			j++
+		}
+		lower = bytes.ToLower(append(lower[:0], text[i:j]...))
+		for _, n := range k.lengths {
+			for a := 0; a+n <= len(lower); a++ {
+				if _, ok := k.forms[string(lower[a:a+n])]; ok {
+					return i + a
+				}
+			}
+		}
+		i = j
+	}
+	return -1
 }

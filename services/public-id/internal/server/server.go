@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,6 +49,8 @@ type Config struct {
 	RedisReplicas                                                    int
 	auth.Edge                                                        // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	RatePerClient                                                    float64
+	TrustedProxies                                                   []netip.Prefix
+	IDsSince                                                         time.Time
 	serve.Process                                                    // --log-level, --drain
 }
 
@@ -64,7 +67,20 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON) ($IDGEN_ROUTES)")
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
-	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "gateway requests per second per client IP; 0 for none ($IDGEN_RATE_PER_CLIENT)")
+	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "gateway requests per second per client IP (IPv6: per /64); 0 for none ($IDGEN_RATE_PER_CLIENT)")
+	fs.Func("trusted-proxies", "comma-separated addresses and CIDR ranges of the proxies in front of the gateway whose X-Forwarded-For names the client; default none ($IDGEN_TRUSTED_PROXIES)", func(v string) error {
+		var err error
+		c.TrustedProxies, err = gateway.ParseTrustedProxies(v)
+		return err
+	})
+	fs.Func("ids-since", "date (2006-01-02) from which a number in a plain response field is taken for an internal ID and refused; default 30 days after the epoch ($IDGEN_IDS_SINCE)", func(v string) error {
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return fmt.Errorf("want a date such as 2026-02-01")
+		}
+		c.IDsSince = t
+		return nil
+	})
 	c.Edge.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
 	c.Process.RegisterFlags(fs, 5*time.Second)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
@@ -137,7 +153,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	if routes != nil {
-		s.gw = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient, Logger: log})
+		if s.gw, err = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
+			TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log}); err != nil {
+			s.store.Close()
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024)))
