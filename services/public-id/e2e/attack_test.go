@@ -1,0 +1,586 @@
+// Package e2e attacks the customer gateway as a competitor would: the public-id binary as a real
+// process, on a real Redis, in front of a hostile upstream written for these tests that puts its
+// internal IDs everywhere it can. Every response the gateway gives is kept and, at the end,
+// scanned for every internal ID the upstream sent, in decimal and in hexadecimal.
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+var publicIDBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "public-id-e2e")
+	if err != nil {
+		panic(err)
+	}
+	publicIDBin = filepath.Join(dir, "public-id")
+	if out, err := exec.Command("go", "build", "-o", publicIDBin, "../cmd/public-id").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build public-id: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// newID makes an internal ID of the current layout, issued a moment ago.
+func newID() int64 {
+	ts := time.Now().Add(-time.Duration(rand.IntN(3600)) * time.Second).UnixMilli()
+	return (ts-idcore.EpochUnixMs)<<22 | rand.Int64N(1<<22)
+}
+
+// hostile is an upstream that answers each internal ID with the behaviour registered for it, and
+// records every internal ID it puts in an answer, every method and query it receives.
+type hostile struct {
+	*httptest.Server
+	mu      sync.Mutex
+	cases   map[int64]func(w http.ResponseWriter, r *http.Request, id int64)
+	sent    map[int64]bool
+	methods []string
+	queries []string
+}
+
+func newHostile(t *testing.T) *hostile {
+	h := &hostile{cases: map[int64]func(http.ResponseWriter, *http.Request, int64){}, sent: map[int64]bool{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, _ := strings.CutPrefix(r.URL.Path, "/internal/orders/")
+		id, _ := strconv.ParseInt(rest, 10, 64)
+		h.mu.Lock()
+		h.methods = append(h.methods, r.Method)
+		h.queries = append(h.queries, r.URL.RawQuery)
+		f := h.cases[id]
+		h.mu.Unlock()
+		if f == nil {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		h.send(id)
+		f(w, r, id)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// send records internal IDs the upstream shows.
+func (h *hostile) send(ids ...int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		h.sent[id] = true
+	}
+}
+
+// on registers a behaviour for a new internal ID and returns the ID.
+func (h *hostile) on(f func(w http.ResponseWriter, r *http.Request, id int64)) int64 {
+	id := newID()
+	h.mu.Lock()
+	h.cases[id] = f
+	h.mu.Unlock()
+	return id
+}
+
+func jsonBody(code int, format string, args ...any) func(http.ResponseWriter, *http.Request, int64) {
+	return func(w http.ResponseWriter, _ *http.Request, _ int64) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+// trap is a server no gateway request may reach (a redirect's target).
+type trap struct {
+	*httptest.Server
+	hits int
+	mu   sync.Mutex
+}
+
+func newTrap(t *testing.T, body string) *trap {
+	tr := &trap{}
+	tr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr.mu.Lock()
+		tr.hits++
+		tr.mu.Unlock()
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(tr.Close)
+	return tr
+}
+
+// gw is a public-id process: the internal API and the customer gateway.
+type gw struct {
+	api, url string
+	log      string
+	mu       sync.Mutex
+	seen     []string // every response a customer got: status, headers and body
+}
+
+func routesFile(t *testing.T, up string) string {
+	t.Helper()
+	routes := `{"routes": [{
+  "name": "order", "public": "/orders/{public_id}", "upstream": "` + up + `/internal/orders/{internal_id}",
+  "resource": "ord",
+  "query": {"expand": {"type": "enum", "values": ["items"]}, "customer": "id:cus", "limit": {"type": "int", "min": 1, "max": 50}},
+  "headers": {"ETag": "plain", "Location": "location", "Cache-Control": "plain"},
+  "response": {"type": "object", "fields": {
+    "id": "id:ord", "customer_id": "id:cus", "status": {"type": "enum", "values": ["placed", "shipped"]},
+    "total_cents": "int", "weight": "number", "note": {"type": "string", "max_len": 200},
+    "items": {"type": "array", "max_items": 1000, "items": {"type": "object", "fields": {"sku": "string", "order_id": "id:ord"}}}
+  }}
+}]}`
+	p := filepath.Join(t.TempDir(), "routes.json")
+	if err := os.WriteFile(p, []byte(routes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func startGateway(t *testing.T, redisAddr, routes string, extra ...string) *gw {
+	t.Helper()
+	apiPort, gwPort := testenv.FreePort(t), testenv.FreePort(t)
+	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort),
+		log: filepath.Join(t.TempDir(), "public-id.log")}
+	f, _ := os.Create(g.log)
+	args := append([]string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
+		"--gateway-listen", fmt.Sprintf("127.0.0.1:%d", gwPort), "--store", "redis:" + redisAddr,
+		"--routes", routes, "--resources", "ord,cus", "--rate-per-client", "0"}, extra...)
+	cmd := exec.Command(publicIDBin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(g.log)
+			t.Logf("public-id log:\n%s", b)
+		}
+	})
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		resp, err := http.Get(g.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return g
+			}
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(g.log)
+			t.Fatalf("public-id exited:\n%s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway did not become healthy")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// publish gives an internal ID a public ID through the internal API.
+func (g *gw) publish(t *testing.T, id int64, resource string) string {
+	t.Helper()
+	resp, err := http.Post(g.api+"/v1/public-ids", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"internal_id":"%d","resource":"%s"}`, id, resource)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		PublicID string `json:"public_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.PublicID == "" {
+		t.Fatalf("publish %d: %d %v", id, resp.StatusCode, err)
+	}
+	return out.PublicID
+}
+
+type answer struct {
+	code   int
+	header http.Header
+	body   string
+}
+
+// do sends a customer request and keeps the whole answer for the final scan.
+func (g *gw) do(t *testing.T, method, path string, header ...string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(method, g.url+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var raw strings.Builder
+	fmt.Fprintf(&raw, "%s\n", resp.Status)
+	_ = resp.Header.Write(&raw)
+	raw.Write(b)
+	g.mu.Lock()
+	g.seen = append(g.seen, raw.String())
+	g.mu.Unlock()
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
+
+// scan fails the test for every internal ID the upstream sent that a customer saw.
+func scan(t *testing.T, h *hostile, gws ...*gw) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, leaks := 0, 0
+	for _, g := range gws {
+		for _, seen := range g.seen {
+			n++
+			lower := strings.ToLower(seen)
+			for id := range h.sent {
+				for _, form := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
+					if strings.Contains(lower, form) {
+						leaks++
+						t.Errorf("internal id %d (as %s) reached a customer:\n%s", id, form, seen)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("scanned %d gateway responses for %d internal ids the upstream sent: %d found", n, len(h.sent), leaks)
+	if n == 0 || len(h.sent) == 0 {
+		t.Fatalf("the scan covered nothing: %d responses, %d ids", n, len(h.sent))
+	}
+}
+
+func logHas(t *testing.T, g *gw, words ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		b, _ := os.ReadFile(g.log)
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		for sc.Scan() {
+			all := true
+			for _, w := range words {
+				all = all && strings.Contains(sc.Text(), w)
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with all of %q", words)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func redisKeys(t *testing.T, addr string) int {
+	t.Helper()
+	out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strings.TrimPrefix(addr, "127.0.0.1:"), "DBSIZE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("DBSIZE: %q", out)
+	}
+	return n
+}
+
+func TestAttackGateway(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	h := newHostile(t)
+	g := startGateway(t, r.Addr, routesFile(t, h.URL))
+	customer := newID()
+	cus := g.publish(t, customer, "cus")
+
+	// A well-behaved order first: it passes, with public IDs only.
+	good := h.on(func(w http.ResponseWriter, _ *http.Request, id int64) {
+		h.send(customer)
+		w.Header().Set("ETag", `"v3"`)
+		jsonBody(200, `{"id":"%d","customer_id":%d,"status":"placed","total_cents":4200,"note":"thanks","items":[{"sku":"book","order_id":"%d"}]}`, id, customer, id)(w, nil, id)
+	})
+	goodPub := g.publish(t, good, "ord")
+	a := g.do(t, "GET", "/orders/"+goodPub)
+	want := `{"id":"` + goodPub + `","customer_id":"` + cus + `","status":"placed","total_cents":4200,"note":"thanks","items":[{"sku":"book","order_id":"` + goodPub + `"}]}`
+	if a.code != 200 || strings.TrimSpace(a.body) != want || a.header.Get("ETag") != `"v3"` {
+		t.Fatalf("a good order: %d %s %v, want 200 %s", a.code, a.body, a.header, want)
+	}
+
+	refused := func(t *testing.T, name string, code int, behave func(http.ResponseWriter, *http.Request, int64), logWords ...string) answer {
+		t.Helper()
+		id := h.on(behave)
+		a := g.do(t, "GET", "/orders/"+g.publish(t, id, "ord"))
+		if a.code != code {
+			t.Errorf("%s: %d %s, want %d", name, a.code, a.body, code)
+		}
+		if len(logWords) > 0 {
+			logHas(t, g, logWords...)
+		}
+		return a
+	}
+
+	t.Run("the decoded ID (the old demo route)", func(t *testing.T) {
+		id := h.on(func(w http.ResponseWriter, _ *http.Request, id int64) {
+			d := idcore.ID(id)
+			jsonBody(200, `{"id":"%d","layout":"v2","created_at":"%s","region":"eu-west-1","region_number":2,"machine":170,"sequence":%d}`,
+				id, d.Time().Format(time.RFC3339Nano), id&1023)(w, nil, id)
+		})
+		pub := g.publish(t, id, "ord")
+		a := g.do(t, "GET", "/orders/"+pub)
+		if a.code != 200 || strings.TrimSpace(a.body) != `{"id":"`+pub+`"}` {
+			t.Fatalf("%d %s: want only the declared id", a.code, a.body)
+		}
+	})
+	t.Run("upstream 4xx bodies", func(t *testing.T) {
+		a := refused(t, "404", 404, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(404, `{"error":"order %d not found in table orders_v2"}`, id)(w, r, id)
+		})
+		if strings.TrimSpace(a.body) != `{"error":"not found"}` {
+			t.Errorf("404 body %s", a.body)
+		}
+		a = refused(t, "409", 409, func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("X-Order", fmt.Sprint(id))
+			jsonBody(409, `{"error":"order %d is locked by txn %x"}`, id, id)(w, r, id)
+		})
+		if strings.TrimSpace(a.body) != `{"error":"conflict"}` || a.header.Get("X-Order") != "" {
+			t.Errorf("409: %s %v", a.body, a.header)
+		}
+		refused(t, "500", 502, jsonBody(500, `{"error":"db-7.internal down"}`))
+	})
+	t.Run("IDs outside the declared fields", func(t *testing.T) {
+		refused(t, "bare number", 502, func(w http.ResponseWriter, r *http.Request, id int64) { jsonBody(200, `%d`, id)(w, r, id) },
+			`"route":"order"`, "want an object")
+		refused(t, "id in a note", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"note":"order %d shipped"}`, id)(w, r, id)
+		}, `"field":"note"`)
+		refused(t, "another id in a note", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			other := newID()
+			h.send(other)
+			jsonBody(200, `{"note":"see order %d"}`, other)(w, r, id)
+		}, `"field":"note"`)
+		refused(t, "hex id in a note", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"note":"ref 0x%x"}`, id)(w, r, id)
+		})
+		refused(t, "escaped digits", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			var esc strings.Builder
+			for _, c := range fmt.Sprint(id) {
+				fmt.Fprintf(&esc, `\u%04x`, c)
+			}
+			jsonBody(200, `{"note":"%s"}`, esc.String())(w, r, id)
+		})
+		refused(t, "id as a total", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"total_cents":%d}`, id)(w, r, id)
+		}, `"field":"total_cents"`)
+		refused(t, "id as a float", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"weight":%g}`, float64(id))(w, r, id)
+		}, `"field":"weight"`)
+		refused(t, "not JSON, labelled JSON", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `order=%d`, id)(w, r, id)
+		})
+		refused(t, "text/plain", 502, func(w http.ResponseWriter, _ *http.Request, id int64) {
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprintf(w, `{"note":"%d"}`, id)
+		})
+		refused(t, "duplicate names", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"note":"a","note":"%d"}`, id)(w, r, id)
+		})
+		// Undeclared members and other spellings of a key are dropped.
+		id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"id":"%d","ID":"%d","Id":%d,"orderId":"%d","ref":"%d","order":{"id":"%d"},"Note":"%d"}`, id, id, id, id, id, id, id)(w, r, id)
+		})
+		pub := g.publish(t, id, "ord")
+		if a := g.do(t, "GET", "/orders/"+pub); a.code != 200 || strings.TrimSpace(a.body) != `{"id":"`+pub+`"}` {
+			t.Errorf("undeclared members: %d %s", a.code, a.body)
+		}
+	})
+	t.Run("headers", func(t *testing.T) {
+		refused(t, "an id in an ETag", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("ETag", fmt.Sprintf(`W/"%d-3"`, id))
+			jsonBody(200, `{}`)(w, r, id)
+		}, `"field":"Etag"`)
+		id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("X-Internal-Id", fmt.Sprint(id))
+			w.Header().Set("Set-Cookie", fmt.Sprintf("order=%d", id))
+			w.Header().Set("Server", "orders/1.2 host db-7")
+			w.Header().Set("Cache-Control", "private, max-age=60")
+			jsonBody(200, `{}`)(w, r, id)
+		})
+		a := g.do(t, "GET", "/orders/"+g.publish(t, id, "ord"))
+		if a.code != 200 || a.header.Get("X-Internal-Id") != "" || a.header.Get("Set-Cookie") != "" ||
+			a.header.Get("Server") != "" || a.header.Get("Cache-Control") != "private, max-age=60" {
+			t.Errorf("undeclared headers: %d %v", a.code, a.header)
+		}
+	})
+	t.Run("redirects", func(t *testing.T) {
+		tr := newTrap(t, `{"internal_id":"1"}`)
+		refused(t, "302 to the internal API", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("Location", g.api+"/v1/public-ids/"+goodPub)
+			w.WriteHeader(http.StatusFound)
+		}, `"field":"Location"`)
+		refused(t, "302 outside the route's path", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("Location", tr.URL+"/internal/orders/"+fmt.Sprint(id))
+			w.WriteHeader(http.StatusFound)
+		})
+		refused(t, "307 to another path of the upstream", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			w.Header().Set("Location", "/admin/orders/"+fmt.Sprint(id))
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		})
+		if tr.hits != 0 {
+			t.Errorf("the gateway followed a redirect: %d requests reached the trap", tr.hits)
+		}
+		// A redirect to an order the route table knows becomes that order's public path.
+		moved := newID()
+		id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
+			h.send(moved)
+			w.Header().Set("Location", "/internal/orders/"+fmt.Sprint(moved))
+			w.WriteHeader(http.StatusMovedPermanently)
+		})
+		a := g.do(t, "GET", "/orders/"+g.publish(t, id, "ord"))
+		if a.code != 301 || a.header.Get("Location") != "/orders/"+g.publish(t, moved, "ord") {
+			t.Errorf("a redirect to a known order: %d %q", a.code, a.header.Get("Location"))
+		}
+	})
+	t.Run("methods and query", func(t *testing.T) {
+		h.mu.Lock()
+		h.methods, h.queries = nil, nil
+		h.mu.Unlock()
+		for _, m := range []string{"DELETE", "PUT", "PATCH", "OPTIONS", "POST", "TRACE"} {
+			if a := g.do(t, m, "/orders/"+goodPub); a.code != 405 || a.header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s: %d %v", m, a.code, a.header.Get("Allow"))
+			}
+		}
+		if a := g.do(t, "HEAD", "/orders/"+goodPub); a.code != 200 || a.body != "" {
+			t.Errorf("HEAD: %d %q", a.code, a.body)
+		}
+		a := g.do(t, "GET", "/orders/"+goodPub+"?id=7&internal_id=7&expand=items&customer="+cus+"&utm_source=x")
+		if a.code != 200 {
+			t.Errorf("declared query: %d %s", a.code, a.body)
+		}
+		for _, tt := range []struct{ query, msg string }{
+			{"expand=items&expand=all", "given more than once"},
+			{"expand=all", "want one of items"},
+			{"limit=500", "want an integer in 1–50"},
+			{"limit=x", "want an integer"},
+			{"expand=%zz", "malformed query"},
+		} {
+			a := g.do(t, "GET", "/orders/"+goodPub+"?"+tt.query)
+			if a.code != 400 || !strings.Contains(a.body, tt.msg) {
+				t.Errorf("?%s: %d %s, want 400 saying %q", tt.query, a.code, a.body, tt.msg)
+			}
+		}
+		for _, q := range []string{"customer=" + goodPub, "customer=cus_nope", "customer=" + fmt.Sprint(customer)} {
+			if a := g.do(t, "GET", "/orders/"+goodPub+"?"+q); a.code != 404 {
+				t.Errorf("?%s: %d, want 404", q, a.code)
+			}
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, m := range h.methods {
+			if m != "GET" && m != "HEAD" {
+				t.Errorf("the upstream received %s", m)
+			}
+		}
+		wantQ := url.Values{"expand": {"items"}, "customer": {fmt.Sprint(customer)}}.Encode()
+		if len(h.queries) != 2 || h.queries[0] != "" || h.queries[1] != wantQ {
+			t.Errorf("the upstream received queries %q, want \"\" (HEAD) and %q", h.queries, wantQ)
+		}
+	})
+	t.Run("strict resources", func(t *testing.T) {
+		order := newID()
+		g.publish(t, order, "ord")
+		refused(t, "an order's id as a customer", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			h.send(order)
+			jsonBody(200, `{"customer_id":"%d"}`, order)(w, r, id)
+		}, `"field":"customer_id"`, "another resource")
+		refused(t, "one id as two resources", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"id":"%d","customer_id":"%d"}`, id, id)(w, r, id)
+		}, `"field":"customer_id"`)
+	})
+	t.Run("limits", func(t *testing.T) {
+		refused(t, "1 MiB of nested arrays", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"extra":%s}`, strings.Repeat("[", 1<<20-20))(w, r, id)
+		}, "nested deeper than 64")
+		before := redisKeys(t, r.Addr)
+		refused(t, "150 new ids in one response", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			var items []string
+			for range 150 {
+				n := newID()
+				h.send(n)
+				items = append(items, fmt.Sprintf(`{"order_id":"%d"}`, n))
+			}
+			jsonBody(200, `{"items":[%s]}`, strings.Join(items, ","))(w, r, id)
+		}, "one response may publish at most 100")
+		// The refused response published nothing: only the two keys of its own order's mapping.
+		if after := redisKeys(t, r.Addr); after != before+2 {
+			t.Errorf("Redis keys %d → %d: a refused response created mappings", before, after)
+		}
+		refused(t, "body over 1 MiB", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"note":"%s"}`, strings.Repeat("x", 1<<20))(w, r, id)
+		})
+	})
+	t.Run("not found is one answer", func(t *testing.T) {
+		for _, p := range []string{"/orders/ord_nope", "/orders/" + cus, "/orders/" + fmt.Sprint(good), "/nothing", "/orders/" + goodPub + "/x"} {
+			if a := g.do(t, "GET", p); a.code != 404 || strings.TrimSpace(a.body) != `{"error":"not found"}` {
+				t.Errorf("%s: %d %s", p, a.code, a.body)
+			}
+		}
+	})
+	scan(t, h, g)
+}
+
+// TestClientAddress: behind a trusted proxy each customer has its own limit, named by
+// X-Forwarded-For; from anywhere else X-Forwarded-For is ignored.
+func TestClientAddress(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	h := newHostile(t)
+	routes := routesFile(t, h.URL)
+	id := h.on(jsonBody(200, `{}`))
+	behind := startGateway(t, r.Addr, routes, "--rate-per-client", "2", "--trusted-proxies", "127.0.0.0/8,10.0.0.0/8")
+	direct := startGateway(t, r.Addr, routes, "--rate-per-client", "2")
+	pub := behind.publish(t, id, "ord")
+	served := func(g *gw, xff string) int {
+		ok := 0
+		for range 8 {
+			if a := g.do(t, "GET", "/orders/"+pub, "X-Forwarded-For", xff); a.code == 200 {
+				ok++
+			} else if a.code != 429 || a.header.Get("Retry-After") == "" {
+				t.Fatalf("%d %v", a.code, a.header)
+			}
+		}
+		return ok
+	}
+	// Burst 4 at 2/s: each customer behind the proxy gets about 4 of 8 quick requests.
+	a, b := served(behind, "198.51.100.7, 10.0.0.2"), served(behind, "203.0.113.9")
+	if a < 4 || a > 6 || b < 4 || b > 6 {
+		t.Errorf("behind a trusted proxy: %d and %d of 8 served, want 4-6 each (one bucket per customer)", a, b)
+	}
+	// Not behind a trusted proxy: the header is the customer's to forge, so it is ignored.
+	a, b = served(direct, "198.51.100.7"), served(direct, "203.0.113.9")
+	if a+b > 6 {
+		t.Errorf("forged X-Forwarded-For: %d and %d of 8 served: the header bought extra buckets", a, b)
+	}
+	scan(t, h, behind, direct)
+}
