@@ -16,8 +16,8 @@ taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendon
   --save '' --daemonize no --logfile "$out/redis.log" & 
 taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 &
 cat > "$out/routes.json" <<JSON
-{"routes": [{"public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
-             "resource": "ord", "id_fields": {"id": "ord"}}]}
+{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
+             "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
 taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 \
   --store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error &

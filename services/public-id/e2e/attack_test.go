@@ -131,6 +131,7 @@ func newTrap(t *testing.T, body string) *trap {
 type gw struct {
 	api, url string
 	log      string
+	pid      int
 	mu       sync.Mutex
 	seen     []string // every response a customer got: status, headers and body
 }
@@ -170,6 +171,7 @@ func startGateway(t *testing.T, redisAddr, routes string, extra ...string) *gw {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	g.pid = cmd.Process.Pid
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
 	t.Cleanup(func() {
@@ -583,4 +585,86 @@ func TestClientAddress(t *testing.T) {
 		t.Errorf("forged X-Forwarded-For: %d and %d of 8 served: the header bought extra buckets", a, b)
 	}
 	scan(t, h, behind, direct)
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestAbuseMemory: customers and an upstream doing their worst at once (1 MiB bodies of nested
+// arrays, 1 MiB strings, a thousand unknown IDs a response, a new source address every request)
+// leave the gateway's peak memory under the services' 256 MiB limit.
+func TestAbuseMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("abuse load: not in -short")
+	}
+	r := testenv.StartRedis(t, t.TempDir())
+	h := newHostile(t)
+	nested := `{"extra":` + strings.Repeat("[", 1<<20-20) + `}`
+	long := `{"note":"` + strings.Repeat("x", 1<<20-20) + `"}`
+	var many strings.Builder
+	many.WriteString(`{"items":[`)
+	for i := range 1000 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `{"order_id":"%d","sku":"%s"}`, newID(), strings.Repeat("s", 200))
+	}
+	many.WriteString(`]}`)
+	bodies := []string{nested, long, many.String()}
+	var ids []int64
+	for _, b := range bodies {
+		ids = append(ids, h.on(jsonBody(200, "%s", b)))
+	}
+	g := startGateway(t, r.Addr, routesFile(t, h.URL), "--rate-per-client", "1000", "--trusted-proxies", "127.0.0.1")
+	var pubs []string
+	for _, id := range ids {
+		pubs = append(pubs, g.publish(t, id, "ord"))
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(3 * time.Second)
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				req, _ := http.NewRequest("GET", g.url+"/orders/"+pubs[(w+i)%len(pubs)], nil)
+				req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", w, i>>8&255, i&255))
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				codes[resp.StatusCode]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	peak := peakRSS(t, g.pid)
+	t.Logf("abuse for 3 s, 64 customers: answers %v; gateway peak RSS %.0f MiB", codes, float64(peak)/(1<<20))
+	if codes[502] == 0 || codes[200] != 0 {
+		t.Fatalf("answers %v: every abusive response should be a 502", codes)
+	}
+	if peak > 256<<20 {
+		t.Fatalf("peak RSS %d MiB, over the services' 256 MiB limit", peak>>20)
+	}
 }

@@ -45,7 +45,7 @@ type Options struct {
 	MaxIDs, MaxNewIDs int
 	// MaxInFlight bounds the requests served at once (more get 503); MaxRewrites the upstream
 	// bodies held and rebuilt at once (the rest wait), which bounds the memory responses take
-	// to about MaxRewrites × 3 × MaxBody. Defaults 1,024 and 16.
+	// to about MaxRewrites × 4 × MaxBody. Defaults 1,024 and 8.
 	MaxInFlight, MaxRewrites int
 	// IDsSince starts the window in which a number is taken for an internal ID. Default
 	// DefaultSince.
@@ -80,7 +80,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 	o.MaxIDs = cmp(o.MaxIDs, 1000)
 	o.MaxNewIDs = cmp(o.MaxNewIDs, 100)
 	o.MaxInFlight = cmp(o.MaxInFlight, 1024)
-	o.MaxRewrites = cmp(o.MaxRewrites, 16)
+	o.MaxRewrites = cmp(o.MaxRewrites, 8)
 	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

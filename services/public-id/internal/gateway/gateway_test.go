@@ -46,7 +46,9 @@ func orderType(t testing.TB) *gateway.Type {
 }
 
 func TestParseRoutesRefuses(t *testing.T) {
-	base := func(edit string) string { return strings.Replace(orderRoutes, `"resource": "ord",`, `"resource": "ord", `+edit, 1) }
+	base := func(edit string) string {
+		return strings.Replace(orderRoutes, `"resource": "ord",`, `"resource": "ord", `+edit, 1)
+	}
 	for _, tt := range []struct{ name, routes, want string }{
 		{"POST forwards a body", base(`"methods": ["POST"],`), "never forwards a request body"},
 		{"unknown type", strings.Replace(orderRoutes, `"total_cents": "int"`, `"total_cents": "integer"`, 1), `type "integer"`},
@@ -83,7 +85,7 @@ func TestDetector(t *testing.T) {
 		{fmt.Sprint(old), true},
 		{"000" + fmt.Sprint(id), true},
 		{fmt.Sprint(idAt(now.Add(48*time.Hour), 0)), false}, // from the future
-		{"4111111111111111", false},                        // a card number: 16 digits
+		{"4111111111111111", false},                         // a card number: 16 digits
 		{"+44 20 7946 0958 and 999999999999999", false},
 		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false},
 		{"total 4200, 2026-11-30T12:00:00Z", false},

@@ -96,8 +96,8 @@ func Rewrite(body []byte, t *Type, d Detector, l Limits) (*Rewritten, error) {
 	if l.MaxDepth == 0 {
 		l.MaxDepth = 64
 	}
-	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, out: make([]byte, 0, len(body)+len(body)/4)}
-	r.dec.Reset(bytes.NewReader(body))
+	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, out: make([]byte, 0, min(len(body)+64, 4096))}
+	r.dec.Reset(bytes.NewBuffer(body)) // a bytes.Buffer is parsed in place, without a copy
 	if err := r.value(t, ""); err != nil {
 		return nil, r.syntax(err)
 	}

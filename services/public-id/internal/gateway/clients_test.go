@@ -1,0 +1,78 @@
+package gateway
+
+import (
+	"net/http"
+	"net/netip"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestRateTableIsBounded: 300,000 source addresses leave at most the table's size of buckets,
+// and a heap that grows by the table, not by the addresses.
+func TestRateTableIsBounded(t *testing.T) {
+	l := newClientLimiter(50, 100, 1<<16)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	now := time.Now()
+	for i := range 300_000 {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		if ok, _ := l.take(a, now); !ok {
+			t.Fatalf("client %d refused its first request", i)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("300,000 clients: %d buckets kept, heap +%.1f MB", l.len(), float64(grown)/(1<<20))
+	if l.len() != 1<<16 {
+		t.Fatalf("%d buckets, want the table's size %d", l.len(), 1<<16)
+	}
+	if grown > 32<<20 {
+		t.Fatalf("heap grew by %d bytes for a table of %d", grown, 1<<16)
+	}
+	// A client still in the table keeps its bucket: its burst is spent.
+	a := netip.MustParseAddr("192.0.2.1")
+	for range 100 {
+		l.take(a, now)
+	}
+	if ok, wait := l.take(a, now); ok || wait <= 0 {
+		t.Fatalf("the 101st request of a burst of 100 passed (%v %v)", ok, wait)
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	trusted, err := ParseTrustedProxies("10.0.0.0/8, 192.0.2.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := newClientAddr(trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(peer, xff string) string {
+		r := &http.Request{RemoteAddr: peer, Header: http.Header{}}
+		if xff != "" {
+			r.Header.Set("X-Forwarded-For", xff)
+		}
+		return c.key(r).String()
+	}
+	for _, tt := range []struct{ name, peer, xff, want string }{
+		{"direct", "198.51.100.1:5000", "", "198.51.100.1"},
+		{"forged from outside", "198.51.100.1:5000", "203.0.113.5", "198.51.100.1"},
+		{"behind the load balancer", "10.1.2.3:5000", "203.0.113.5", "203.0.113.5"},
+		{"forged left of the real client", "10.1.2.3:5000", "1.1.1.1, 203.0.113.5, 10.9.9.9", "203.0.113.5"},
+		{"a trusted single address", "192.0.2.7:443", "203.0.113.6", "203.0.113.6"},
+		{"garbage header", "10.1.2.3:5000", "nonsense", "10.1.2.3"},
+		{"IPv6 by /64", "[2001:db8:1:2:aaaa::1]:443", "", "2001:db8:1:2::"},
+		{"IPv4 in IPv6", "[::ffff:198.51.100.1]:5000", "", "198.51.100.1"},
+	} {
+		if got := key(tt.peer, tt.xff); got != tt.want {
+			t.Errorf("%s: key %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
+		t.Fatal("a bad CIDR range was accepted")
+	}
+}
