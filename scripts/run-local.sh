@@ -13,6 +13,7 @@ go build -o "$state/bin/generator" ./services/generator/cmd/generator
 go build -o "$state/bin/registry" ./services/registry/cmd/registry
 go build -o "$state/bin/idgenctl" ./tools/idgenctl
 go build -o "$state/bin/public-id" ./services/public-id/cmd/public-id
+go build -o "$state/bin/demo-orders" ./services/public-id/cmd/demo-orders
 
 pids=()
 cleanup() {
@@ -39,15 +40,23 @@ start_generator() { # region port
 start_generator us-east-1 7001
 start_generator eu-west-1 7002
 
-# The public-ID service: internal API on :7003, customer gateway on :7004. The demo route
-# (deploy/local/routes.json) fronts the us-east-1 generator's decode endpoint, so a customer asks
-# for /ids/<public id> and never sees the internal ID.
+# The public-ID service: internal API on :7003 (publishes "ord" orders and "cus" customers),
+# customer gateway on :7004. The gateway's routes (deploy/local/routes.json) front the demo
+# orders upstream on :7005: a customer asks for /orders/<public id> or
+# /customers/<public id>/orders, and every ID in the answer comes back as a public ID.
 "$state/bin/public-id" --insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 \
-  --store "sqlite:$state/public-ids.db" --routes deploy/local/routes.json \
+  --store "sqlite:$state/public-ids.db" --routes deploy/local/routes.json --resources ord,cus \
   >"$state/logs/public-id.log" 2>&1 &
 pids+=($!)
 
-for port in 7001 7002 7003; do
+# The demo orders upstream: orders keyed by internal IDs from the us-east-1 generator; a checkout
+# hands back only public IDs.
+"$state/bin/demo-orders" --listen 127.0.0.1:7005 --db "$state/demo-orders.db" \
+  --generator http://127.0.0.1:7001 --public-ids http://127.0.0.1:7003 \
+  >"$state/logs/demo-orders.log" 2>&1 &
+pids+=($!)
+
+for port in 7001 7002 7003 7005; do
   for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
     sleep 0.1
@@ -62,7 +71,8 @@ idgen is running locally (state in .idgen/, logs in .idgen/logs/; clock check: w
   generator us-east-1   http://127.0.0.1:7001   REST, Connect, gRPC, /healthz, /metrics
   generator eu-west-1   http://127.0.0.1:7002
   public-id (internal)  http://127.0.0.1:7003   POST /v1/public-ids, GET /v1/public-ids/{public_id}
-  gateway (customers)   http://127.0.0.1:7004   /ids/{public_id} -> generator decode, internal IDs rewritten out
+  gateway (customers)   http://127.0.0.1:7004   /orders/{public_id}, /customers/{public_id}/orders -> demo orders, public IDs only
+  demo orders           http://127.0.0.1:7005   internal upstream: POST /internal/checkout, GET /internal/orders/{id}, ...
 
 Try:
   curl -s -X POST http://127.0.0.1:7001/v1/ids -d '{}'
@@ -71,7 +81,10 @@ Try:
   curl -s http://127.0.0.1:7001/healthz
   curl -s -X POST http://127.0.0.1:7001/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'
   curl -s http://127.0.0.1:7000/v1/regions
-  pub=\$(curl -s -X POST http://127.0.0.1:7003/v1/public-ids -d "{\"internal_id\": \"\$(curl -s -X POST http://127.0.0.1:7001/v1/ids -d '{}' | sed 's/.*"id":"\([0-9]*\)".*/\1/')\"}" | sed 's/.*"public_id":"\([^"]*\)".*/\1/'); curl -s http://127.0.0.1:7004/ids/\$pub
+  co=\$(curl -s -X POST http://127.0.0.1:7005/internal/checkout -d '{"customer":"Ada","items":[{"sku":"book-1","quantity":2,"unit_cents":2100}]}'); echo "\$co"
+  ord=\$(echo "\$co" | sed 's/.*"order":"\([^"]*\)".*/\1/'); cus=\$(echo "\$co" | sed 's/.*"customer":"\([^"]*\)".*/\1/')
+  curl -s http://127.0.0.1:7004/orders/\$ord
+  curl -s "http://127.0.0.1:7004/customers/\$cus/orders?status=placed"
   .idgen/bin/idgenctl health --region eu-west-1
   .idgen/bin/idgenctl leases list --region us-east-1
 

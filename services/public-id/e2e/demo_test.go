@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+// startProc runs a binary until the test ends and waits until health answers 200.
+func startProc(t *testing.T, bin, health string, args ...string) {
+	t.Helper()
+	logFile := filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
+	f, _ := os.Create(logFile)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("%s log:\n%s", filepath.Base(bin), b)
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if resp, err := http.Get(health); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(logFile)
+			t.Fatalf("%s exited:\n%s", bin, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not become healthy", bin)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func build(t *testing.T, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// TestLocalDemo runs the local stack's demo as make run does (a generator, the demo orders
+// upstream, the public-ID service with the shipped deploy/local/routes.json) and checks that
+// nothing a customer or the checkout gets holds an internal ID or its decoded fields.
+func TestLocalDemo(t *testing.T) {
+	genBin := build(t, "../../generator/cmd/generator")
+	demoBin := build(t, "../cmd/demo-orders")
+	dir := t.TempDir()
+	genPort, demoPort := testenv.FreePort(t), testenv.FreePort(t)
+	gen := fmt.Sprintf("http://127.0.0.1:%d", genPort)
+	startProc(t, genBin, gen+"/healthz", "--insecure-dev", "--clock-check", "warn", "--region", "us-east-1",
+		"--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:"+filepath.Join(dir, "leases.db"))
+	routes, err := os.ReadFile("../../../deploy/local/routes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routesPath := filepath.Join(dir, "routes.json")
+	_ = os.WriteFile(routesPath, []byte(strings.ReplaceAll(string(routes), "127.0.0.1:7005", fmt.Sprintf("127.0.0.1:%d", demoPort))), 0o600)
+	r := testenv.StartRedis(t, t.TempDir())
+	g := startGateway(t, r.Addr, routesPath)
+	demo := fmt.Sprintf("http://127.0.0.1:%d", demoPort)
+	startProc(t, demoBin, demo+"/healthz", "--listen", fmt.Sprintf("127.0.0.1:%d", demoPort),
+		"--db", filepath.Join(dir, "orders.db"), "--generator", gen, "--public-ids", g.api)
+
+	var printed []string
+	checkout := func(customer string) (ord, cus string) {
+		resp, err := http.Post(demo+"/internal/checkout", "application/json", strings.NewReader(
+			`{"customer":"`+customer+`","items":[{"sku":"book-1","quantity":2,"unit_cents":2100}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Order, Customer string }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("checkout: %d %v", resp.StatusCode, err)
+		}
+		printed = append(printed, out.Order, out.Customer)
+		return out.Order, out.Customer
+	}
+	ord1, ada := checkout("Ada")
+	ord2, ada2 := checkout("Ada")
+	ord3, bob := checkout("Bob")
+	if ada != ada2 || ada == bob || ord1 == ord2 {
+		t.Fatalf("checkouts: %s %s %s / %s %s %s", ord1, ord2, ord3, ada, ada2, bob)
+	}
+	a := g.do(t, "GET", "/orders/"+ord1)
+	var order map[string]any
+	if err := json.Unmarshal([]byte(a.body), &order); a.code != 200 || err != nil || order["id"] != ord1 || order["customer_id"] != ada {
+		t.Fatalf("GET /orders/%s: %d %s", ord1, a.code, a.body)
+	}
+	a = g.do(t, "GET", "/customers/"+ada+"/orders?status=placed")
+	if a.code != 200 || !strings.Contains(a.body, ord1) || !strings.Contains(a.body, ord2) || strings.Contains(a.body, ord3) {
+		t.Fatalf("GET /customers/%s/orders: %d %s", ada, a.code, a.body)
+	}
+	if a := g.do(t, "GET", "/customers/"+ada+"/orders?status=lost"); a.code != 400 {
+		t.Fatalf("status=lost: %d %s", a.code, a.body)
+	}
+	if a := g.do(t, "GET", "/orders/"+ada); a.code != 404 {
+		t.Fatalf("a customer's public id as an order: %d %s", a.code, a.body)
+	}
+	// The internal IDs behind every public ID the demo showed.
+	var internal []string
+	for _, pub := range []string{ord1, ord2, ord3, ada, bob} {
+		resp, err := http.Get(g.api + "/v1/public-ids/" + pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			InternalID string `json:"internal_id"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		internal = append(internal, out.InternalID)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, seen := range append(printed, g.seen...) {
+		lower := strings.ToLower(seen)
+		for _, in := range internal {
+			n, _ := strconv.ParseInt(in, 10, 64)
+			if n == 0 || strings.Contains(lower, in) || strings.Contains(lower, strconv.FormatInt(n, 16)) {
+				t.Errorf("internal id %q in what the demo showed:\n%s", in, seen)
+			}
+		}
+		for _, decoded := range []string{"region", "machine", "sequence", "layout"} {
+			if strings.Contains(lower, decoded) {
+				t.Errorf("a decoded field (%s) in what the demo showed:\n%s", decoded, seen)
+			}
+		}
+	}
+}
