@@ -47,6 +47,7 @@ type Config struct {
 	Listen, GatewayListen, Store, Routes, Resources, DefaultResource string
 	RedisCA                                                          string
 	RedisReplicas                                                    int
+	AcceptVolatileStore                                              bool
 	auth.Edge                                                        // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	RatePerClient                                                    float64
 	TrustedProxies                                                   []netip.Prefix
@@ -64,6 +65,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL ($IDGEN_STORE)")
 	fs.StringVar(&c.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots ($IDGEN_REDIS_CA)")
 	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+) ($IDGEN_REDIS_REPLICAS)")
+	fs.BoolVar(&c.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed); logged and exported as idgen_publicid_store_volatile ($IDGEN_ACCEPT_VOLATILE_STORE)")
 	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON) ($IDGEN_ROUTES)")
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated ($IDGEN_RESOURCES)")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none ($IDGEN_DEFAULT_RESOURCE)")
@@ -121,7 +123,7 @@ func OpenStore(ctx context.Context, cfg Config) (mapping.Store, error) {
 		}
 		return sqlitemap.Open(ctx, arg)
 	case "redis", "redis-cluster":
-		return redismap.Open(ctx, redismap.Target{Addr: arg, Cluster: kind == "redis-cluster", CAFile: cfg.RedisCA}, redismap.Options{WaitReplicas: cfg.RedisReplicas})
+		return redismap.Open(ctx, redismap.Target{Addr: arg, Cluster: kind == "redis-cluster", CAFile: cfg.RedisCA}, redismap.Options{WaitReplicas: cfg.RedisReplicas, AcceptVolatile: cfg.AcceptVolatileStore})
 	}
 	// Not %q of spec: a URL may hold a password.
 	return nil, fmt.Errorf("public-id: --store %s…: want sqlite:PATH, redis:HOST:PORT, redis://… or rediss://…, redis-cluster:HOST:PORT,… or redis-cluster:URL", kind)
@@ -146,6 +148,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	if s.store, err = OpenStore(ctx, cfg); err != nil {
 		return nil, err
+	}
+	volatile := prometheus.NewGauge(prometheus.GaugeOpts{Name: "idgen_publicid_store_volatile",
+		Help: "1 when the service runs on a mapping store that can lose acknowledged mappings (--accept-volatile-store), else 0."})
+	s.reg.MustRegister(volatile)
+	if rs, ok := s.store.(*redismap.Store); ok {
+		if v, why := rs.Volatile(); v {
+			volatile.Set(1)
+			log.Error("the mapping store is volatile: acknowledged mappings can be lost, and links customers hold would stop resolving; accepted by --accept-volatile-store",
+				"reason", why)
+		}
 	}
 	edge := cfg.Edge
 	edge.Dev = auth.Caller{Name: "dev"}

@@ -124,3 +124,26 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestVolatileStore: on a Redis without AOF the service refuses to start, and names the flag that
+// accepts it; with that flag it starts, and says so in its metrics.
+func TestVolatileStore(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir(), "--appendonly", "no")
+	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", "redis:" + r.Addr}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = server.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "AOF off") || !strings.Contains(err.Error(), "--accept-volatile-store") {
+		t.Fatalf("a volatile store: %v", err)
+	}
+	base := start(t, "redis:"+r.Addr, "--accept-volatile-store")
+	code, body := call(t, "GET", base+"/metrics", "")
+	if code != 200 || !strings.Contains(body, "\nidgen_publicid_store_volatile 1\n") {
+		t.Fatalf("metrics: %d, want idgen_publicid_store_volatile 1", code)
+	}
+	durable := testenv.StartRedis(t, t.TempDir())
+	if _, body := call(t, "GET", start(t, "redis:"+durable.Addr)+"/metrics", ""); !strings.Contains(body, "\nidgen_publicid_store_volatile 0\n") {
+		t.Fatal("a durable store: want idgen_publicid_store_volatile 0")
+	}
+}

@@ -30,7 +30,10 @@
 // later, every write that a publish acknowledges is followed by WAITAOF, for the local fsync and
 // Options.WaitReplicas replicas' (plain WAIT does not guarantee it). WAITAOF waits only for its
 // own connection's writes, so it goes in one pipeline with the write, on the node holding the key.
-// Asking for replicas on an older server is an error, not a silent downgrade.
+// Asking for replicas on an older server is an error, not a silent downgrade. New refuses a
+// volatile Redis: AOF off on a node that takes writes (INFO persistence), or an appendfsync other
+// than always (CONFIG GET), everysec or a blocked CONFIG being enough on 7.2+, where WAITAOF
+// confirms each fsync; Options.AcceptVolatile accepts one, and Store.Volatile tells why.
 package redismap
 
 import (
@@ -53,6 +56,10 @@ type Store struct {
 	atomic   bool                 // one server holds every key: publish with publishScript
 	waitAOF  bool
 	replicas int
+
+	waitLocal   int    // WAITAOF's numlocal: 1, or 0 on an accepted volatile store with AOF off
+	volatile    bool   // found volatile by New, and accepted (Options.AcceptVolatile)
+	volatileWhy string // why
 }
 
 var _ mapping.Store = (*Store)(nil)
@@ -61,12 +68,18 @@ var _ mapping.Store = (*Store)(nil)
 type Options struct {
 	// WaitReplicas is how many replicas WAITAOF waits for (7.2+ only). Default 0: local fsync.
 	WaitReplicas int
+	// AcceptVolatile accepts a store New finds volatile (see New) instead of refusing it;
+	// Store.Volatile then reports it, and why.
+	AcceptVolatile bool
 }
 
-// New returns a store; it checks the server version to know whether WAITAOF exists.
+// New returns a store; it checks the server version to know whether WAITAOF exists. It refuses
+// a volatile store, unless o.AcceptVolatile: one where a node that takes writes has AOF off
+// (INFO persistence aof_enabled:0), or an appendfsync (CONFIG GET) other than always, everysec
+// being enough where WAITAOF confirms each fsync (7.2+), or a persistence it cannot verify.
 func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, error) {
 	_, cluster := rdb.(*redis.ClusterClient)
-	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster}
+	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster, waitLocal: 1}
 	info, err := rdb.Info(ctx, "server").Result()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
@@ -74,6 +87,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 	s.waitAOF = versionAtLeast(info, 7, 2)
 	if o.WaitReplicas > 0 && !s.waitAOF {
 		return nil, errors.New("redismap: waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
+	}
+	if err := s.checkDurability(ctx, o.AcceptVolatile); err != nil {
+		return nil, err
 	}
 	// MaxBatchSize 100 matches the capacity of the queue slices go-redis keeps in its sync.Pool.
 	// Larger batches made it allocate a new queue on every flush and pool it afterwards. Pinned to
@@ -264,7 +280,7 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		queue(p)
 		if s.waitAOF {
-			wait = p.Do(ctx, "WAITAOF", 1, s.replicas, 1000)
+			wait = p.Do(ctx, "WAITAOF", s.waitLocal, s.replicas, 1000)
 		}
 		return nil
 	})
@@ -276,7 +292,7 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		if len(res) != 2 || res[0] < 1 || res[1] < int64(s.replicas) {
+		if len(res) != 2 || res[0] < int64(s.waitLocal) || res[1] < int64(s.replicas) {
 			return nil, unavailable(fmt.Errorf("WAITAOF: %v: the write did not reach the AOF of this server and %d replicas within 1 s", res, s.replicas))
 		}
 	}

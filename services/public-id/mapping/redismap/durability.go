@@ -1,0 +1,155 @@
+package redismap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// acceptFlag is how the service lets an operator run on a volatile store (Options.AcceptVolatile).
+const acceptFlag = "--accept-volatile-store"
+
+// checkDurability reads the persistence of every node that takes writes (the server, or each
+// Cluster master) and records in s why the store is volatile, if it is. It refuses a volatile
+// store unless accept is set. Only INFO and CONFIG GET are sent: managed services allow INFO and
+// often block CONFIG.
+func (s *Store) checkDurability(ctx context.Context, accept bool) error {
+	var (
+		mu      sync.Mutex
+		reasons []string
+		aofOff  bool
+	)
+	check := func(ctx context.Context, c *redis.Client) error {
+		reason, off, err := nodeDurability(ctx, c, s.waitAOF)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if reason != "" {
+			reasons = append(reasons, reason)
+		}
+		aofOff = aofOff || off
+		return nil
+	}
+	var err error
+	switch c := s.rdb.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, check)
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, check)
+	case *redis.Client:
+		err = check(ctx, c)
+	default:
+		return fmt.Errorf("redismap: cannot check the persistence of a %T", s.rdb)
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
+	why := strings.Join(reasons, "; ")
+	if !accept {
+		return fmt.Errorf("redismap: %s, or start with %s", why, acceptFlag)
+	}
+	s.volatile, s.volatileWhy = true, why
+	if aofOff {
+		// WAITAOF asking for a local fsync is an error where AOF is off: wait for replicas only.
+		s.waitLocal = 0
+		s.waitAOF = s.waitAOF && s.replicas > 0
+	}
+	return nil
+}
+
+// nodeDurability reads one node's persistence: reason says why it is volatile ("" if it is not),
+// aofOff whether it keeps no AOF at all. err is set only when the node could not be asked.
+// waitAOF says that the store follows each acknowledged write with WAITAOF.
+func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason string, aofOff bool, err error) {
+	addr := c.Options().Addr
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "", false, err
+	}
+	// WAITAOF covers this node only if it has the command; the store's version check may have
+	// asked another node of a cluster.
+	waitAOF = waitAOF && versionAtLeast(info, 7, 2)
+	info, err = c.Info(ctx, "persistence").Result()
+	if isReply(err) {
+		return fmt.Sprintf("redis %s refused INFO persistence (%s): whether it keeps an AOF cannot be verified; allow INFO", addr, strings.TrimSpace(err.Error())), false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	aof, _ := infoField(info, "aof_enabled")
+	var fsync string
+	var fsyncErr error
+	if aof == "1" {
+		// appendfsync is not in INFO: only CONFIG GET tells it.
+		var conf map[string]string
+		conf, fsyncErr = c.ConfigGet(ctx, "appendfsync").Result()
+		if fsyncErr != nil && !isReply(fsyncErr) {
+			return "", false, fsyncErr
+		}
+		fsync = conf["appendfsync"]
+	}
+	reason, aofOff = judge(addr, aof, waitAOF, fsync, fsyncErr)
+	return reason, aofOff, nil
+}
+
+// judge decides whether a node is volatile from its INFO persistence aof_enabled ("" if the
+// field is missing), whether WAITAOF covers it, and its answer to CONFIG GET appendfsync (fsync
+// is "" when the answer did not have it; fsyncErr is the server's error reply).
+func judge(addr, aofEnabled string, waitAOF bool, fsync string, fsyncErr error) (reason string, aofOff bool) {
+	const fix = "run it with appendonly yes and appendfsync always"
+	switch {
+	case aofEnabled == "0":
+		return fmt.Sprintf("redis %s has AOF off (aof_enabled:0): an acknowledged mapping would be lost on a crash; %s", addr, fix), true
+	case aofEnabled != "1":
+		return fmt.Sprintf("redis %s does not report aof_enabled in INFO persistence: whether it keeps an AOF cannot be verified; %s", addr, fix), false
+	case fsync == "always":
+		return "", false
+	case waitAOF && (fsync == "everysec" || fsync == ""):
+		// The store follows each acknowledged write with WAITAOF, which answers only once the
+		// write is fsynced to this node's AOF whatever appendfsync says: everysec delays the
+		// answer and loses nothing acknowledged. So a policy CONFIG does not tell (CONFIG is
+		// blocked, as on managed services) is accepted too.
+		return "", false
+	case fsyncErr != nil:
+		return fmt.Sprintf("redis %s refused CONFIG GET appendfsync (%s): its fsync policy cannot be verified, and WAITAOF, which would confirm each fsync, needs Redis 7.2; allow CONFIG GET and %s, or use Redis 7.2 or later", addr, strings.TrimSpace(fsyncErr.Error()), fix), false
+	case fsync == "":
+		return fmt.Sprintf("redis %s did not answer CONFIG GET appendfsync: its fsync policy cannot be verified; %s", addr, fix), false
+	case waitAOF:
+		return fmt.Sprintf("redis %s has appendfsync %s: the store accepts always, or everysec with WAITAOF; %s", addr, fsync, fix), false
+	default:
+		return fmt.Sprintf("redis %s has appendfsync %s: an acknowledged mapping not yet fsynced would be lost on a crash (WAITAOF, which would wait for the fsync, needs Redis 7.2); %s", addr, fsync, fix), false
+	}
+}
+
+// infoField returns the value of name in an INFO answer ("name:value" lines, CRLF-terminated).
+func infoField(info, name string) (string, bool) {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// isReply reports whether err is the server's error reply (the command was refused), rather than
+// a failure to reach the server.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// Volatile reports whether New found the store volatile (a node with AOF off, an fsync policy
+// that loses acknowledged writes, or one that could not be verified), accepted because
+// Options.AcceptVolatile was set, and why.
+func (s *Store) Volatile() (bool, string) { return s.volatile, s.volatileWhy }
