@@ -19,6 +19,26 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
+// The tables' key schemas (SPEC §3). Terraform's table definitions are checked against these.
+const (
+	// KeyMachineID is the partition key (N) of the lease table and of the history table.
+	KeyMachineID = "machine_id"
+	// KeyAt is the history table's sort key (N, Unix ms).
+	KeyAt = "at"
+	// AttrExpiresAt is the history table's TTL attribute (N, Unix seconds).
+	AttrExpiresAt = "expires_at"
+)
+
+// GeneratorActions are the DynamoDB actions a generator or embedded process calls through this
+// driver: claims, renewals and releases (UpdateItem), the metadata row (GetItem, PutItem), the
+// history (PutItem) and the restore fence's TableId (DescribeTable). A fleet's role grants these
+// on its region's two tables and nothing else.
+var GeneratorActions = []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+
+// OperatorActions are what the operators' commands (idgenctl leases: List, History, Quarantine,
+// Lift, FenceAll) call beyond GeneratorActions.
+var OperatorActions = []string{"dynamodb:Query", "dynamodb:Scan"}
+
 // Store is one DynamoDB lease table and its region's history table.
 type Store struct {
 	db      *dynamodb.Client
@@ -39,7 +59,7 @@ func n(v int64) types.AttributeValue {
 }
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func key(machine int) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"machine_id": n(int64(machine))}
+	return map[string]types.AttributeValue{KeyMachineID: n(int64(machine))}
 }
 
 // Claim implements lease.Store with SPEC §3's conditional UpdateItem.
@@ -257,9 +277,9 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: &s.history,
 			Item: map[string]types.AttributeValue{
-				"machine_id": n(int64(ev.Machine)), "at": n(at), "event": str(ev.Kind), "holder": str(ev.Holder),
+				KeyMachineID: n(int64(ev.Machine)), KeyAt: n(at), "event": str(ev.Kind), "holder": str(ev.Holder),
 				"lease_epoch": n(ev.Epoch), "lease_expiry": n(ev.ExpiryUnixMs),
-				"expires_at": n((at + lease.HistoryRetentionMs) / 1000),
+				AttrExpiresAt: n((at + lease.HistoryRetentionMs) / 1000),
 			},
 			ConditionExpression: aws.String("attribute_not_exists(machine_id)"),
 		})

@@ -47,18 +47,18 @@ func CreateTables(ctx context.Context, db *dynamodb.Client, leaseTable, historyT
 	specs := []*dynamodb.CreateTableInput{{
 		TableName:            &leaseTable,
 		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("machine_id"), AttributeType: types.ScalarAttributeTypeN}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("machine_id"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(KeyMachineID), AttributeType: types.ScalarAttributeTypeN}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(KeyMachineID), KeyType: types.KeyTypeHash}},
 	}, {
 		TableName:   &historyTable,
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String("machine_id"), AttributeType: types.ScalarAttributeTypeN},
-			{AttributeName: aws.String("at"), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(KeyMachineID), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(KeyAt), AttributeType: types.ScalarAttributeTypeN},
 		},
 		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String("machine_id"), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String("at"), KeyType: types.KeyTypeRange},
+			{AttributeName: aws.String(KeyMachineID), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(KeyAt), KeyType: types.KeyTypeRange},
 		},
 	}}
 	for _, in := range specs {

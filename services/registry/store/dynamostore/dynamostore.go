@@ -23,6 +23,14 @@ import (
 	"github.com/idgen/idgen/services/registry/store"
 )
 
+// KeyPK is the registry table's partition key (S). Terraform's table definition is checked
+// against it.
+const KeyPK = "pk"
+
+// Actions are the DynamoDB actions the registry service calls through this driver; its role
+// grants these on its table and nothing else.
+var Actions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:UpdateItem"}
+
 // Store is a registry in one DynamoDB table with string partition key "pk".
 type Store struct {
 	db    *dynamodb.Client
@@ -39,7 +47,7 @@ func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 func key(pk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": s(pk)}
+	return map[string]types.AttributeValue{KeyPK: s(pk)}
 }
 
 // CreateTable creates the registry table when missing (development and tests; Terraform in
@@ -48,8 +56,8 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &table,
 		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(KeyPK), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(KeyPK), KeyType: types.KeyTypeHash}},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
