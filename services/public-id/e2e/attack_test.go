@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -386,6 +387,19 @@ func TestAttackGateway(t *testing.T) {
 		refused(t, "hex id in a note", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
 			jsonBody(200, `{"note":"ref 0x%x"}`, id)(w, r, id)
 		})
+		refused(t, "an id glued to letters", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			other := newID()
+			h.send(other)
+			jsonBody(200, `{"note":"replaces ORD%dA"}`, other)(w, r, id)
+		}, `"field":"note"`)
+		refused(t, "an id in a cursor", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			cursor := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"after":%d}`, id)))
+			jsonBody(200, `{"note":"%s"}`, cursor)(w, r, id)
+		}, `"field":"note"`)
+		refused(t, "an id with thousands separators", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			d := fmt.Sprint(id)
+			jsonBody(200, `{"note":"%s,%s,%s,%s,%s,%s"}`, d[:len(d)-15], d[len(d)-15:len(d)-12], d[len(d)-12:len(d)-9], d[len(d)-9:len(d)-6], d[len(d)-6:len(d)-3], d[len(d)-3:])(w, r, id)
+		}, `"field":"note"`)
 		refused(t, "escaped digits", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
 			var esc strings.Builder
 			for _, c := range fmt.Sprint(id) {
@@ -422,6 +436,11 @@ func TestAttackGateway(t *testing.T) {
 		refused(t, "an id in an ETag", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
 			w.Header().Set("ETag", fmt.Sprintf(`W/"%d-3"`, id))
 			jsonBody(200, `{}`)(w, r, id)
+		}, `"field":"Etag"`)
+		refused(t, "the body's customer id inside an ETag", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			// 99 before it makes the run no ID by itself: only the body's IDs give it away.
+			w.Header().Set("ETag", fmt.Sprintf(`"99%d99"`, customer))
+			jsonBody(200, `{"customer_id":"%d"}`, customer)(w, r, id)
 		}, `"field":"Etag"`)
 		id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
 			w.Header().Set("X-Internal-Id", fmt.Sprint(id))

@@ -47,6 +47,8 @@ type Options struct {
 	// bodies held and rebuilt at once (the rest wait), which bounds the memory responses take
 	// to about MaxRewrites × 4 × MaxBody. Defaults 1,024 and 8.
 	MaxInFlight, MaxRewrites int
+	// RewriteWait bounds the wait for a rewrite slot; past it the customer gets 503. Default 1 s.
+	RewriteWait time.Duration
 	// IDsSince starts the window in which a number is taken for an internal ID. Default
 	// DefaultSince.
 	IDsSince time.Time
@@ -66,6 +68,9 @@ type Gateway struct {
 	inFlight chan struct{}
 	rewrites chan struct{}
 	bufs     sync.Pool
+	healthMu sync.Mutex
+	healthAt time.Time
+	healthOK bool
 	log      *slog.Logger
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -81,6 +86,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 	o.MaxNewIDs = cmp(o.MaxNewIDs, 100)
 	o.MaxInFlight = cmp(o.MaxInFlight, 1024)
 	o.MaxRewrites = cmp(o.MaxRewrites, 8)
+	o.RewriteWait = cmp(o.RewriteWait, time.Second)
 	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -153,10 +159,6 @@ func errorBody(msg string) string {
 
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/healthz" {
-		g.health(w, r)
-		return
-	}
 	select {
 	case g.inFlight <- struct{}{}:
 		defer func() { <-g.inFlight }()
@@ -170,6 +172,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.requests.WithLabelValues("", "rate_limited").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(quota.RetryAfterSeconds(wait)))
 		writeJSON(w, http.StatusTooManyRequests, `{"error":"too many requests"}`)
+		return
+	}
+	if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		g.health(w, r)
 		return
 	}
 	route, pub := g.match(r.URL.Path)
@@ -259,7 +265,7 @@ func (g *Gateway) target(w http.ResponseWriter, r *http.Request, route *Route, i
 			}
 			known.Add(in)
 			v = strconv.FormatInt(in, 10)
-		} else if err := t.queryValue(name, v); err != nil {
+		} else if v, err = t.queryValue(name, v); err != nil {
 			g.badRequest(w, route.Name, err.Error())
 			return "", false
 		}
@@ -310,14 +316,33 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, 
 		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
 		return
 	}
+	code, headers, out, err := g.rebuild(r, route, resp, known)
+	if err != nil {
+		g.refuse(w, route.Name, err)
+		return
+	}
+	// The rewrite slot is free again before the customer reads: a slow reader holds only its
+	// own connection.
+	g.reply(w, route.Name, code, headers, out)
+}
 
-	// Hold the body only while a rewrite slot is free: the memory responses take is bounded
-	// whatever the upstreams send and however many customers ask.
+// errBusy: every rewrite slot stayed taken for RewriteWait.
+var errBusy = errors.New("gateway: every rewrite slot is busy")
+
+// rebuild reads a 2xx upstream response and rebuilds it from the route's declarations: the body
+// from its type, with public IDs, and the declared headers, checked against every internal ID
+// of the response. The body is held only while a rewrite slot is free, so the memory responses
+// take is bounded whatever the upstreams send and however many customers ask.
+func (g *Gateway) rebuild(r *http.Request, route *Route, resp *http.Response, known *Known) (int, http.Header, []byte, error) {
+	wait := time.NewTimer(g.o.RewriteWait)
+	defer wait.Stop()
 	select {
 	case g.rewrites <- struct{}{}:
 		defer func() { <-g.rewrites }()
+	case <-wait.C:
+		return 0, nil, nil, errBusy
 	case <-r.Context().Done():
-		return
+		return 0, nil, nil, r.Context().Err()
 	}
 	buf := g.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -327,45 +352,41 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, 
 		}
 	}()
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, g.o.MaxBody+1)); err != nil {
-		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
-		return
+		return 0, nil, nil, fmt.Errorf("%w: %v", errUpstream, err)
 	}
 	if int64(buf.Len()) > g.o.MaxBody {
-		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream body larger than %d bytes", g.o.MaxBody))
-		return
-	}
-	headers, err := g.headers(r.Context(), route, resp.Header, known)
-	if err != nil {
-		g.refuse(w, route.Name, err)
-		return
+		return 0, nil, nil, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
 	}
 	raw := buf.Bytes()
-	if len(bytes.TrimSpace(raw)) == 0 || r.Method == http.MethodHead || code == http.StatusNoContent {
-		g.reply(w, route.Name, code, headers, nil)
-		return
+	code := resp.StatusCode
+	var out []byte
+	if len(bytes.TrimSpace(raw)) > 0 && r.Method != http.MethodHead && code != http.StatusNoContent {
+		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+			return 0, nil, nil, unsafe("", "the upstream's body is not JSON")
+		}
+		rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		ids, resources := rw.IDs()
+		pubs, err := g.publish(r.Context(), ids, resources, rw.ids, known)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if out, err = rw.Fill(pubs, known); err != nil {
+			return 0, nil, nil, err
+		}
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
-		g.refuse(w, route.Name, unsafe("", "the upstream's body is not JSON"))
-		return
-	}
-	rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth})
+	// Headers last: every internal ID of the response is known by now.
+	headers, err := g.headers(r.Context(), route, resp.Header, known)
 	if err != nil {
-		g.refuse(w, route.Name, err)
-		return
+		return 0, nil, nil, err
 	}
-	ids, resources := rw.IDs()
-	pubs, err := g.publish(r.Context(), ids, resources, rw.ids, known)
-	if err != nil {
-		g.refuse(w, route.Name, err)
-		return
-	}
-	out, err := rw.Fill(pubs, known)
-	if err != nil {
-		g.refuse(w, route.Name, err)
-		return
-	}
-	g.reply(w, route.Name, code, headers, out)
+	return code, headers, out, nil
 }
+
+// errUpstream: the upstream's body could not be read whole.
+var errUpstream = errors.New("gateway: upstream body")
 
 func isJSON(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
@@ -529,13 +550,22 @@ func (g *Gateway) publish(ctx context.Context, ids []int64, resources []string, 
 	return out, nil
 }
 
-// health answers the gateway's /healthz: 200 when the mapping store answers.
+// health answers the gateway's /healthz: 200 when the mapping store answers. The answer is
+// kept for a second, so health checks cost the store one lookup a second however many come.
 func (g *Gateway) health(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if _, err := g.store.Lookup(ctx, 0); err != nil && !errors.Is(err, mapping.ErrNotFound) {
-		g.log.Warn("gateway health: mapping store unavailable", "error", err.Error())
-		writeJSON(w, http.StatusServiceUnavailable, `{"status":"mapping store unavailable"}`)
+	g.healthMu.Lock()
+	defer g.healthMu.Unlock()
+	if time.Since(g.healthAt) > time.Second {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, err := g.store.Lookup(ctx, 0)
+		cancel()
+		g.healthOK, g.healthAt = err == nil || errors.Is(err, mapping.ErrNotFound), time.Now()
+		if !g.healthOK {
+			g.log.Warn("gateway health: mapping store unavailable", "error", err.Error())
+		}
+	}
+	if !g.healthOK {
+		writeJSON(w, http.StatusServiceUnavailable, `{"status":"unavailable"}`)
 		return
 	}
 	writeJSON(w, http.StatusOK, `{"status":"ok"}`)
@@ -604,7 +634,16 @@ func (g *Gateway) refuse(w http.ResponseWriter, route string, err error) {
 		writeJSON(w, http.StatusBadGateway, `{"error":"bad gateway"}`)
 		return
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, errBusy):
+		g.requests.WithLabelValues(route, "busy").Inc()
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, bodyBusy)
+		return
+	case errors.Is(err, errUpstream):
+		g.fail(w, route, http.StatusBadGateway, "upstream_error", err)
+		return
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		g.fail(w, route, http.StatusGatewayTimeout, "upstream_timeout", err)
 		return
 	}

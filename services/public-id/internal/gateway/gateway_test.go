@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -60,6 +62,14 @@ func TestParseRoutesRefuses(t *testing.T) {
 		{"no response type", strings.Replace(orderRoutes, `"response"`, `"response_"`, 1), "unknown field"},
 		{"two public ids", strings.Replace(orderRoutes, `/orders/{public_id}"`, `/orders/{public_id}/{public_id}"`, 1), "one {public_id}"},
 		{"query clash", strings.Replace(orderRoutes, `{internal_id}"`, `{internal_id}?expand=all"`, 1), "sets it already"},
+		{"Location as plain", strings.Replace(orderRoutes, `"Location": "location"`, `"Location": "plain"`, 1), "holds upstream URLs"},
+		{"Link", strings.Replace(orderRoutes, `"ETag": "plain"`, `"Link": "plain"`, 1), "holds upstream URLs"},
+		{"one header twice", strings.Replace(orderRoutes, `"ETag": "plain"`, `"ETag": "plain", "etag": "plain"`, 1), "declared twice"},
+		{"bad header name", strings.Replace(orderRoutes, `"ETag": "plain"`, `"ETag ": "plain"`, 1), "not a valid header name"},
+		{"max_len on a time", strings.Replace(orderRoutes, `"created_at": "time"`, `"created_at": {"type": "time", "max_len": 5}`, 1), "max_len does not apply"},
+		{"values on a string", strings.Replace(orderRoutes, `"sku": "string"`, `"sku": {"type": "string", "values": ["a"]}`, 1), "values does not apply"},
+		{"two routes, one public path", strings.Replace(orderRoutes, `}]}`, `}, `+strings.Replace(strings.TrimPrefix(strings.TrimSuffix(orderRoutes, `]}`), `{"routes": [`), `"name": "order"`, `"name": "order2"`, 1)+`]}`, 1), "public path /orders/{public_id} is route"},
+		{"two routes, one upstream path", strings.Replace(orderRoutes, `}]}`, `}, `+strings.Replace(strings.Replace(strings.TrimPrefix(strings.TrimSuffix(orderRoutes, `]}`), `{"routes": [`), `"name": "order"`, `"name": "order2"`, 1), `"/orders/`, `"/v2/orders/`, 1)+`]}`, 1), "upstream path"},
 		{"object query", strings.Replace(orderRoutes, `"limit": {"type": "int", "min": 1, "max": 50}`, `"limit": {"type": "object", "fields": {"a": "int"}}`, 1), "query parameter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,11 +100,34 @@ func TestDetector(t *testing.T) {
 		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false},
 		{"total 4200, 2026-11-30T12:00:00Z", false},
 		{"deadbeefcafe", false},
+		{"replaces ORD" + fmt.Sprint(id), true},
+		{"ID" + fmt.Sprint(id) + "A", true},
+		{fmt.Sprint(id) + "e-3", true},
+		{"1.2095046089091686e+17", true},
+		{groups(fmt.Sprint(id), ","), true},
+		{groups(fmt.Sprint(id), " "), true},
+		{fmt.Sprintf("00000000-0000-0000-%04x-%012x", uint64(id)>>48, uint64(id)&(1<<48-1)), true}, // a UUID of the ID
+		{base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"after":%d}`, id))), true},         // a cursor
+		{base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(id))), true},
+		{base64.RawURLEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))), true},
+		{"2026-11-30, 12, 345, 6789", false},
+		{"tracking 1Z999AA10123456784", false},
+		{base64.StdEncoding.EncodeToString([]byte("a perfectly ordinary sentence")), false},
 	} {
 		if got := gateway.DetectorFind(detector(), tt.text) != ""; got != tt.hit {
 			t.Errorf("%q: found %v, want %v", tt.text, got, tt.hit)
 		}
 	}
+}
+
+// groups writes digits in groups of three joined by sep, as thousands separators do.
+func groups(digits, sep string) string {
+	var parts []string
+	for len(digits) > 3 {
+		parts = append([]string{digits[len(digits)-3:]}, parts...)
+		digits = digits[:len(digits)-3]
+	}
+	return strings.Join(append([]string{digits}, parts...), sep)
 }
 
 func rewrite(t *testing.T, body string, known ...int64) ([]byte, error) {
@@ -159,6 +192,9 @@ func TestRewrite(t *testing.T) {
 	bad("known id inside a longer run", fmt.Sprintf(`{"id":"%d","note":"99%d99"}`, a, a), "note")
 	bad("request's id in a note", fmt.Sprintf(`{"note":"x%dx"}`, c), "note", c)
 	bad("id as an int", fmt.Sprintf(`{"total_cents":%d}`, a), "total_cents")
+	bad("negated id", fmt.Sprintf(`{"total_cents":-%d}`, a), "total_cents")
+	bad("id glued to hex letters", fmt.Sprintf(`{"note":"ORD%dA"}`, c), "note")
+	bad("id as a cursor", fmt.Sprintf(`{"note":"%s"}`, base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"after":%d}`, c)))), "note")
 	bad("id as a float", fmt.Sprintf(`{"weight":%g}`, float64(a)), "weight")
 	bad("float as int", `{"total_cents":42.0}`, "total_cents")
 	bad("object as id", `{"id":{"x":1}}`, "id")

@@ -45,6 +45,10 @@ func unsafe(field, format string, args ...any) error {
 type Limits struct {
 	// MaxDepth bounds JSON nesting, declared or not. Default 64.
 	MaxDepth int
+	// MaxIDs bounds the id fields of one body, repeats included. Default 10,000.
+	MaxIDs int
+	// MaxOut bounds the rebuilt body's size in bytes. Default 4 MiB.
+	MaxOut int
 }
 
 // pendingID is an internal ID of a declared id field, waiting for its public ID.
@@ -69,6 +73,8 @@ type rewriter struct {
 	spans    []span
 	scan     scanner
 	maxDepth int
+	maxIDs   int
+	maxOut   int // with a public ID of at most 64 bytes for each id field
 	scratch  []byte
 }
 
@@ -93,10 +99,10 @@ func (rw *Rewritten) IDs() (ids []int64, resources []string) {
 // that looks like an internal ID (Detector) makes the body unsafe, as does any break of the
 // declared type, nesting deeper than the limit, or anything after the value.
 func Rewrite(body []byte, t *Type, d Detector, l Limits) (*Rewritten, error) {
-	if l.MaxDepth == 0 {
-		l.MaxDepth = 64
-	}
-	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, out: make([]byte, 0, min(len(body)+64, 4096))}
+	l.MaxDepth = cmp(l.MaxDepth, 64)
+	l.MaxIDs = cmp(l.MaxIDs, 10_000)
+	l.MaxOut = cmp(l.MaxOut, 4<<20)
+	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, maxIDs: l.MaxIDs, maxOut: l.MaxOut, out: make([]byte, 0, min(len(body)+64, 4096))}
 	r.dec.Reset(bytes.NewBuffer(body)) // a bytes.Buffer is parsed in place, without a copy
 	if err := r.value(t, ""); err != nil {
 		return nil, r.syntax(err)
@@ -246,6 +252,12 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want an id, got a value that is not one")
 		}
+		if len(r.ids) == r.maxIDs {
+			return unsafe(field, "more than %d ids in one body", r.maxIDs)
+		}
+		if len(r.out)+64*(len(r.ids)+1) > r.maxOut {
+			return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
+		}
 		r.ids = append(r.ids, pendingID{at: len(r.out), id: int64(id), resource: t.Resource, field: field})
 		return nil
 	case "string", "time", "enum":
@@ -271,9 +283,12 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if r.scan.find(s) != "" {
 			return unsafe(field, "a plain field holds an internal ID")
 		}
-		r.spans = append(r.spans, span{len(r.out), field})
+		r.span(field, len(s))
 		// Written anew, so that no escape (\u0031 for "1") can hide digits from a later scan.
 		r.out, _ = jsontext.AppendQuote(r.out, s)
+		if len(r.out)+64*len(r.ids) > r.maxOut {
+			return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
+		}
 		return nil
 	case "int":
 		if kind != '0' {
@@ -283,7 +298,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want a 64-bit integer")
 		}
-		if r.scan.plausible(n) {
+		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) {
 			return unsafe(field, "a plain field holds an internal ID")
 		}
 	case "number":
@@ -302,9 +317,20 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 			return unsafe(field, "want a boolean, got %s", kindName(kind))
 		}
 	}
-	r.spans = append(r.spans, span{len(r.out), field})
+	r.span(field, len(v))
 	r.out = append(r.out, v...)
+	if len(r.out)+64*len(r.ids) > r.maxOut {
+		return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
+	}
 	return nil
+}
+
+// span records where a plain value starts, for naming its field if a known ID turns up in it
+// later. Values too short to hold one (Known keeps forms of 6 characters or more) need none.
+func (r *rewriter) span(field string, n int) {
+	if n >= 6 {
+		r.spans = append(r.spans, span{len(r.out), field})
+	}
 }
 
 func kindName(k jsontext.Kind) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Config is the route table file: an allowlist. A route passes only the methods, query
@@ -139,6 +143,7 @@ func (c *Config) check() error {
 		return fmt.Errorf("no routes")
 	}
 	names := map[string]bool{}
+	publics, upstreams := map[string]string{}, map[string]string{}
 	for i, r := range c.Routes {
 		if r == nil {
 			return fmt.Errorf("route %d is null", i)
@@ -150,6 +155,17 @@ func (c *Config) check() error {
 			return fmt.Errorf("route %q: the name is used twice", r.Name)
 		}
 		names[r.Name] = true
+		if other, ok := publics[r.Public]; ok {
+			return fmt.Errorf("route %q: public path %s is route %q's already", r.Name, r.Public, other)
+		}
+		publics[r.Public] = r.Name
+		// A Location is mapped to a route by its upstream path: two routes on one upstream path
+		// would make that ambiguous, and could give an ID a public ID of the wrong resource.
+		up := r.up.Scheme + "://" + r.up.Host + r.upPrefix + "{internal_id}" + r.upSuffix
+		if other, ok := upstreams[up]; ok && r.upPrefix != "" {
+			return fmt.Errorf("route %q: upstream path %s is route %q's already", r.Name, up, other)
+		}
+		upstreams[up] = r.Name
 	}
 	return nil
 }
@@ -215,11 +231,18 @@ func (r *Route) check() error {
 	r.headers = map[string]string{}
 	for name, kind := range r.Headers {
 		canon := http.CanonicalHeaderKey(name)
+		_, dup := r.headers[canon]
 		switch {
+		case !httpguts.ValidHeaderFieldName(name):
+			return fmt.Errorf("header %q: not a valid header name", name)
+		case dup:
+			return fmt.Errorf("header %q: declared twice (header names are case-insensitive)", name)
 		case kind != "plain" && kind != "location":
 			return fmt.Errorf("header %q: kind %q: want plain or location", name, kind)
 		case kind == "location" && canon != "Location" && canon != "Content-Location":
 			return fmt.Errorf("header %q: only Location and Content-Location hold a location", name)
+		case kind == "plain" && slices.Contains(urlHeaders, canon):
+			return fmt.Errorf("header %q: it holds upstream URLs; declare Location and Content-Location as location, and do not pass Link or Refresh", name)
 		case slices.Contains(hopHeaders, canon):
 			return fmt.Errorf("header %q: the gateway sets it itself", name)
 		}
@@ -233,6 +256,9 @@ func (r *Route) check() error {
 	}
 	return nil
 }
+
+// urlHeaders hold upstream URLs, which only a location rewrite may pass.
+var urlHeaders = []string{"Location", "Content-Location", "Link", "Refresh"}
 
 // hopHeaders are set by the gateway or the HTTP stack, never passed from an upstream.
 var hopHeaders = []string{"Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Set-Cookie",
@@ -293,6 +319,20 @@ func (t *Type) check(query bool) error {
 	if t.MaxLen < 0 || t.MaxItems < 0 {
 		return fmt.Errorf("negative bound")
 	}
+	// A key that does not apply to the type is a mistake in the route file, not a no-op.
+	for key, applies := range map[string]bool{
+		"resource":  t.Resource == "" || t.Type == "id",
+		"max_len":   t.MaxLen == 0 || t.Type == "string",
+		"min, max":  t.Min == nil && t.Max == nil || t.Type == "int",
+		"values":    len(t.Values) == 0 || t.Type == "enum",
+		"fields":    len(t.Fields) == 0 || t.Type == "object",
+		"items":     t.Items == nil || t.Type == "array",
+		"max_items": t.MaxItems == 0 || t.Type == "array",
+	} {
+		if !applies {
+			return fmt.Errorf("%s does not apply to type %s", key, t.Type)
+		}
+	}
 	return nil
 }
 
@@ -332,36 +372,49 @@ func (c *Config) Resources() []string {
 	return slices.Compact(out)
 }
 
-// queryValue checks one customer query value against its declared type; a public ID is returned
-// as is, for the caller to resolve.
-func (t *Type) queryValue(name, v string) error {
+// queryValue checks one customer query value against its declared type and returns the value
+// the upstream gets: numbers and times written anew by the gateway, never the customer's text.
+// A public ID is the caller's to resolve.
+func (t *Type) queryValue(name, v string) (string, error) {
 	switch t.Type {
 	case "string":
 		if len(v) > t.MaxLen {
-			return fmt.Errorf("query parameter %s: longer than %d bytes", name, t.MaxLen)
+			return "", fmt.Errorf("query parameter %s: longer than %d bytes", name, t.MaxLen)
 		}
+		return v, nil
 	case "int":
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("query parameter %s: want an integer", name)
+		if err != nil || len(v) > 20 {
+			return "", fmt.Errorf("query parameter %s: want an integer", name)
 		}
 		if t.Min != nil && n < *t.Min || t.Max != nil && n > *t.Max {
-			return fmt.Errorf("query parameter %s: want an integer in %s", name, t.bounds())
+			return "", fmt.Errorf("query parameter %s: want an integer in %s", name, t.bounds())
 		}
+		return strconv.FormatInt(n, 10), nil
 	case "bool":
 		if v != "true" && v != "false" {
-			return fmt.Errorf("query parameter %s: want true or false", name)
+			return "", fmt.Errorf("query parameter %s: want true or false", name)
 		}
+		return v, nil
 	case "enum":
 		if !slices.Contains(t.Values, v) {
-			return fmt.Errorf("query parameter %s: want one of %s", name, strings.Join(t.Values, ", "))
+			return "", fmt.Errorf("query parameter %s: want one of %s", name, strings.Join(t.Values, ", "))
 		}
+		return v, nil
 	case "number":
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return fmt.Errorf("query parameter %s: want a number", name)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || len(v) > 32 || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(v, "xX_") {
+			return "", fmt.Errorf("query parameter %s: want a decimal number", name)
 		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	case "time":
+		ts, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil || len(v) > 40 {
+			return "", fmt.Errorf("query parameter %s: want an RFC 3339 time such as 2026-11-30T12:00:00Z", name)
+		}
+		return ts.UTC().Format(time.RFC3339Nano), nil
 	}
-	return nil
+	return "", fmt.Errorf("query parameter %s: type %s", name, t.Type)
 }
 
 func (t *Type) bounds() string {
