@@ -34,6 +34,11 @@ install_go_tool protoc-gen-go v1.36.12 google.golang.org/protobuf/cmd/protoc-gen
 install_go_tool protoc-gen-connect-go v1.21.1 connectrpc.com/connect/cmd/protoc-gen-connect-go
 install_go_tool grpcurl v1.9.3 github.com/fullstorydev/grpcurl/cmd/grpcurl
 
+# Terraform (MPL, v1.5.7) and tflint (core rules), for infra/terraform: fmt, the provider-free
+# topology module's init/validate/plan, and idgenctl infra.
+install_go_tool terraform v1.5.7 github.com/hashicorp/terraform
+install_go_tool tflint v0.64.0 github.com/terraform-linters/tflint
+
 # redis-server (Debian), for the public-ID mapping store's tests: standalone and cluster.
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
   echo "setup: installing redis-server (Debian)"

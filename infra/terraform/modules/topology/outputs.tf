@@ -4,7 +4,7 @@ output "regions" {
     for name, r in var.regions : name => {
       number      = r.number
       peer        = r.peer
-      peer_number = var.regions[r.peer].number
+      peer_number = try(var.regions[r.peer].number, null)
       endpoint    = local.endpoints[name]
     }
   }

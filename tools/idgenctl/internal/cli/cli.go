@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -26,6 +27,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
+	"github.com/idgen/idgen/tools/idgenctl/internal/infra"
 )
 
 const usage = `idgenctl: the idgen operators' tool
@@ -36,11 +38,17 @@ const usage = `idgenctl: the idgen operators' tool
   idgenctl layouts show
   idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME   (--region R)
   idgenctl health --region R                each generator's /healthz, lease and clock
+  idgenctl infra fmt                        terraform fmt check over infra/terraform
+  idgenctl infra validate [--dir D]         init without a backend, validate (D relative to infra/terraform; default live)
+  idgenctl infra plan [--region R|--all] [--plan FILE]   init, plan saved to FILE and FILE.json, then the plan guard
+  idgenctl infra apply --plan FILE          the plan guard, then apply (refused plans need --i-accept-that-ids-may-repeat)
+  idgenctl infra check-plan PLAN.json       the plan guard alone: exit 1 and one line per refused change
 
 Common flags (each also IDGEN_<FLAG>): --output text|json, --schedule v2|v1-v2,
   --registry URL (default http://127.0.0.1:7000), --lease-store sqlite:PATH|dynamodb:URL
   (default: the local stack's .idgen/leases-<region>.db), --table v2|v1, --generators URL,URL,
-  --tls-cert/--tls-key/--ca for mutual TLS to the services.
+  --tls-cert/--tls-key/--ca for mutual TLS to the services; infra: --infra-dir (default: the
+  repository's infra/terraform), --terraform (default: .tools/bin/terraform, Terraform 1.5.7).
 `
 
 // localGenerators are the local stack's generators (make run).
@@ -49,6 +57,9 @@ var localGenerators = map[string]string{"us-east-1": "http://127.0.0.1:7001", "e
 type opts struct {
 	output, schedule, registry, leaseStore, table, region, generators, peer, at string
 	tlsCert, tlsKey, ca                                                         string
+	infraDir, terraform, tfDir, planFile                                        string
+	allRegions, regionSet, override                                             bool
+	stderr                                                                      io.Writer
 	lease, margin                                                               time.Duration
 	window                                                                      time.Duration
 	stdout                                                                      io.Writer
@@ -56,7 +67,7 @@ type opts struct {
 
 // Run runs one command and returns the exit code: 0 done, 1 failed, 2 bad usage.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	o := opts{stdout: stdout}
+	o := opts{stdout: stdout, stderr: stderr}
 	fs := flag.NewFlagSet("idgenctl", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.output, "output", "text", "text or json")
@@ -74,6 +85,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for mutual TLS")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "client key")
 	fs.StringVar(&o.ca, "ca", "", "CA of the services' certificates")
+	fs.StringVar(&o.infraDir, "infra-dir", "", "infra/terraform (default: found from the working directory up)")
+	fs.StringVar(&o.terraform, "terraform", "", "Terraform binary (default: .tools/bin/terraform, else PATH)")
+	fs.StringVar(&o.tfDir, "dir", "live", "configuration to validate or plan, relative to infra/terraform")
+	fs.StringVar(&o.planFile, "plan", "", "saved plan file (infra plan writes it, infra apply reads it)")
+	fs.BoolVar(&o.allRegions, "all", false, "every region (infra plan)")
+	fs.BoolVar(&o.override, strings.TrimPrefix(infra.OverrideFlag, "--"), false, "apply a plan the guard refused")
 	// Flags may come before, between or after the words of the command.
 	var words []string
 	rest := args
@@ -90,6 +107,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.regionSet = set["region"] || getenv(flagenv.Name("region")) != ""
 	fs.VisitAll(func(f *flag.Flag) {
 		if v := getenv(flagenv.Name(f.Name)); v != "" && !set[f.Name] {
 			_ = f.Value.Set(v)
@@ -129,7 +147,7 @@ func need(words []string, n int, what string) error {
 
 func (o *opts) dispatch(ctx context.Context, w []string) error {
 	cmd := w[0]
-	if len(w) > 1 && (cmd == "regions" || cmd == "layouts" || cmd == "leases") {
+	if len(w) > 1 && (cmd == "regions" || cmd == "layouts" || cmd == "leases" || cmd == "infra") {
 		cmd += " " + w[1]
 		w = w[1:]
 	}
@@ -167,6 +185,8 @@ func (o *opts) dispatch(ctx context.Context, w []string) error {
 		return o.leases(ctx, strings.TrimPrefix(cmd, "leases "), w)
 	case "health":
 		return o.health(ctx)
+	case "infra fmt", "infra validate", "infra plan", "infra apply", "infra check-plan":
+		return o.infra(ctx, strings.TrimPrefix(cmd, "infra "), w)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", strings.Join(w, " "))}
 }
@@ -670,4 +690,63 @@ func (o *opts) health(ctx context.Context) error {
 func toF(v any) float64 {
 	f, _ := v.(float64)
 	return f
+}
+
+func (o *opts) infra(ctx context.Context, cmd string, w []string) error {
+	if cmd == "check-plan" {
+		if err := need(w, 2, "infra check-plan PLAN.json"); err != nil {
+			return err
+		}
+		return infra.CheckPlanFile(w[1], o.stdout)
+	}
+	if err := need(w, 1, "infra "+cmd); err != nil {
+		return err
+	}
+	if cmd == "apply" && o.planFile == "" {
+		return usageError{"infra apply: --plan FILE (from infra plan): apply runs only a saved, guarded plan"}
+	}
+	dir := o.infraDir
+	if dir == "" {
+		var err error
+		if dir, err = infra.FindDir("."); err != nil {
+			return err
+		}
+	} else if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	bin := o.terraform
+	if bin == "" {
+		var err error
+		if bin, err = infra.FindTerraform(dir); err != nil {
+			return err
+		}
+	}
+	r := &infra.Runner{Dir: dir, Terraform: bin, Stdout: o.stdout, Stderr: o.stderr}
+	switch cmd {
+	case "fmt":
+		return r.Fmt(ctx)
+	case "validate":
+		return r.Validate(ctx, o.tfDir)
+	case "plan":
+		var targets []string
+		switch {
+		case o.regionSet && o.allRegions:
+			return usageError{"infra plan: --region or --all, not both"}
+		case o.regionSet:
+			var err error
+			if targets, err = r.Targets([]string{o.region}); err != nil {
+				return err
+			}
+		case !o.allRegions && o.tfDir == "live":
+			return usageError{"infra plan: say which: --region R or --all"}
+		}
+		plan := o.planFile
+		if plan == "" {
+			plan = filepath.Join(dir, o.tfDir, "idgen.tfplan")
+		}
+		return r.Plan(ctx, o.tfDir, plan, targets, nil)
+	case "apply":
+		return r.Apply(ctx, o.tfDir, o.planFile, o.override)
+	}
+	return usageError{"unknown infra command " + cmd}
 }

@@ -249,3 +249,25 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 		t.Fatalf("get of an unknown number: %d %s", code, out)
 	}
 }
+
+func TestInfraCheckPlan(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{"safe.json", 0, "nothing refused"},
+		{"delete-lease-table.json", 1, "refused: module.region_eu_west_1.aws_dynamodb_table.leases: deletes the lease table idgen-leases-v2"},
+		{"missing.json", 1, "no such file"},
+	} {
+		var stdout, stderr strings.Builder
+		code := cli.Run(context.Background(), []string{"infra", "check-plan", filepath.Join("..", "infra", "testdata", tt.file)}, &stdout, &stderr, func(string) string { return "" })
+		if code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+			t.Errorf("check-plan %s: exit %d\n%s%s\nwant exit %d saying %q", tt.file, code, stdout.String(), stderr.String(), tt.code, tt.want)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := cli.Run(context.Background(), []string{"infra", "apply"}, &stdout, &stderr, func(string) string { return "" }); code != 2 || !strings.Contains(stderr.String(), "--plan FILE") {
+		t.Errorf("infra apply without a plan: exit %d %s", code, stderr.String())
+	}
+}

@@ -1,0 +1,215 @@
+// Package infra drives the Terraform of infra/terraform through terraform-exec, and guards every
+// apply: a plan that would delete or replace a lease, history or registry table, turn off its
+// point-in-time recovery or deletion protection, make a lease table global, or change, reuse or
+// drop a region's number is refused. Those are the changes that can make an ID repeat, or lose
+// the record of who issued one.
+package infra
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/idgen/idgen/libs/idcore/lease"
+	regstore "github.com/idgen/idgen/services/registry/store"
+)
+
+// protectedTables are the tables whose loss or rollback breaks a promise: a lease table restored
+// or recreated gives numbers out again from stale rows, the history answers who issued an ID, and
+// the registry keeps region numbers from being reused.
+var protectedTables = map[string]string{
+	lease.TableV2:      "lease",
+	lease.TableV1:      "lease",
+	lease.TableHistory: "lease history",
+	regstore.TableName: "registry",
+}
+
+// Refusal is one change the guard refuses.
+type Refusal struct {
+	Address string // the resource or output address
+	Why     string
+}
+
+func (r Refusal) String() string { return r.Address + ": " + r.Why }
+
+// Checked summarises what the guard looked at.
+type Checked struct {
+	Resources, Tables, Outputs int
+}
+
+// CheckPlan returns the refusals of a plan (terraform show -json), in address order.
+func CheckPlan(p *tfjson.Plan) ([]Refusal, Checked) {
+	var out []Refusal
+	var c Checked
+	for _, rc := range p.ResourceChanges {
+		if rc.Change == nil || rc.Mode != tfjson.ManagedResourceMode {
+			continue
+		}
+		c.Resources++
+		if rc.Type == "aws_dynamodb_table" {
+			if r := checkTable(rc); r != nil || isProtected(rc) {
+				c.Tables++
+				out = append(out, r...)
+			}
+		}
+	}
+	if oc, ok := p.OutputChanges["regions"]; ok && oc != nil {
+		c.Outputs++
+		out = append(out, checkRegions(oc, retired(p))...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Address < out[j].Address })
+	return out, c
+}
+
+func isProtected(rc *tfjson.ResourceChange) bool {
+	_, ok := protectedTables[tableName(rc)]
+	return ok
+}
+
+func tableName(rc *tfjson.ResourceChange) string {
+	for _, v := range []any{rc.Change.After, rc.Change.Before} {
+		if m, ok := v.(map[string]any); ok {
+			if s, ok := m["name"].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func checkTable(rc *tfjson.ResourceChange) []Refusal {
+	name := tableName(rc)
+	kind, ok := protectedTables[name]
+	if !ok {
+		return nil
+	}
+	var out []Refusal
+	refuse := func(format string, args ...any) {
+		out = append(out, Refusal{rc.Address, fmt.Sprintf(format, args...)})
+	}
+	a := rc.Change.Actions
+	switch {
+	case a.Replace():
+		refuse("replaces (deletes and re-creates) the %s table %s", kind, name)
+	case a.Delete():
+		refuse("deletes the %s table %s", kind, name)
+	}
+	after, ok := rc.Change.After.(map[string]any)
+	if !ok {
+		return out
+	}
+	if !nestedBool(after, "point_in_time_recovery", "enabled") {
+		refuse("point-in-time recovery off on the %s table %s", kind, name)
+	}
+	if v, _ := after["deletion_protection_enabled"].(bool); !v {
+		refuse("deletion protection off on the %s table %s", kind, name)
+	}
+	if kind == "lease" {
+		if reps, _ := after["replica"].([]any); len(reps) > 0 {
+			refuse("replicas make the lease table %s a global table: its conditional claims would not be exclusive across regions", name)
+		}
+	}
+	return out
+}
+
+// nestedBool reads block[0].attr of a nested block list.
+func nestedBool(m map[string]any, block, attr string) bool {
+	list, _ := m[block].([]any)
+	if len(list) == 0 {
+		return false
+	}
+	inner, _ := list[0].(map[string]any)
+	v, _ := inner[attr].(bool)
+	return v
+}
+
+func retired(p *tfjson.Plan) []int {
+	var out []int
+	if v, ok := p.Variables["retired_numbers"]; ok && v != nil {
+		list, _ := v.Value.([]any)
+		for _, n := range list {
+			if f, ok := n.(float64); ok {
+				out = append(out, int(f))
+			}
+		}
+	}
+	return out
+}
+
+// regionNumbers reads the regions output: name → number.
+func regionNumbers(v any) map[string]int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]int{}
+	for name, r := range m {
+		if rm, ok := r.(map[string]any); ok {
+			if f, ok := rm["number"].(float64); ok {
+				out[name] = int(f)
+			}
+		}
+	}
+	return out
+}
+
+func checkRegions(oc *tfjson.Change, retiredNumbers []int) []Refusal {
+	const addr = "output.regions"
+	before, after := regionNumbers(oc.Before), regionNumbers(oc.After)
+	var out []Refusal
+	refuse := func(format string, args ...any) {
+		out = append(out, Refusal{addr, fmt.Sprintf(format, args...)})
+	}
+	holder := map[int]string{}
+	for name, n := range before {
+		holder[n] = name
+	}
+	for _, name := range sortedKeys(before) {
+		n := before[name]
+		m, still := after[name]
+		switch {
+		case !still && oc.After != nil:
+			if !slices.Contains(retiredNumbers, n) {
+				refuse("region %s (number %d) leaves the topology without its number in retired_numbers: retire it, so the number stays reserved", name, n)
+			}
+		case still && m != n:
+			refuse("region %s changes number %d → %d: a region's number never changes (its IDs carry it)", name, n, m)
+		}
+	}
+	for _, name := range sortedKeys(after) {
+		n := after[name]
+		if prev, ok := holder[n]; ok && prev != name {
+			refuse("region %s is given number %d, which was region %s's: numbers are never reused", name, n, prev)
+		}
+		if slices.Contains(retiredNumbers, n) {
+			refuse("region %s is given number %d, which is retired", name, n)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Summary is the guard's one line for a plan it lets through.
+func (c Checked) Summary() string {
+	return fmt.Sprintf("plan guard: %d resource changes checked (%d protected tables), %d region outputs; nothing refused",
+		c.Resources, c.Tables, c.Outputs)
+}
+
+// Report is the guard's lines for refusals.
+func Report(rs []Refusal) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "refused: %s\n", r)
+	}
+	return b.String()
+}
