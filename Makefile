@@ -24,9 +24,20 @@ setup: ## install what the tests need (Go tools at pinned versions, dynalite, re
 
 .PHONY: test
 test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
-	$(MAKE) --no-print-directory verify lint checkgenerate
+	$(MAKE) --no-print-directory verify lint checkgenerate infra-lint build-arm64
 	go test -race -count=1 -timeout 20m $(PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+.PHONY: infra-lint
+infra-lint: ## terraform fmt -check and tflint (core rules) over infra/terraform
+	TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform
+	TF_CLI_CONFIG_FILE=/dev/null tflint --chdir infra/terraform --recursive --minimum-failure-severity=warning
+
+.PHONY: build-arm64
+build-arm64: ## build the services for linux/arm64, the fleet's Graviton hosts
+	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/generator/cmd/generator
+	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/registry/cmd/registry
+	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/public-id/cmd/public-id
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a long run)

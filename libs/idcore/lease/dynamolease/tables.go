@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,12 +19,15 @@ import (
 )
 
 // NewClient returns a DynamoDB client from the standard AWS configuration chain; a non-empty
-// endpoint overrides the service URL (a local DynamoDB-compatible server). With an endpoint and no
-// AWS_ACCESS_KEY_ID in the environment, it uses static placeholder credentials, which local
-// servers accept, and never asks the EC2 instance metadata service.
+// endpoint overrides the service URL. For a loopback endpoint (a local DynamoDB-compatible
+// server) with no AWS_ACCESS_KEY_ID in the environment, it uses static placeholder credentials,
+// which local servers accept, and never asks the EC2 instance metadata service; any other
+// endpoint (https://dynamodb.eu-west-1.amazonaws.com) gets the standard chain, so a fleet host
+// signs with its instance role. The region comes from the chain, else from an AWS endpoint's
+// host name, else us-east-1.
 func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRetryMaxAttempts(2)}
-	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+	if isLoopback(endpoint) && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		opts = append(opts,
 			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
 			config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
@@ -31,13 +37,39 @@ func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 		return nil, fmt.Errorf("dynamolease: aws config: %w", err)
 	}
 	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		cfg.Region = endpointRegion(endpoint)
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 	}), nil
+}
+
+// isLoopback says whether an endpoint URL names this machine.
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// endpointRegion reads the region of an AWS endpoint (dynamodb.REGION.amazonaws.com), else
+// us-east-1.
+func endpointRegion(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil {
+		parts := strings.Split(u.Hostname(), ".")
+		if len(parts) >= 4 && parts[0] == "dynamodb" && parts[2] == "amazonaws" {
+			return parts[1]
+		}
+	}
+	return "us-east-1"
 }
 
 // CreateTables creates a lease table and the history table, when missing, with the key schemas of

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,11 +12,32 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/svc/auth"
 )
+
+// registryClient is how the generator reads an https:// registry: with its own certificate (the
+// registry, like every service, admits callers by mutual TLS) and trusting the CA of its edge,
+// which issues the services' certificates. Without TLS settings (development), the default client.
+func registryClient(e auth.Edge) (*http.Client, error) {
+	if e.CertFile == "" || e.KeyFile == "" {
+		return http.DefaultClient, nil
+	}
+	cert, err := tls.LoadX509KeyPair(e.CertFile, e.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("generator: registry client certificate: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if e.ClientCA != "" {
+		if cfg.RootCAs, err = auth.CertPool(e.ClientCA); err != nil {
+			return nil, fmt.Errorf("generator: registry CA: %w", err)
+		}
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}, nil
+}
 
 // loadRegions reads the regions once at start-up (never on the request path): from a registry
 // URL (GET /v1/regions), a local registry file (the same JSON), or the built-in defaults.
-func loadRegions(ctx context.Context, src string) ([]region.Region, error) {
+func loadRegions(ctx context.Context, src string, client *http.Client) ([]region.Region, error) {
 	var body []byte
 	switch {
 	case src == "":
@@ -27,7 +49,7 @@ func loadRegions(ctx context.Context, src string) ([]region.Region, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("generator: registry %s: %w", src, err)
 		}

@@ -69,7 +69,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.sched, err = idcore.ScheduleByName(cfg.Schedule); err != nil {
 		return nil, err
 	}
-	if s.regions, err = loadRegions(ctx, cfg.Registry); err != nil {
+	regClient, err := registryClient(cfg.Edge)
+	if err != nil {
+		return nil, err
+	}
+	if s.regions, err = loadRegions(ctx, cfg.Registry, regClient); err != nil {
 		return nil, err
 	}
 	if s.region, err = region.ForGenerator(s.regions, cfg.Region); err != nil {

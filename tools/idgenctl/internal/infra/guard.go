@@ -125,13 +125,29 @@ func nestedBool(m map[string]any, block, attr string) bool {
 	return v
 }
 
+// retired returns the retired region numbers a plan knows: the root variable retired_numbers
+// (the topology module planned as a root), and the default of the topology module's variable
+// where the root calls it (live/).
 func retired(p *tfjson.Plan) []int {
 	var out []int
-	if v, ok := p.Variables["retired_numbers"]; ok && v != nil {
-		list, _ := v.Value.([]any)
+	add := func(v any) {
+		list, _ := v.([]any)
 		for _, n := range list {
 			if f, ok := n.(float64); ok {
 				out = append(out, int(f))
+			}
+		}
+	}
+	if v, ok := p.Variables["retired_numbers"]; ok && v != nil {
+		add(v.Value)
+	}
+	if p.Config != nil && p.Config.RootModule != nil {
+		for _, call := range p.Config.RootModule.ModuleCalls {
+			if call == nil || call.Module == nil || call.Source != "../modules/topology" {
+				continue
+			}
+			if v, ok := call.Module.Variables["retired_numbers"]; ok && v != nil {
+				add(v.Default)
 			}
 		}
 	}

@@ -20,6 +20,7 @@ func TestCheckPlanFixtures(t *testing.T) {
 	}{
 		{"safe.json", nil},
 		{"region-retired.json", nil},
+		{"region-retired-in-topology.json", nil},
 		{"delete-lease-table.json", []string{"module.region_eu_west_1.aws_dynamodb_table.leases: deletes the lease table idgen-leases-v2"}},
 		{"replace-history-table.json", []string{"module.region_eu_west_1.aws_dynamodb_table.history: replaces (deletes and re-creates) the lease history table idgen-lease-history"}},
 		{"pitr-off.json", []string{"module.registry.aws_dynamodb_table.this: point-in-time recovery off on the registry table idgen-regions"}},

@@ -1,0 +1,237 @@
+package terraform
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/services/registry/store/dynamostore"
+)
+
+// grants is what one module's IAM policies may grant on DynamoDB: exactly the driver's actions,
+// on exactly the module's own tables.
+var grants = map[string][]string{
+	regionDir:   dynamolease.GeneratorActions,
+	registryDir: dynamostore.Actions,
+	fleetDir:    nil,
+	topologyDir: nil,
+	liveDir:     nil,
+}
+
+// managedPolicies are the AWS managed policies a role may have attached: Session Manager and Run
+// Command, which the runbooks use.
+var managedPolicies = []string{"AmazonSSMManagedInstanceCore"}
+
+var policyRef = regexp.MustCompile(`^(data\.aws_iam_policy_document\.[A-Za-z0-9_-]+\.json|var\.[A-Za-z0-9_]+)$`)
+
+// checkPolicies: every statement of every aws_iam_policy_document grants no wildcard, and
+// DynamoDB actions only from allowed, only on aws_dynamodb_table resources of this module; when
+// allowed is not empty, the module grants all of them on all its tables. Every inline or
+// customer policy is such a document (or a variable holding one, checked where it is built);
+// attached managed policies are only managedPolicies.
+func checkPolicies(c config, allowed []string) []string {
+	var problems []string
+	tables := map[string]bool{}
+	for _, b := range c.blocks("resource", "aws_dynamodb_table") {
+		tables[b.Labels[1]] = true
+	}
+	granted, covered := map[string]bool{}, map[string]bool{}
+	for _, doc := range c.blocks("data", "aws_iam_policy_document") {
+		for _, st := range nested(doc, "statement") {
+			bad := func(format string, args ...any) {
+				problems = append(problems, at(doc)+" statement: "+fmt.Sprintf(format, args...))
+			}
+			for _, not := range []string{"not_actions", "not_resources"} {
+				if st.Body.Attributes[not] != nil {
+					bad("uses %s", not)
+				}
+			}
+			actions, err := literalStrings(st, "actions")
+			if err != nil {
+				bad("actions: %v", err)
+				continue
+			}
+			dynamo := false
+			for _, a := range actions {
+				switch {
+				case strings.Contains(a, "*"):
+					bad("grants wildcard %s", a)
+				case strings.HasPrefix(strings.ToLower(a), "dynamodb:"):
+					dynamo = true
+					if !slices.Contains(allowed, a) {
+						bad("grants %s, which is not one of the driver's actions %v", a, allowed)
+					}
+					granted[a] = true
+				}
+			}
+			if !dynamo {
+				continue
+			}
+			res, ok := st.Body.Attributes["resources"]
+			if !ok {
+				bad("grants DynamoDB actions with no resources")
+				continue
+			}
+			for _, r := range tupleItems(res.Expr) {
+				s := steps(traversalOf(r))
+				// aws_dynamodb_table.NAME.arn, or aws_dynamodb_table.NAME[0].arn.
+				if len(s) >= 3 && s[0] == "aws_dynamodb_table" && tables[s[1]] && s[len(s)-1] == "arn" && (len(s) == 3 || len(s) == 4 && s[2] == "[index]") {
+					covered[s[1]] = true
+					continue
+				}
+				bad("grants DynamoDB actions on %s, which is not the ARN of one of this module's tables", strings.TrimSpace(c.source(r.Range())))
+			}
+		}
+	}
+	if len(allowed) > 0 {
+		for _, a := range allowed {
+			if !granted[a] {
+				problems = append(problems, fmt.Sprintf("the driver's action %s is granted on no table", a))
+			}
+		}
+		for _, name := range sortedKeys(tables) {
+			if !covered[name] {
+				problems = append(problems, fmt.Sprintf("table aws_dynamodb_table.%s is granted to no one", name))
+			}
+		}
+	}
+	for _, typ := range []string{"aws_iam_role_policy", "aws_iam_policy"} {
+		for _, b := range c.blocks("resource", typ) {
+			a, ok := b.Body.Attributes["policy"]
+			if !ok || !policyRef.MatchString(strings.TrimSpace(c.source(a.Expr.Range()))) {
+				problems = append(problems, at(b)+": policy must be an aws_iam_policy_document's json (or a variable holding one), so its statements are checked")
+			}
+		}
+	}
+	for _, b := range c.blocks("resource", "aws_iam_role_policy_attachment") {
+		a, ok := b.Body.Attributes["policy_arn"]
+		src := ""
+		if ok {
+			src = strings.Trim(strings.TrimSpace(c.source(a.Expr.Range())), `"`)
+		}
+		if !slices.ContainsFunc(managedPolicies, func(p string) bool { return strings.HasSuffix(src, ":policy/"+p) }) {
+			problems = append(problems, fmt.Sprintf("%s: attaches %s; only %v may be attached", at(b), src, managedPolicies))
+		}
+	}
+	return problems
+}
+
+// tupleItems returns the elements of a list written out, or the expression itself.
+func tupleItems(e hclsyntax.Expression) []hclsyntax.Expression {
+	if t, ok := e.(*hclsyntax.TupleConsExpr); ok {
+		return t.Exprs
+	}
+	return []hclsyntax.Expression{e}
+}
+
+func TestPolicies(t *testing.T) {
+	for _, dir := range moduleDirs {
+		t.Run(dir, func(t *testing.T) {
+			wantProblems(t, checkPolicies(parseDir(t, dir), grants[dir]))
+		})
+	}
+}
+
+// TestFleetPolicyFromModule: the modules that run a fleet hand it their own checked document.
+func TestFleetPolicyFromModule(t *testing.T) {
+	for _, dir := range []string{regionDir, registryDir} {
+		c := parseDir(t, dir)
+		for _, b := range c.blocks("module", "fleet") {
+			a := b.Body.Attributes["policy_json"]
+			s := []string{}
+			if a != nil {
+				s = steps(traversalOf(a.Expr))
+			}
+			if len(s) != 4 || s[0] != "data" || s[1] != "aws_iam_policy_document" || s[3] != "json" || len(c.blocks("data", "aws_iam_policy_document")) == 0 {
+				t.Errorf("%s: module fleet's policy_json must be data.aws_iam_policy_document.<this module's>.json, got %v", dir, s)
+			}
+		}
+	}
+}
+
+func TestPoliciesCatch(t *testing.T) {
+	const tables = `resource "aws_dynamodb_table" "lease" { name = "idgen-leases-v2" }
+resource "aws_dynamodb_table" "history" { name = "idgen-lease-history" }
+`
+	cases := []struct {
+		name, src string
+		allowed   []string
+		want      []string
+	}{
+		{"good", tables + `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.lease.arn, aws_dynamodb_table.history.arn]
+  }
+}`, dynamolease.GeneratorActions, nil},
+		{"extra action", tables + `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+    resources = [aws_dynamodb_table.lease.arn, aws_dynamodb_table.history.arn]
+  }
+}`, dynamolease.GeneratorActions, []string{"dynamodb:DeleteItem"}},
+		{"wildcards", tables + `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["dynamodb:*"]
+    resources = ["*"]
+  }
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.lease.arn, aws_dynamodb_table.history.arn]
+  }
+}`, dynamolease.GeneratorActions, []string{"wildcard dynamodb:*"}},
+		{"another table", tables + `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.lease.arn, aws_dynamodb_table.history.arn, "arn:aws:dynamodb:us-east-1:1:table/idgen-regions", var.other_table_arn]
+  }
+}`, dynamolease.GeneratorActions, []string{"table/idgen-regions", "var.other_table_arn"}},
+		{"missing action and table", tables + `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.lease.arn]
+  }
+}`, dynamolease.GeneratorActions, []string{"DescribeTable is granted on no table", "aws_dynamodb_table.history is granted"}},
+		{"dynamic statement", tables + `data "aws_iam_policy_document" "p" {
+  dynamic "statement" {
+    for_each = [1]
+    content {
+      actions   = ["dynamodb:Scan"]
+      resources = [aws_dynamodb_table.lease.arn]
+    }
+  }
+}`, nil, []string{"dynamodb:Scan"}},
+		{"computed actions", `data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = var.actions
+    resources = ["*"]
+  }
+}`, nil, []string{"not a literal"}},
+		{"policy bypassing documents", `resource "aws_iam_role_policy" "p" {
+  role   = "r"
+  policy = jsonencode({ Statement = [{ Action = "dynamodb:*", Resource = "*" }] })
+}
+resource "aws_iam_role_policy" "ok" {
+  role   = "r"
+  policy = data.aws_iam_policy_document.p.json
+}`, nil, []string{"policy must be an aws_iam_policy_document"}},
+		{"managed policy", `resource "aws_iam_role_policy_attachment" "a" {
+  role       = "r"
+  policy_arn = "arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess"
+}
+resource "aws_iam_role_policy_attachment" "ok" {
+  role       = "r"
+  policy_arn = "arn:${data.aws_partition.current.partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"
+}`, nil, []string{"AmazonDynamoDBFullAccess"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantProblems(t, checkPolicies(parse(t, "snippet.tf", tc.src), tc.allowed), tc.want...)
+		})
+	}
+}

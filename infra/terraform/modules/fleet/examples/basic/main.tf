@@ -1,0 +1,66 @@
+# A two-host fleet of the registry binary behind an internal NLB, with TCP health checks.
+
+terraform {
+  required_version = ">= 1.5.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.0, < 6.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+# What the service itself may do: here, the registry driver's actions on an existing table.
+data "aws_iam_policy_document" "service" {
+  statement {
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:UpdateItem"]
+    resources = ["arn:aws:dynamodb:us-east-1:123456789012:table/idgen-regions"]
+  }
+}
+
+module "fleet" {
+  source = "../.."
+
+  name    = "idgen-example"
+  service = "registry"
+  region  = "us-east-1"
+
+  service_args = [
+    "--listen", "0.0.0.0:443",
+    "--store", "dynamodb:https://dynamodb.us-east-1.amazonaws.com",
+    "--tls-cert", "/etc/idgen/tls.crt",
+    "--tls-key", "/etc/idgen/tls.key",
+    "--client-ca", "/etc/idgen/client-ca.pem",
+    "--callers", "/etc/idgen/callers.json",
+  ]
+  artifact_s3_uri = "s3://example-idgen-releases/v1.0.0/bin/registry"
+  config_files = {
+    "tls.crt"       = "s3://example-idgen-releases/v1.0.0/tls/registry.crt"
+    "tls.key"       = "s3://example-idgen-releases/v1.0.0/tls/registry.key"
+    "client-ca.pem" = "s3://example-idgen-releases/v1.0.0/client-ca.pem"
+    "callers.json"  = "s3://example-idgen-releases/v1.0.0/callers/registry.json"
+  }
+  policy_json = data.aws_iam_policy_document.service.json
+
+  vpc_id       = "vpc-0123456789abcdef0"
+  vpc_cidr     = "10.0.0.0/16"
+  subnet_ids   = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
+  caller_cidrs = ["10.0.0.0/16"]
+
+  instance_type  = "t4g.small"
+  instance_count = 2
+
+  target_group_name = "idgen-example"
+  zone_id           = "Z0123456789EXAMPLE"
+  dns_name          = "example.idgen.internal"
+}
+
+output "fqdn" {
+  description = "Name of the example fleet's endpoint."
+  value       = module.fleet.fqdn
+}

@@ -1,0 +1,315 @@
+data "aws_partition" "current" {}
+
+data "aws_ssm_parameter" "ami" {
+  count = var.ami_id == null ? 1 : 0
+
+  name = var.ami_ssm_parameter
+}
+
+data "aws_ec2_instance_type" "this" {
+  instance_type = var.instance_type
+}
+
+locals {
+  tags = merge(var.tags, {
+    Service   = "idgen"
+    Component = var.service
+  })
+
+  unit = "idgen-${var.service}"
+
+  # Every S3 object a host copies at boot, as IAM resource ARNs.
+  s3_objects = concat([var.artifact_s3_uri], values(var.config_files))
+  s3_arns    = [for u in local.s3_objects : "arn:${data.aws_partition.current.partition}:s3:::${trimprefix(u, "s3://")}"]
+
+  user_data = templatefile("${path.module}/user_data.sh.tftpl", {
+    service         = var.service
+    unit            = local.unit
+    region          = var.region
+    artifact_s3_uri = var.artifact_s3_uri
+    config_files    = var.config_files
+    exec_args       = join(" ", var.service_args)
+  })
+}
+
+################################################################################
+# Identity: the hosts' role, its grants and the instance profile
+################################################################################
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["ec2.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "this" {
+  name_prefix        = "${var.name}-"
+  description        = "Hosts of ${var.name} (idgen ${var.service})."
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = local.tags
+}
+
+# The service's own data (its DynamoDB tables), from the calling module.
+resource "aws_iam_role_policy" "service" {
+  name   = "service-data"
+  role   = aws_iam_role.this.id
+  policy = var.policy_json
+}
+
+data "aws_iam_policy_document" "artifacts" {
+  statement {
+    sid       = "ReadBootObjects"
+    actions   = ["s3:GetObject"]
+    resources = local.s3_arns
+  }
+
+  dynamic "statement" {
+    for_each = var.s3_kms_key_arn == null ? [] : [var.s3_kms_key_arn]
+
+    content {
+      sid       = "DecryptBootObjects"
+      actions   = ["kms:Decrypt"]
+      resources = [statement.value]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "artifacts" {
+  name   = "boot-objects"
+  role   = aws_iam_role.this.id
+  policy = data.aws_iam_policy_document.artifacts.json
+}
+
+# Session Manager and Run Command: the runbooks reach hosts with aws ssm send-command by tag.
+resource "aws_iam_role_policy_attachment" "ssm" {
+  role       = aws_iam_role.this.name
+  policy_arn = "arn:${data.aws_partition.current.partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"
+}
+
+resource "aws_iam_instance_profile" "this" {
+  name_prefix = "${var.name}-"
+  role        = aws_iam_role.this.name
+  tags        = local.tags
+}
+
+################################################################################
+# Network: the hosts' security group
+################################################################################
+
+resource "aws_security_group" "this" {
+  name_prefix = "${var.name}-"
+  description = "idgen ${var.service}: service port from callers, health port from the VPC"
+  vpc_id      = var.vpc_id
+  tags        = merge(local.tags, { Name = var.name })
+
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+resource "aws_vpc_security_group_ingress_rule" "service" {
+  for_each = toset(var.caller_cidrs)
+
+  security_group_id = aws_security_group.this.id
+  description       = "idgen ${var.service} (mTLS) from callers"
+  ip_protocol       = "tcp"
+  from_port         = var.service_port
+  to_port           = var.service_port
+  cidr_ipv4         = each.value
+  tags              = local.tags
+}
+
+# The load balancer's health checks: HTTP on the health port, or TCP on the service port when
+# the service has no plaintext health port.
+resource "aws_vpc_security_group_ingress_rule" "health" {
+  security_group_id = aws_security_group.this.id
+  description       = "load balancer health checks from the VPC"
+  ip_protocol       = "tcp"
+  from_port         = coalesce(var.health_port, var.service_port)
+  to_port           = coalesce(var.health_port, var.service_port)
+  cidr_ipv4         = var.vpc_cidr
+  tags              = local.tags
+}
+
+# DynamoDB, S3, SSM and the registry are all HTTPS; the Amazon Time Sync Service is link-local
+# and not subject to security groups.
+resource "aws_vpc_security_group_egress_rule" "https" {
+  security_group_id = aws_security_group.this.id
+  description       = "HTTPS to AWS APIs and the registry"
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+  cidr_ipv4         = "0.0.0.0/0"
+  tags              = local.tags
+}
+
+################################################################################
+# Hosts: launch template and Auto Scaling group
+################################################################################
+
+resource "aws_launch_template" "this" {
+  name_prefix            = "${var.name}-"
+  description            = "idgen ${var.service}: Amazon Linux 2023 arm64, chrony on the Amazon Time Sync Service"
+  image_id               = var.ami_id != null ? var.ami_id : nonsensitive(data.aws_ssm_parameter.ami[0].value)
+  instance_type          = var.instance_type
+  update_default_version = true
+  user_data              = base64encode(local.user_data)
+  vpc_security_group_ids = [aws_security_group.this.id]
+
+  iam_instance_profile {
+    arn = aws_iam_instance_profile.this.arn
+  }
+
+  metadata_options {
+    http_endpoint               = "enabled"
+    http_tokens                 = "required"
+    http_put_response_hop_limit = 1
+    instance_metadata_tags      = "disabled"
+  }
+
+  block_device_mappings {
+    device_name = "/dev/xvda"
+
+    ebs {
+      volume_size           = var.root_volume_size
+      volume_type           = "gp3"
+      encrypted             = true
+      kms_key_id            = var.ebs_kms_key_arn
+      delete_on_termination = true
+    }
+  }
+
+  monitoring {
+    enabled = true
+  }
+
+  tag_specifications {
+    resource_type = "instance"
+    tags          = merge(local.tags, { Name = var.name })
+  }
+
+  tag_specifications {
+    resource_type = "volume"
+    tags          = merge(local.tags, { Name = var.name })
+  }
+
+  tags = local.tags
+
+  lifecycle {
+    precondition {
+      condition     = contains(data.aws_ec2_instance_type.this.supported_architectures, "arm64")
+      error_message = "instance_type ${var.instance_type} does not support arm64: the idgen binaries are built for linux/arm64 (Graviton)."
+    }
+  }
+}
+
+resource "aws_autoscaling_group" "this" {
+  name_prefix               = "${var.name}-"
+  vpc_zone_identifier       = var.subnet_ids
+  min_size                  = var.instance_count
+  max_size                  = var.instance_count
+  desired_capacity          = var.instance_count
+  health_check_type         = "ELB"
+  health_check_grace_period = var.health_check_grace_period
+  target_group_arns         = [aws_lb_target_group.this.arn]
+  wait_for_capacity_timeout = "15m"
+
+  launch_template {
+    id      = aws_launch_template.this.id
+    version = aws_launch_template.this.latest_version
+  }
+
+  instance_refresh {
+    strategy = "Rolling"
+
+    preferences {
+      min_healthy_percentage = var.min_healthy_percentage
+      instance_warmup        = var.health_check_grace_period
+    }
+  }
+
+  dynamic "tag" {
+    for_each = merge(local.tags, { Name = var.name })
+
+    content {
+      key                 = tag.key
+      value               = tag.value
+      propagate_at_launch = true
+    }
+  }
+
+  depends_on = [aws_iam_role_policy.service, aws_iam_role_policy.artifacts]
+
+  lifecycle {
+    precondition {
+      condition     = var.instances_per_az == null || var.instance_count == coalesce(var.instances_per_az, 0) * length(var.subnet_ids)
+      error_message = "instance_count (${var.instance_count}) must be instances_per_az times the number of subnets (${length(var.subnet_ids)})."
+    }
+  }
+}
+
+################################################################################
+# Endpoint: internal NLB (TCP passthrough, mTLS ends on the hosts) and its DNS name
+################################################################################
+
+resource "aws_lb" "this" {
+  name                             = var.name
+  internal                         = true
+  load_balancer_type               = "network"
+  subnets                          = var.subnet_ids
+  enable_cross_zone_load_balancing = true
+  enable_deletion_protection       = var.deletion_protection
+  tags                             = local.tags
+}
+
+resource "aws_lb_target_group" "this" {
+  name                 = var.target_group_name
+  port                 = var.service_port
+  protocol             = "TCP"
+  target_type          = "instance"
+  vpc_id               = var.vpc_id
+  deregistration_delay = 30
+  preserve_client_ip   = true
+
+  health_check {
+    enabled             = true
+    protocol            = var.health_port == null ? "TCP" : "HTTP"
+    port                = var.health_port == null ? "traffic-port" : tostring(var.health_port)
+    path                = var.health_port == null ? null : "/healthz"
+    matcher             = var.health_port == null ? null : "200"
+    interval            = 10
+    healthy_threshold   = 3
+    unhealthy_threshold = 3
+  }
+
+  tags = local.tags
+}
+
+resource "aws_lb_listener" "this" {
+  load_balancer_arn = aws_lb.this.arn
+  port              = var.service_port
+  protocol          = "TCP"
+  tags              = local.tags
+
+  default_action {
+    type             = "forward"
+    target_group_arn = aws_lb_target_group.this.arn
+  }
+}
+
+resource "aws_route53_record" "this" {
+  zone_id = var.zone_id
+  name    = var.dns_name
+  type    = "A"
+
+  alias {
+    name                   = aws_lb.this.dns_name
+    zone_id                = aws_lb.this.zone_id
+    evaluate_target_health = true
+  }
+}

@@ -1,0 +1,188 @@
+variable "name" {
+  description = "Name of the fleet, used as the prefix of its resources' names (for example idgen-us-east-1 or idgen-registry). At most 24 characters, so the load balancer's name fits."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,23}$", var.name))
+    error_message = "name must be 1-24 lower-case letters, digits or hyphens, starting with a letter."
+  }
+}
+
+variable "service" {
+  description = "The idgen binary this fleet runs: generator or registry. It names the binary, the systemd unit (idgen-<service>) and the Component tag."
+  type        = string
+
+  validation {
+    condition     = contains(["generator", "registry"], var.service)
+    error_message = "service must be generator or registry."
+  }
+}
+
+variable "region" {
+  description = "AWS region of the fleet. The service's AWS SDK signs its requests for this region (AWS_REGION in the unit's environment)."
+  type        = string
+}
+
+variable "service_args" {
+  description = "Command-line flags of the service, one list element per token (for example [\"--listen\", \"0.0.0.0:443\"]). Tokens carry no whitespace or quotes."
+  type        = list(string)
+
+  validation {
+    condition     = alltrue([for a in var.service_args : can(regex("^[^\\s'\"\\\\%$]+$", a))])
+    error_message = "service_args tokens must not contain whitespace, quotes, backslashes, % or $."
+  }
+}
+
+variable "artifact_s3_uri" {
+  description = "S3 URI (s3://bucket/key) of the service binary built for linux/arm64. Each host copies it at boot."
+  type        = string
+
+  validation {
+    condition     = can(regex("^s3://[a-z0-9.-]+/.+$", var.artifact_s3_uri))
+    error_message = "artifact_s3_uri must look like s3://bucket/key."
+  }
+}
+
+variable "config_files" {
+  description = "Files the service reads, by file name under /etc/idgen (for example tls.crt), each an S3 URI that every host copies at boot. The files are readable by the service user only."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for n, u in var.config_files : can(regex("^[A-Za-z0-9._-]+$", n)) && can(regex("^s3://[a-z0-9.-]+/.+$", u))])
+    error_message = "config_files keys must be plain file names and values S3 URIs (s3://bucket/key)."
+  }
+}
+
+variable "s3_kms_key_arn" {
+  description = "KMS key that encrypts the artifact and config objects (SSE-KMS), which the hosts may decrypt; null when the objects use S3-managed keys."
+  type        = string
+  default     = null
+}
+
+variable "policy_json" {
+  description = "IAM policy (JSON) of the service's own data, attached to the hosts' role; the ASG waits for it, so a host never starts without its grants."
+  type        = string
+}
+
+variable "vpc_id" {
+  description = "VPC of the fleet."
+  type        = string
+}
+
+variable "vpc_cidr" {
+  description = "CIDR of the VPC. The load balancer's health checks come from addresses in it."
+  type        = string
+}
+
+variable "subnet_ids" {
+  description = "Private subnets of the fleet and of its load balancer, one per Availability Zone."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.subnet_ids) >= 2 && length(var.subnet_ids) == length(distinct(var.subnet_ids))
+    error_message = "subnet_ids must name at least two distinct subnets (one per Availability Zone)."
+  }
+}
+
+variable "caller_cidrs" {
+  description = "CIDRs allowed to reach the service port. The load balancer preserves client addresses, so this is where callers are, including callers that fail over from other regions."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.caller_cidrs) > 0
+    error_message = "caller_cidrs must name at least one CIDR."
+  }
+}
+
+variable "service_port" {
+  description = "Port of the service: the load balancer listens on it and passes TCP through to the same port on the hosts, where mutual TLS ends."
+  type        = number
+  default     = 443
+}
+
+variable "health_port" {
+  description = "Plaintext port serving /healthz, checked over HTTP by the load balancer. null: the service has no plaintext health port, and the load balancer checks that the service port accepts TCP connections."
+  type        = number
+  default     = null
+}
+
+variable "instance_type" {
+  description = "EC2 instance type; must support arm64 (Graviton), since the binary is built for linux/arm64."
+  type        = string
+  default     = "c7g.large"
+}
+
+variable "instance_count" {
+  description = "Number of hosts: the Auto Scaling group's minimum, maximum and desired capacity."
+  type        = number
+}
+
+variable "instances_per_az" {
+  description = "Hosts per Availability Zone; when set, instance_count must equal it times the number of subnets. null: no such check (fleets too small to fill every zone evenly)."
+  type        = number
+  default     = null
+}
+
+variable "ami_ssm_parameter" {
+  description = "SSM public parameter that names the current AMI (Amazon Linux 2023, arm64)."
+  type        = string
+  default     = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"
+}
+
+variable "ami_id" {
+  description = "AMI to use instead of the SSM parameter's; set it to hold the fleet on one image."
+  type        = string
+  default     = null
+}
+
+variable "root_volume_size" {
+  description = "Size of the encrypted root volume, in GiB."
+  type        = number
+  default     = 20
+}
+
+variable "ebs_kms_key_arn" {
+  description = "KMS key of the root volume; null for the account's default EBS key."
+  type        = string
+  default     = null
+}
+
+variable "target_group_name" {
+  description = "Name of the load balancer's target group (unique per region and account). The runbooks find the generator fleet as targetgroup/idgen-workers/..."
+  type        = string
+}
+
+variable "zone_id" {
+  description = "Private Route 53 hosted zone of the endpoint record."
+  type        = string
+}
+
+variable "dns_name" {
+  description = "Fully qualified name of the endpoint record (an alias of the load balancer) in zone_id."
+  type        = string
+}
+
+variable "min_healthy_percentage" {
+  description = "During an instance refresh, the share of the fleet that stays in service."
+  type        = number
+  default     = 90
+}
+
+variable "health_check_grace_period" {
+  description = "Seconds after launch before the load balancer's verdict counts: boot, clock sync and the first lease."
+  type        = number
+  default     = 300
+}
+
+variable "deletion_protection" {
+  description = "Whether the load balancer is protected from deletion."
+  type        = bool
+  default     = true
+}
+
+variable "tags" {
+  description = "Tags added to every resource and propagated to the hosts. Service=idgen is always set (the runbooks target hosts by it)."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,38 @@
+# The registry service and its table in the home region.
+
+terraform {
+  required_version = ">= 1.5.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.0, < 6.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+module "registry" {
+  source = "../.."
+
+  vpc_id       = "vpc-0123456789abcdef0"
+  vpc_cidr     = "10.0.0.0/16"
+  subnet_ids   = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
+  caller_cidrs = ["10.0.0.0/8"]
+  zone_id      = "Z0123456789EXAMPLE"
+  dns_name     = "registry.idgen.internal"
+
+  artifact_s3_uri  = "s3://example-idgen-releases/v1.0.0/bin/registry"
+  tls_cert_s3_uri  = "s3://example-idgen-releases/v1.0.0/tls/registry.crt"
+  tls_key_s3_uri   = "s3://example-idgen-releases/v1.0.0/tls/registry.key"
+  client_ca_s3_uri = "s3://example-idgen-releases/v1.0.0/client-ca.pem"
+  callers_s3_uri   = "s3://example-idgen-releases/v1.0.0/callers/registry.json"
+}
+
+output "url" {
+  description = "URL of the example registry."
+  value       = module.registry.url
+}

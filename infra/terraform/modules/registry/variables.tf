@@ -1,0 +1,95 @@
+variable "schedule" {
+  description = "Layout schedule a new registry starts with: v2, or v1-v2 during the cutover from the v1 layout."
+  type        = string
+  default     = "v2"
+
+  validation {
+    condition     = contains(["v2", "v1-v2"], var.schedule)
+    error_message = "schedule must be v2 or v1-v2."
+  }
+}
+
+variable "vpc_id" {
+  description = "VPC of the registry service (in the home region)."
+  type        = string
+}
+
+variable "vpc_cidr" {
+  description = "CIDR of the VPC (the load balancer's health checks come from it)."
+  type        = string
+}
+
+variable "subnet_ids" {
+  description = "Private subnets of the registry service, one per Availability Zone."
+  type        = list(string)
+}
+
+variable "caller_cidrs" {
+  description = "CIDRs allowed to reach the registry: every region's generators (they read it at start-up) and the operators' admin hosts."
+  type        = list(string)
+}
+
+variable "zone_id" {
+  description = "Private Route 53 hosted zone of the registry's record."
+  type        = string
+}
+
+variable "dns_name" {
+  description = "Fully qualified name of the registry's endpoint (for example registry.idgen.internal); its server certificate must be valid for it."
+  type        = string
+}
+
+variable "artifact_s3_uri" {
+  description = "S3 URI of the registry binary (linux/arm64)."
+  type        = string
+}
+
+variable "tls_cert_s3_uri" {
+  description = "S3 URI of the registry's server certificate (PEM), valid for dns_name."
+  type        = string
+}
+
+variable "tls_key_s3_uri" {
+  description = "S3 URI of the server certificate's private key (PEM); keep it SSE-KMS encrypted and give s3_kms_key_arn."
+  type        = string
+}
+
+variable "client_ca_s3_uri" {
+  description = "S3 URI of the CA (PEM) that signs callers' client certificates."
+  type        = string
+}
+
+variable "callers_s3_uri" {
+  description = "S3 URI of the registry's callers file (callers with \"admin\": true may change the registry)."
+  type        = string
+}
+
+variable "s3_kms_key_arn" {
+  description = "KMS key of the SSE-KMS objects above; null when they use S3-managed keys."
+  type        = string
+  default     = null
+}
+
+variable "instance_count" {
+  description = "Number of registry hosts."
+  type        = number
+  default     = 2
+}
+
+variable "instance_type" {
+  description = "Instance type of the registry hosts (arm64)."
+  type        = string
+  default     = "t4g.small"
+}
+
+variable "table_kms_key_arn" {
+  description = "Customer-managed KMS key of the registry table; null for the AWS-managed DynamoDB key."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags added to every resource."
+  type        = map(string)
+  default     = {}
+}
