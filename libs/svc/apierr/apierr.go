@@ -3,6 +3,7 @@
 package apierr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,13 +34,33 @@ func BadRequest(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: connect.CodeInvalidArgument, Reason: "bad_request", Msg: fmt.Sprintf(format, args...)}
 }
 
-// Map returns err as an *Error: err itself when it is one, 403 (permission_denied) for an
-// identity the auth package refused, else what service maps it to, else 500 (internal).
+// StatusClientClosed is the status logged and counted for a request its caller canceled (the
+// caller is gone, so nobody reads it): nginx's 499.
+const StatusClientClosed = 499
+
+// Deadline and cancellation: the caller's own limits, never server faults.
+var (
+	deadlineExceeded = &Error{Status: http.StatusGatewayTimeout, Code: connect.CodeDeadlineExceeded, Reason: "deadline_exceeded",
+		Msg: "the request's deadline passed before it could be served"}
+	canceled = &Error{Status: StatusClientClosed, Code: connect.CodeCanceled, Reason: "canceled",
+		Msg: "the caller canceled the request"}
+)
+
+// Map returns err as an *Error: err itself when it is one, 504 (deadline_exceeded) and 499
+// (canceled) for the request context's end, 403 (permission_denied) for an identity the auth
+// package refused, else what service maps it to, else 500 (internal).
 func Map(err error, service func(error) *Error) *Error {
 	var e *Error
+	var ce *connect.Error
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ce) && ce.Code() == connect.CodeDeadlineExceeded:
+		return deadlineExceeded
+	case errors.Is(err, context.Canceled),
+		errors.As(err, &ce) && ce.Code() == connect.CodeCanceled:
+		return canceled
 	case errors.Is(err, auth.ErrUnknown), errors.Is(err, auth.ErrBadIdentity):
 		return &Error{Status: http.StatusForbidden, Code: connect.CodePermissionDenied, Reason: "forbidden", Msg: err.Error()}
 	}
@@ -47,6 +68,25 @@ func Map(err error, service func(error) *Error) *Error {
 		return e
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: connect.CodeInternal, Reason: "internal", Msg: "internal error"}
+}
+
+// Code is the Connect code to count a finished request under: err's own code, or the context's
+// end when the request's deadline passed or its caller left (connect-go reports those as
+// unknown when the handler never saw them).
+func Code(ctx context.Context, err error) connect.Code {
+	if err == nil {
+		return 0
+	}
+	code := connect.CodeOf(err)
+	if code == connect.CodeUnknown || code == connect.CodeInternal {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return connect.CodeDeadlineExceeded
+		case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+			return connect.CodeCanceled
+		}
+	}
+	return code
 }
 
 // Connect returns the error for a Connect handler, with Retry-After in its metadata when set.

@@ -50,8 +50,12 @@ func FromCert(cert *x509.Certificate, trustDomain string) (Identity, error) {
 
 // ParseSPIFFE checks that u is spiffe://<trustDomain>/svc/<name> and returns the identity.
 func ParseSPIFFE(u *url.URL, trustDomain string) (Identity, error) {
-	if u.Scheme != "spiffe" || u.User != nil || u.Port() != "" || u.RawQuery != "" || u.Fragment != "" {
+	if u.Scheme != "spiffe" || u.User != nil || u.Port() != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 		return Identity{}, fmt.Errorf("%w: %q is not a SPIFFE ID", ErrBadIdentity, u)
+	}
+	// SPIFFE IDs never hold percent-encoding: "ord%65rs" must not pass as "orders".
+	if u.RawPath != "" || strings.Contains(u.String(), "%") {
+		return Identity{}, fmt.Errorf("%w: %q is percent-encoded; a SPIFFE ID never is", ErrBadIdentity, u)
 	}
 	if u.Host != trustDomain {
 		return Identity{}, fmt.Errorf("%w: trust domain %q, want %q", ErrBadIdentity, u.Host, trustDomain)

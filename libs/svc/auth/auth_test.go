@@ -27,6 +27,8 @@ func TestParseSPIFFE(t *testing.T) {
 		{"spiffe://idgen.test:443/svc/orders", "", false},
 		{"spiffe://idgen.test/svc/orders?x=1", "", false},
 		{"spiffe://user@idgen.test/svc/orders", "", false},
+		{"spiffe://idgen.test/svc/ord%65rs", "", false},
+		{"spiffe://idgen.test/svc%2Forders", "", false},
 	}
 	for _, tt := range tests {
 		u, _ := url.Parse(tt.uri)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -94,6 +95,9 @@ func Main(service string, parseErr error, level string, run func(ctx context.Con
 		if err := lv.UnmarshalText([]byte(level)); err != nil {
 			parseErr = fmt.Errorf("--log-level: %w", err)
 		}
+	}
+	if errors.Is(parseErr, flag.ErrHelp) {
+		os.Exit(0) // --help: the flag set has printed the usage
 	}
 	if parseErr != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", service, parseErr)

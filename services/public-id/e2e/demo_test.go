@@ -156,3 +156,13 @@ func TestLocalDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: --help prints the usage and exits 0, as every command-line tool does.
+func TestHelp(t *testing.T) {
+	for _, bin := range []string{publicIDBin, build(t, "../cmd/demo-orders"), build(t, "../../generator/cmd/generator"), build(t, "../../registry/cmd/registry")} {
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "-listen") {
+			t.Errorf("%s --help: %v\n%s", filepath.Base(bin), err, out)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -43,7 +42,7 @@ func (s *Server) rest() http.Handler {
 	e.POST("/v1/ids", s.postID)
 	e.POST(`/v1/ids\:batch`, s.postBatch)
 	e.GET("/v1/ids/:id/decode", s.getDecode)
-	e.GET("/healthz", s.getHealthz)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
 	return e
 }
 
@@ -91,7 +90,7 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	}
 	b := (*bp)[:n]
 	if len(b) > maxBody {
-		return apierr.BadRequest("the body is larger than %d bytes", maxBody)
+		return apierr.TooLarge(maxBody)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -103,30 +102,13 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	if allowEmpty && string(b) == "{}" {
 		return nil // the usual POST /v1/ids body: nothing to decode
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return apierr.BadRequest("field %q must be %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return apierr.BadRequest("the body is not a valid JSON object: %v", err)
-	}
-	if dec.More() {
-		return apierr.BadRequest("the body holds more than one JSON value")
-	}
-	return nil
+	// Field names match exactly ({"COUNT": 2} is not {"count": 2}); unknown and repeated fields
+	// are refused by name, as the Connect face refuses them.
+	return apierr.DecodeJSON(b, into)
 }
 
 // bodyBufs holds request-body buffers of maxBody+1 bytes (decoding copies what it keeps).
 var bodyBufs = sync.Pool{New: func() any { b := make([]byte, maxBody+1); return &b }}
-
-func jsonKind(k string) string {
-	if strings.HasPrefix(k, "int") {
-		return "an integer"
-	}
-	return "a " + k
-}
 
 func (s *Server) postID(c echo.Context) error {
 	var req struct{}
@@ -191,6 +173,9 @@ type decoded struct {
 }
 
 func (s *Server) decode(id idcore.ID) (decoded, error) {
+	if id == 0 {
+		return decoded{}, apierr.BadRequest("0 is no ID: want the ID to decode")
+	}
 	d, err := s.sched.Decode(id)
 	if err != nil {
 		return decoded{}, apierr.BadRequest("%v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -17,7 +18,7 @@ import (
 type rpc struct{ s *Server }
 
 func rpcOptions(s *Server) []connect.HandlerOption {
-	return []connect.HandlerOption{
+	return append(serve.JSONCodec(),
 		connect.WithReadMaxBytes(maxBody),
 		// Gzip costs more than it saves on small messages; batches of IDs still compress.
 		connect.WithCompressMinBytes(1024),
@@ -26,14 +27,12 @@ func rpcOptions(s *Server) []connect.HandlerOption {
 				start := time.Now()
 				resp, err := next(ctx, req)
 				key := childKey{route: req.Spec().Procedure, protocol: req.Peer().Protocol}
-				if err != nil {
-					key.code = connect.CodeOf(err)
-				}
+				key.code = apierr.Code(ctx, err)
 				s.metrics.observe(key, time.Since(start))
 				return resp, err
 			}
 		})),
-	}
+	)
 }
 
 func toConnect(err error) error {
@@ -71,6 +70,10 @@ func (r *rpc) Decode(ctx context.Context, req *connect.Request[idgenv1.DecodeReq
 	}
 	if req.Msg.GetId() < 0 {
 		return nil, toConnect(apierr.BadRequest("id %d is negative", req.Msg.GetId()))
+	}
+	if req.Msg.GetId() == 0 {
+		// proto3 cannot tell {} from {"id": "0"}; 0 is no ID a generator issues in practice.
+		return nil, toConnect(apierr.BadRequest(`"id" is missing or 0: want the ID to decode`))
 	}
 	d, err := r.s.sched.Decode(idcore.ID(req.Msg.GetId()))
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/quota"
 	"github.com/idgen/idgen/libs/svc/serve"
@@ -238,8 +239,9 @@ func (s *Server) setServing(ok bool) {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	path, h := idgenv1connect.NewIdServiceHandler(&rpc{s: s}, rpcOptions(s)...)
-	mux.Handle(path, h)
-	// Each procedure by exact pattern too: a prefix pattern costs a path match per request.
+	// Each procedure by exact pattern (a prefix pattern costs a path match per request); the
+	// service's prefix catches the procedures it does not have.
+	mux.Handle(path, serve.Unimplemented)
 	for _, proc := range []string{idgenv1connect.IdServiceGenerateProcedure, idgenv1connect.IdServiceGenerateBatchProcedure, idgenv1connect.IdServiceDecodeProcedure} {
 		mux.Handle(proc, h)
 	}
@@ -249,7 +251,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	mux.Handle("/metrics", s.metricsHandler())
 	rest := s.rest()
-	mux.Handle("/", rest)
+	mux.Handle("/", serve.RPCOr(rest))
 	// The hot paths by exact pattern as well: the catch-all "/" costs a path match per request.
 	mux.Handle("/v1/ids", rest)
 	mux.Handle("/v1/ids:batch", rest)
@@ -262,6 +264,11 @@ func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID
 	res := auth.FromContext(ctx)
 	if res.Err != nil {
 		return dst, res.Err
+	}
+	if res.Caller.IDsPerSecond > 0 && n > res.Caller.Burst {
+		// Never within the quota, however long the caller waits: not a 429 with a Retry-After.
+		return dst, apierr.BadRequest("a batch of %d is more than caller %s's burst of %d IDs: ask for at most %d at a time",
+			n, res.Caller.Name, res.Caller.Burst, res.Caller.Burst)
 	}
 	if ok, wait := s.quotas.Take(res.Caller.Name, res.Caller.IDsPerSecond, res.Caller.Burst, n); !ok {
 		s.metrics.quotaRejections.WithLabelValues(res.Caller.Name).Inc()

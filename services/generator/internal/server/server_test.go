@@ -119,7 +119,7 @@ func TestREST(t *testing.T) {
 		{"batch, missing body", "POST", "/v1/ids:batch", ``, 400, "body is missing"},
 		{"batch, not JSON", "POST", "/v1/ids:batch", `count=5`, 400, "not a valid JSON object"},
 		{"batch, two values", "POST", "/v1/ids:batch", `{"count":5}{"count":6}`, 400, "more than one JSON value"},
-		{"batch, body too large", "POST", "/v1/ids:batch", `{"count":5,"pad":"` + strings.Repeat("x", 5000) + `"}`, 400, "larger than 4096 bytes"},
+		{"batch, body too large", "POST", "/v1/ids:batch", `{"count":5,"pad":"` + strings.Repeat("x", 5000) + `"}`, 413, "larger than the limit of 4096 bytes"},
 		{"decode", "GET", "/v1/ids/97301141913751557/decode", "", 200, `"created_at":"2026-09-26T12:00:00.000Z"`},
 		{"decode non-numeric", "GET", "/v1/ids/abc/decode", "", 400, "not a decimal number"},
 		{"decode negative", "GET", "/v1/ids/-1/decode", "", 400, "negative"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -227,12 +228,34 @@ func TestQuota(t *testing.T) {
 	if billingOther.Load() != 0 || billingOK.Load() < 150 {
 		t.Fatalf("billing was affected: %d served, %d not", billingOK.Load(), billingOther.Load())
 	}
-	// Connect says resource_exhausted with Retry-After.
+	// Connect says resource_exhausted with Retry-After once the bucket is spent.
 	c := idgenv1connect.NewIdServiceClient(orders, e.r.url)
-	_, err := c.GenerateBatch(context.Background(), connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: 1000}))
+	var err error
+	for range 100 {
+		if _, err = c.GenerateBatch(context.Background(), connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: 10})); err != nil {
+			break
+		}
+	}
 	var ce *connect.Error
 	if connect.CodeOf(err) != connect.CodeResourceExhausted || !asConnect(err, &ce) || ce.Meta().Get("Retry-After") == "" {
 		t.Fatalf("batch over quota over Connect: %v", err)
+	}
+	// A batch larger than the burst could never pass, however long the caller waited: it is
+	// refused as what it is, with no Retry-After, on both faces.
+	_, err = c.GenerateBatch(context.Background(), connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: 11}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !asConnect(err, &ce) || ce.Meta().Get("Retry-After") != "" ||
+		!strings.Contains(err.Error(), "burst of 10 IDs") {
+		t.Fatalf("a batch over the burst over Connect: %v", err)
+	}
+	req, _ := http.NewRequest("POST", e.r.url+"/v1/ids:batch", strings.NewReader(`{"count": 11}`))
+	resp, err := orders.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Retry-After") != "" || !strings.Contains(string(body), "burst of 10 IDs") {
+		t.Fatalf("a batch over the burst over REST: %d %s", resp.StatusCode, body)
 	}
 }
 

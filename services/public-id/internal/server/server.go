@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -172,14 +171,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle(idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024)))
+	path, h := idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
+	serve.Mount(mux, path, h, idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure)
 	health := grpchealth.NewStaticChecker(idgenv1connect.PublicIdServiceName)
 	mux.Handle(grpchealth.NewHandler(health))
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", s.rest())
+	mux.Handle("/", serve.RPCOr(s.rest()))
 	s.api = s.resolver.Middleware(mux)
 	return s, nil
 }
@@ -277,20 +277,17 @@ func (s *Server) rest() http.Handler {
 		ae := mapErr(err)
 		_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg})
 	}
-	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.POST("/v1/public-ids", func(c echo.Context) error {
 		var req struct {
 			InternalID *idcore.ID `json:"internal_id"`
 			Resource   string     `json:"resource"`
 		}
-		dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4096))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil || req.InternalID == nil {
-			msg := `want {"internal_id": "<decimal id>"}`
-			if err != nil {
-				msg += ": " + err.Error()
-			}
-			return apierr.BadRequest("%s", msg)
+		if err := apierr.DecodeBody(c.Request().Body, 4096, &req); err != nil {
+			return err
+		}
+		if req.InternalID == nil {
+			return apierr.BadRequest(`"internal_id" is missing: want {"internal_id": "<decimal id>"}`)
 		}
 		pub, err := s.publish(c.Request().Context(), int64(*req.InternalID), req.Resource)
 		if err != nil {

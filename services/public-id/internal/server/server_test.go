@@ -147,3 +147,40 @@ func TestVolatileStore(t *testing.T) {
 		t.Fatal("a durable store: want idgen_publicid_store_volatile 0")
 	}
 }
+
+// TestFaces: a body over the limit is a 413 that names it; unknown fields are refused by name
+// on both faces; an unknown procedure is UNIMPLEMENTED; HEAD /healthz answers.
+func TestFaces(t *testing.T) {
+	base := start(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
+	if code, body := call(t, "POST", base+"/v1/public-ids", `{"internal_id":"1","pad":"`+strings.Repeat("x", 5000)+`"}`); code != 413 || !strings.Contains(body, "limit of 4096 bytes") {
+		t.Errorf("a large body: %d %s", code, body)
+	}
+	if code, body := call(t, "POST", base+"/v1/public-ids", `{"Internal_ID":"683244571854022659"}`); code != 400 || !strings.Contains(body, `unknown field \"Internal_ID\"`) {
+		t.Errorf("another case over REST: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("POST", base+"/idgen.v1.PublicIdService/Publish", strings.NewReader(`{"internalId":"683244571854022659","extra":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `unknown field`) {
+		t.Errorf("an unknown field over Connect: %d %s", resp.StatusCode, b)
+	}
+	req, _ = http.NewRequest("POST", base+"/idgen.v1.PublicIdService/Delete", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(b), `"unimplemented"`) {
+		t.Errorf("an unknown procedure: %d %s", resp.StatusCode, b)
+	}
+	if code, _ := call(t, "HEAD", base+"/healthz", ""); code != 200 {
+		t.Errorf("HEAD /healthz: %d", code)
+	}
+}

@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -116,13 +115,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.reg.MustRegister(s.changes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.health = grpchealth.NewStaticChecker(idgenv1connect.RegistryServiceName)
 	mux := http.NewServeMux()
-	mux.Handle(idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024)))
+	path, h := idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
+	serve.Mount(mux, path, h, idgenv1connect.RegistryServiceListRegionsProcedure, idgenv1connect.RegistryServiceGetRegionProcedure,
+		idgenv1connect.RegistryServiceAddRegionProcedure, idgenv1connect.RegistryServiceRetireRegionProcedure, idgenv1connect.RegistryServiceGetLayoutsProcedure)
 	mux.Handle(grpchealth.NewHandler(s.health))
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.RegistryServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", s.rest())
+	mux.Handle("/", serve.RPCOr(s.rest()))
 	s.handler = s.resolver.Middleware(mux)
 	return s, nil
 }
@@ -262,7 +263,7 @@ func (s *Server) rest() http.Handler {
 		ae := mapErr(err)
 		_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg})
 	}
-	e.GET("/healthz", func(c echo.Context) error {
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", func(c echo.Context) error {
 		if _, err := s.st.Schedule(c.Request().Context()); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
 		}
@@ -293,10 +294,8 @@ func (s *Server) rest() http.Handler {
 			Name string `json:"name"`
 			Peer string `json:"peer"`
 		}
-		dec := json.NewDecoder(io.LimitReader(c.Request().Body, 4096))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return apierr.BadRequest("%s", `registry: want a JSON body {"name": "…", "peer": "…"}: `+err.Error())
+		if err := apierr.DecodeBody(c.Request().Body, 4096, &req); err != nil {
+			return err
 		}
 		r, err := s.add(c.Request().Context(), req.Name, req.Peer)
 		if err != nil {

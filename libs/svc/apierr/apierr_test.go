@@ -1,0 +1,40 @@
+package apierr_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/idgen/idgen/libs/svc/apierr"
+)
+
+func TestContextEnds(t *testing.T) {
+	none := func(error) *apierr.Error { return nil }
+	for _, tt := range []struct {
+		err    error
+		status int
+		code   connect.Code
+	}{
+		{fmt.Errorf("waiting for the clock: %w", context.DeadlineExceeded), http.StatusGatewayTimeout, connect.CodeDeadlineExceeded},
+		{fmt.Errorf("batch: %w", context.Canceled), apierr.StatusClientClosed, connect.CodeCanceled},
+		{connect.NewError(connect.CodeDeadlineExceeded, errors.New("late")), http.StatusGatewayTimeout, connect.CodeDeadlineExceeded},
+		{errors.New("something broke"), http.StatusInternalServerError, connect.CodeInternal},
+	} {
+		e := apierr.Map(tt.err, none)
+		if e.Status != tt.status || e.Code != tt.code {
+			t.Errorf("%v: %d %v, want %d %v", tt.err, e.Status, e.Code, tt.status, tt.code)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-ctx.Done()
+	if c := apierr.Code(ctx, connect.NewError(connect.CodeUnknown, errors.New("x"))); c != connect.CodeDeadlineExceeded {
+		t.Errorf("an unknown error after the deadline counts as %v", c)
+	}
+	if c := apierr.Code(context.Background(), nil); c != 0 {
+		t.Errorf("success counts as %v", c)
+	}
+}

@@ -1,0 +1,104 @@
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// TooLarge is a 413 for a body over limit bytes (Connect: resource_exhausted, never with a
+// Retry-After: waiting does not make the body smaller).
+func TooLarge(limit int) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: connect.CodeResourceExhausted, Reason: "too_large",
+		Msg: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}
+}
+
+// bodyError says what is wrong with a JSON body in words a caller can act on: the field, and
+// what it must be; never a Go type.
+func bodyError(err error) error {
+	var se *jsonv2.SemanticError
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		field := strings.TrimPrefix(string(se.JSONPointer), "/")
+		switch {
+		case errors.Is(se.Err, jsonv2.ErrUnknownName):
+			return BadRequest("unknown field %q (names are case-sensitive)", field)
+		case se.GoType != nil && field != "":
+			kind := se.GoType.Kind().String()
+			if se.GoType.Kind().String() == "ptr" {
+				kind = se.GoType.Elem().Kind().String()
+			}
+			return BadRequest("field %q must be %s, got %s", field, jsonKind(kind), kindWord(se.JSONKind))
+		}
+		return BadRequest("the body must be a JSON object")
+	case errors.As(err, &syn):
+		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+			return BadRequest("a field is given twice (at byte %d)", syn.ByteOffset)
+		}
+		if strings.Contains(syn.Err.Error(), "after top-level value") {
+			return BadRequest("the body holds more than one JSON value")
+		}
+		return BadRequest("the body is not a valid JSON object (at byte %d)", syn.ByteOffset)
+	}
+	return BadRequest("the body is not a valid JSON object")
+}
+
+func kindWord(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "something else"
+}
+
+// DecodeBody reads a JSON object body of at most limit bytes into v (see DecodeJSON); a larger
+// body is a 413 that names the limit.
+func DecodeBody(r io.Reader, limit int, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return BadRequest("reading the body: %v", err)
+	}
+	if len(b) > limit {
+		return TooLarge(limit)
+	}
+	return DecodeJSON(b, v)
+}
+
+// DecodeJSON decodes a JSON object into v the one way every service does: field names match
+// exactly ({"COUNT": 2} is not {"count": 2}), unknown and repeated fields are refused by name,
+// and errors say what is wrong in words a caller can act on, never a Go type.
+func DecodeJSON(b []byte, v any) error {
+	if err := jsonv2.Unmarshal(b, v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return bodyError(err)
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "an integer"
+	case k == "ptr", k == "struct", k == "map":
+		return "an object"
+	case k == "slice":
+		return "an array"
+	}
+	return "a " + k
+}
