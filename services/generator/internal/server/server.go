@@ -39,21 +39,23 @@ const MaxBatch = 1000
 
 // Server is one generator process.
 type Server struct {
-	cfg      config.Config
-	log      *slog.Logger
-	node     *embedded.Node
-	sched    idcore.Schedule
-	region   region.Region
-	regions  []region.Region
-	stores   []lease.Store
-	resolver *auth.Resolver
-	quotas   *quota.Limiter
-	tls      *tls.Config
-	reg      *prometheus.Registry
-	metrics  *metrics
-	health   *grpchealth.StaticChecker
-	handler  http.Handler
-	stopping atomic.Bool
+	cfg       config.Config
+	log       *slog.Logger
+	node      *embedded.Node
+	sched     idcore.Schedule
+	region    region.Region
+	regions   []region.Region                 // as read at start-up: the generator's own region
+	names     atomic.Pointer[[]region.Region] // the registry's current list, for decode's names
+	regClient *http.Client
+	stores    []lease.Store
+	resolver  *auth.Resolver
+	quotas    *quota.Limiter
+	tls       *tls.Config
+	reg       *prometheus.Registry
+	metrics   *metrics
+	health    *grpchealth.StaticChecker
+	handler   http.Handler
+	stopping  atomic.Bool
 }
 
 // Option changes how New builds the server (tests inject a clock-health source).
@@ -70,13 +72,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.sched, err = idcore.ScheduleByName(cfg.Schedule); err != nil {
 		return nil, err
 	}
-	regClient, err := registryClient(cfg.Edge)
-	if err != nil {
+	if s.regClient, err = registryClient(cfg.Edge); err != nil {
 		return nil, err
 	}
-	if s.regions, err = loadRegions(ctx, cfg.Registry, regClient); err != nil {
+	if s.regions, err = loadRegions(ctx, cfg.Registry, s.regClient); err != nil {
 		return nil, err
 	}
+	s.names.Store(&s.regions)
 	if s.region, err = region.ForGenerator(s.regions, cfg.Region); err != nil {
 		return nil, fmt.Errorf("generator: refusing to start: %w", err)
 	}
@@ -182,6 +184,7 @@ func (s *Server) Region() region.Region { return s.region }
 // requests in flight (up to the drain time), stops issuing, and releases the lease.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	go s.watchReady(ctx)
+	go s.refreshNames(ctx)
 	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, func() {
 		s.stopping.Store(true)
 		s.setServing(false)
@@ -294,10 +297,39 @@ func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID
 	return dst, nil
 }
 
-// regionName returns the name of region number n ("" when unknown).
+// Unassigned is decode's name for a region number no region has.
+const Unassigned = "unassigned"
+
+// regionName returns the name of region number n in the registry's current list, or Unassigned.
 func (s *Server) regionName(n int) string {
-	if r, ok := region.ByNumber(s.regions, n); ok {
+	if r, ok := region.ByNumber(*s.names.Load(), n); ok {
 		return r.Name
 	}
-	return ""
+	return Unassigned
+}
+
+// namesRefresh is how often the registry's list is read again for decode's region names (a
+// region added after start-up); the generator's own region and number never change.
+var namesRefresh = time.Minute
+
+// refreshNames keeps the region names current from a registry URL, off the request path.
+func (s *Server) refreshNames(ctx context.Context) {
+	src := s.cfg.Registry
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		return
+	}
+	t := time.NewTicker(namesRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if regions, err := loadRegions(ctx, src, s.regClient); err == nil {
+				s.names.Store(&regions)
+			} else {
+				s.log.Warn("registry: region names not refreshed", "error", err.Error())
+			}
+		}
+	}
 }
