@@ -8,3 +8,5 @@ require (
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require connectrpc.com/grpchealth v1.5.0

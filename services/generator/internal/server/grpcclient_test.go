@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -89,4 +90,48 @@ func h2cClient() *http.Client {
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Protocols: &p}}
+}
+
+// TestHealthWatchUnknownService: the gRPC health protocol, as grpc-go's health client speaks it.
+// Check of an unknown service is NOT_FOUND; Watch of one sends SERVICE_UNKNOWN and stays open.
+func TestHealthWatchUnknownService(t *testing.T) {
+	r := start(t, baseConfig(t))
+	r.waitReady(t)
+	conn, err := grpc.NewClient(strings.TrimPrefix(r.url, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	h := healthpb.NewHealthClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		resp, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: "idgen.v1.IdService"})
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Check of the service: %v %v", resp, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: "nope.v1.Nothing"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("Check of an unknown service: %v, want NotFound", err)
+	}
+	stream, err := h.Watch(ctx, &healthpb.HealthCheckRequest{Service: "nope.v1.Nothing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := stream.Recv()
+	if err != nil || first.Status != healthpb.HealthCheckResponse_SERVICE_UNKNOWN {
+		t.Fatalf("Watch of an unknown service: %v %v, want SERVICE_UNKNOWN", first, err)
+	}
+	// The stream stays open: the next Recv waits until the watch is ended by the client.
+	next := make(chan error, 1)
+	go func() { _, err := stream.Recv(); next <- err }()
+	select {
+	case err := <-next:
+		t.Fatalf("the watch ended after SERVICE_UNKNOWN: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 }

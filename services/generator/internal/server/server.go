@@ -53,7 +53,7 @@ type Server struct {
 	tls       *tls.Config
 	reg       *prometheus.Registry
 	metrics   *metrics
-	health    *grpchealth.StaticChecker
+	health    serve.HealthChecker
 	handler   http.Handler
 	stopping  atomic.Bool
 }
@@ -112,7 +112,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		s.closeStores()
 		return nil, err
 	}
-	s.health = grpchealth.NewStaticChecker(idgenv1connect.IdServiceName)
+	s.health = serve.NewHealthChecker(idgenv1connect.IdServiceName)
 	s.health.SetStatus(idgenv1connect.IdServiceName, grpchealth.StatusNotServing)
 	s.health.SetStatus("", grpchealth.StatusNotServing)
 	s.handler = s.routes()

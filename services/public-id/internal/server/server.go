@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	mux := http.NewServeMux()
 	path, h := idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
 	serve.Mount(mux, path, h, idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure)
-	health := grpchealth.NewStaticChecker(idgenv1connect.PublicIdServiceName)
+	health := serve.NewHealthChecker(idgenv1connect.PublicIdServiceName)
 	mux.Handle(grpchealth.NewHandler(health))
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))

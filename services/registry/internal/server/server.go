@@ -77,7 +77,7 @@ type Server struct {
 	tls      *tls.Config
 	reg      *prometheus.Registry
 	changes  *prometheus.CounterVec
-	health   *grpchealth.StaticChecker
+	health   serve.HealthChecker
 	handler  http.Handler
 }
 
@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.changes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_registry_changes_total",
 		Help: "Registry change requests, by action and result."}, []string{"action", "result"})
 	s.reg.MustRegister(s.changes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.health = grpchealth.NewStaticChecker(idgenv1connect.RegistryServiceName)
+	s.health = serve.NewHealthChecker(idgenv1connect.RegistryServiceName)
 	mux := http.NewServeMux()
 	path, h := idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
 	serve.Mount(mux, path, h, idgenv1connect.RegistryServiceListRegionsProcedure, idgenv1connect.RegistryServiceGetRegionProcedure,
