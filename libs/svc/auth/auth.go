@@ -178,6 +178,21 @@ func NewDevResolver(dev Caller) *Resolver {
 	return &Resolver{dev: &Result{Caller: dev, Identity: Identity{TrustDomain: "dev", Name: dev.Name}}}
 }
 
+// Names returns the names of the callers the resolver knows (the default caller in development
+// mode), so per-caller metrics can be exported at zero from the start.
+func (rv *Resolver) Names() []string {
+	if rv.dev != nil {
+		return []string{rv.dev.Caller.Name}
+	}
+	var out []string
+	if rv.callers != nil {
+		for _, c := range rv.callers.Callers {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // Result is what the resolver found for a request.
 type Result struct {
 	Caller   Caller

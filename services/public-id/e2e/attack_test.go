@@ -318,6 +318,14 @@ func TestAttackGateway(t *testing.T) {
 	g := startGateway(t, r.Addr, routesFile(t, h.URL))
 	customer := newID()
 	cus := g.publish(t, customer, "cus")
+	// Every route's series exist at zero from the first scrape.
+	if resp, err := http.Get(g.api + "/metrics"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `idgen_gateway_requests_total{outcome="unsafe_response",route="order"} 0`) {
+			t.Errorf("no zero series for the route's refusals")
+		}
+	}
 
 	// A well-behaved order first: it passes, with public IDs only.
 	good := h.on(func(w http.ResponseWriter, _ *http.Request, id int64) {

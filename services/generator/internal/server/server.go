@@ -98,6 +98,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	s.stores = stores.list
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(s.reg)
+	// Every known caller's series exist from the first scrape, at zero: alerts and dashboards
+	// see a rate, not an absent series.
+	for _, name := range s.resolver.Names() {
+		s.metrics.quotaRejections.WithLabelValues(name)
+		s.metrics.servedBy(name, 0)
+	}
 	ecfg := embedded.Config{
 		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
 		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,

@@ -125,6 +125,17 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 			Help: "Upstream call latency (to the response headers), by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
 	}
 	g.bufs.New = func() any { return new(bytes.Buffer) }
+	// Every route's series exist from the first scrape, at zero.
+	for _, r := range c.Routes {
+		for _, outcome := range outcomes {
+			g.requests.WithLabelValues(r.Name, outcome)
+		}
+		g.duration.WithLabelValues(r.Name)
+		g.upstream.WithLabelValues(r.Name)
+	}
+	for _, outcome := range []string{"not_found", "rate_limited", "busy"} {
+		g.requests.WithLabelValues("", outcome)
+	}
 	reg.MustRegister(g.requests, g.duration, g.upstream, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
 		func() float64 { return float64(g.limits.len()) }))
@@ -137,6 +148,10 @@ func cmp[T int | int64 | time.Duration](v, def T) T {
 	}
 	return v
 }
+
+// outcomes are the values of idgen_gateway_requests_total's outcome label.
+var outcomes = []string{"ok", "not_found", "bad_request", "method_not_allowed", "rate_limited", "busy", "upstream_4xx",
+	"upstream_error", "upstream_timeout", "unsafe_response", "store_unavailable"}
 
 // The gateway's own answers: fixed bodies, never an upstream's.
 const (
