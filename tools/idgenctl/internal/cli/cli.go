@@ -32,12 +32,17 @@ import (
 
 const usage = `idgenctl: the idgen operators' tool
 
-  idgenctl explain ID                       the bit diagram of an ID (local)
-  idgenctl decode ID                        an ID's fields (local)
+  idgenctl explain ID                       the bit diagram of an ID, its region named (registry, else built-in list)
+  idgenctl decode ID                        an ID's fields, its region named (registry, else built-in list)
+  idgenctl dupcheck FILE...                 IDs seen more than once in exported files ("-" for stdin;
+                                            --column NAME for CSV): exit 1 when any, 0 when none, 2 unreadable
+  idgenctl incident ID                      a duplicate ID: decode it, who held its machine number then,
+                                            and the quarantine commands to run next (changes nothing)
   idgenctl regions list|get NAME|add NAME --peer PEER|retire NAME
   idgenctl layouts show
   idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME   (--region R)
   idgenctl health --region R                each generator's /healthz, lease and clock
+  idgenctl callers check FILE               validate a callers file (identities, quotas) before a rollout
   idgenctl infra fmt                        terraform fmt check over infra/terraform
   idgenctl infra validate [--dir D]         init without a backend, validate (D relative to infra/terraform; default live)
   idgenctl infra plan [--region R|--all] [--plan FILE]   init, plan saved to FILE and FILE.json, then the plan guard
@@ -47,7 +52,10 @@ const usage = `idgenctl: the idgen operators' tool
 Common flags (each also IDGEN_<FLAG>): --output text|json, --schedule v2|v1-v2,
   --registry URL (default http://127.0.0.1:7000), --lease-store sqlite:PATH|dynamodb:URL
   (default: the local stack's .idgen/leases-<region>.db), --table v2|v1, --generators URL,URL,
-  --tls-cert/--tls-key/--ca for mutual TLS to the services; infra: --infra-dir (default: the
+  --tls-cert/--tls-key/--ca for mutual TLS to the services; --lease-store and --generators also
+  take REGION=VALUE pairs (us-east-1=dynamodb:URL,eu-west-1=dynamodb:URL), the ones for --region
+  are used (health with a plain list and --region keeps the generators whose /healthz names it); dupcheck: --column NAME, --tmp-dir (default: the system's), --run-ids N (IDs per
+  sorted run on disk, default 4194304: 32 MiB); infra: --infra-dir (default: the
   repository's infra/terraform), --terraform (default: .tools/bin/terraform, Terraform 1.5.7).
 `
 
@@ -57,6 +65,8 @@ var localGenerators = map[string]string{"us-east-1": "http://127.0.0.1:7001", "e
 type opts struct {
 	output, schedule, registry, leaseStore, table, region, generators, peer, at string
 	tlsCert, tlsKey, ca                                                         string
+	column, tmpDir                                                              string
+	runIDs                                                                      int
 	infraDir, terraform, tfDir, planFile                                        string
 	allRegions, regionSet, override                                             bool
 	stderr                                                                      io.Writer
@@ -82,6 +92,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.DurationVar(&o.window, "window", time.Hour, "events shown either side of --at (leases who-held)")
 	fs.DurationVar(&o.lease, "lease", 5*time.Minute, "lease length (leases fence-restore)")
 	fs.DurationVar(&o.margin, "margin", 5*time.Second, "extra margin (leases fence-restore)")
+	fs.StringVar(&o.column, "column", "", "CSV column holding the IDs (dupcheck)")
+	fs.StringVar(&o.tmpDir, "tmp-dir", "", "folder for dupcheck's sorted runs (default: the system's)")
+	fs.IntVar(&o.runIDs, "run-ids", defaultRunIDs, "IDs per sorted run (dupcheck; memory is 8 bytes each)")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for mutual TLS")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "client key")
 	fs.StringVar(&o.ca, "ca", "", "CA of the services' certificates")
@@ -96,6 +109,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	rest := args
 	for {
 		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, usage)
+				return 0
+			}
 			fmt.Fprintf(stderr, "idgenctl: %v\n\n%s", err, usage)
 			return 2
 		}
@@ -123,7 +140,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	err := o.dispatch(ctx, words)
 	var ue usageError
+	var ee exitError
 	switch {
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "idgenctl: %s\n", ee.msg)
+		}
+		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "idgenctl: %v\n\n%s", err, usage)
 		return 2
@@ -138,6 +161,15 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// exitError ends a command with its own exit code: dupcheck's 1 (duplicates found) and 2
+// (unreadable input).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
 func need(words []string, n int, what string) error {
 	if len(words) != n {
 		return usageError{fmt.Sprintf("%s: want %d argument(s)", what, n-1)}
@@ -147,7 +179,7 @@ func need(words []string, n int, what string) error {
 
 func (o *opts) dispatch(ctx context.Context, w []string) error {
 	cmd := w[0]
-	if len(w) > 1 && (cmd == "regions" || cmd == "layouts" || cmd == "leases" || cmd == "infra") {
+	if len(w) > 1 && (cmd == "regions" || cmd == "layouts" || cmd == "leases" || cmd == "infra" || cmd == "callers") {
 		cmd += " " + w[1]
 		w = w[1:]
 	}
@@ -156,12 +188,22 @@ func (o *opts) dispatch(ctx context.Context, w []string) error {
 		if err := need(w, 2, "explain ID"); err != nil {
 			return err
 		}
-		return o.explain(w[1])
+		return o.explain(ctx, w[1])
 	case "decode":
 		if err := need(w, 2, "decode ID"); err != nil {
 			return err
 		}
-		return o.decode(w[1])
+		return o.decode(ctx, w[1])
+	case "dupcheck":
+		if len(w) < 2 {
+			return usageError{"dupcheck FILE...: want at least one file (- for stdin)"}
+		}
+		return o.dupcheck(ctx, w[1:])
+	case "incident":
+		if err := need(w, 2, "incident ID"); err != nil {
+			return err
+		}
+		return o.incident(ctx, w[1])
 	case "regions list":
 		return o.regionsList(ctx)
 	case "regions get":
@@ -185,6 +227,11 @@ func (o *opts) dispatch(ctx context.Context, w []string) error {
 		return o.leases(ctx, strings.TrimPrefix(cmd, "leases "), w)
 	case "health":
 		return o.health(ctx)
+	case "callers check":
+		if err := need(w, 2, "callers check FILE"); err != nil {
+			return err
+		}
+		return o.callersCheck(w[1])
 	case "infra fmt", "infra validate", "infra plan", "infra apply", "infra check-plan":
 		return o.infra(ctx, strings.TrimPrefix(cmd, "infra "), w)
 	}
@@ -204,7 +251,7 @@ func (o *opts) emit(v any, text func(io.Writer)) error {
 
 func (o *opts) sched() (idcore.Schedule, error) { return idcore.ScheduleByName(o.schedule) }
 
-func (o *opts) explain(s string) error {
+func (o *opts) explain(ctx context.Context, s string) error {
 	id, err := idcore.ParseID(s)
 	if err != nil {
 		return err
@@ -218,7 +265,14 @@ func (o *opts) explain(s string) error {
 		return err
 	}
 	d, _ := sc.Decode(id)
-	return o.emit(decodedJSON(d), func(w io.Writer) { fmt.Fprint(w, out) })
+	rn := o.names(ctx)
+	doc := decodedJSON(d, rn)
+	return o.emit(doc, func(w io.Writer) {
+		fmt.Fprint(w, out)
+		if d.HasRegion {
+			fmt.Fprintf(w, "region: %s\n", rn.describe(d.Region))
+		}
+	})
 }
 
 type decodedOut struct {
@@ -230,19 +284,22 @@ type decodedOut struct {
 	Sequence     int     `json:"sequence"`
 	Timestamp    int64   `json:"timestamp_ms_since_epoch"`
 	Region       *string `json:"region,omitempty"`
+	RegionSource string  `json:"region_source,omitempty"`
 }
 
-func decodedJSON(d idcore.Decoded) decodedOut {
+func decodedJSON(d idcore.Decoded, rn regionNames) decodedOut {
 	out := decodedOut{ID: d.ID.String(), Layout: d.Layout, CreatedAt: d.Time.Format("2006-01-02T15:04:05.000Z"),
 		Machine: d.Machine, Sequence: d.Sequence, Timestamp: d.Timestamp}
 	if d.HasRegion {
 		n := d.Region
 		out.RegionNumber = &n
+		name := rn.name(n)
+		out.Region, out.RegionSource = &name, rn.sourceWord()
 	}
 	return out
 }
 
-func (o *opts) decode(s string) error {
+func (o *opts) decode(ctx context.Context, s string) error {
 	id, err := idcore.ParseID(s)
 	if err != nil {
 		return err
@@ -255,10 +312,12 @@ func (o *opts) decode(s string) error {
 	if err != nil {
 		return err
 	}
-	out := decodedJSON(d)
+	rn := o.names(ctx)
+	out := decodedJSON(d, rn)
 	return o.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "id\t%s\nlayout\t%s\ncreated_at\t%s\n", out.ID, out.Layout, out.CreatedAt)
 		if out.RegionNumber != nil {
+			fmt.Fprintf(w, "region\t%s\n", rn.describe(*out.RegionNumber))
 			fmt.Fprintf(w, "region_number\t%d\n", *out.RegionNumber)
 		}
 		fmt.Fprintf(w, "machine\t%d\nsequence\t%d\n", out.Machine, out.Sequence)
@@ -429,6 +488,12 @@ func (o *opts) openLeases(ctx context.Context) (lease.Store, error) {
 		return nil, usageError{"--table must be v2 or v1"}
 	}
 	spec := o.leaseStore
+	if vals, per := forRegion(spec, o.region); per {
+		if len(vals) != 1 {
+			return nil, usageError{fmt.Sprintf("--lease-store names no single store for region %s", o.region)}
+		}
+		spec = vals[0]
+	}
 	if spec == "" {
 		spec = "sqlite:.idgen/leases-" + o.region + ".db"
 	}
@@ -565,43 +630,56 @@ func (o *opts) leases(ctx context.Context, op string, args []string) error {
 		if err != nil {
 			return err
 		}
-		type ev struct {
-			At     string `json:"at"`
-			Event  string `json:"event"`
-			Holder string `json:"holder"`
-			Epoch  int64  `json:"lease_epoch"`
-			Expiry string `json:"lease_expiry"`
-		}
-		conv := func(e lease.Event) ev {
-			return ev{time.UnixMilli(e.AtUnixMs).UTC().Format("2006-01-02T15:04:05.000Z"), e.Kind, e.Holder, e.Epoch,
-				time.UnixMilli(e.ExpiryUnixMs).UTC().Format("2006-01-02T15:04:05.000Z")}
-		}
-		doc := map[string]any{"machine": m, "region": o.region, "at": at.UTC().Format(time.RFC3339Nano), "holder": nil, "events": []ev{}}
-		answer := fmt.Sprintf("nobody held number %d in %s at %s (no event before it)", m, o.region, at.UTC().Format(time.RFC3339))
-		if last != nil {
-			doc["holder"] = conv(*last)
-			if last.Kind == "claim" {
-				answer = fmt.Sprintf("number %d in %s at %s: held by %s (claimed %s, epoch %d; renewals are in the logs)",
-					m, o.region, at.UTC().Format(time.RFC3339), last.Holder, conv(*last).At, last.Epoch)
-			} else {
-				answer = fmt.Sprintf("number %d in %s at %s: not held; last event %s by %s at %s", m, o.region,
-					at.UTC().Format(time.RFC3339), last.Kind, last.Holder, conv(*last).At)
-			}
-		}
-		evs := []ev{}
-		for _, e := range around {
-			evs = append(evs, conv(e))
-		}
-		doc["events"] = evs
+		doc, answer, evs := o.whoHeldDoc(m, at, last, around)
 		return o.emit(doc, func(w io.Writer) {
 			fmt.Fprintln(w, answer)
-			fmt.Fprintln(w, "AT\tEVENT\tHOLDER\tEPOCH\tLEASE EXPIRY")
-			for _, e := range evs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", e.At, e.Event, e.Holder, e.Epoch, e.Expiry)
-			}
+			eventTable(w, evs)
 		})
 	}
 	return usageError{"unknown leases command " + op}
+}
+
+// historyEvent is one lease-history event as idgenctl prints it.
+type historyEvent struct {
+	At     string `json:"at"`
+	Event  string `json:"event"`
+	Holder string `json:"holder"`
+	Epoch  int64  `json:"lease_epoch"`
+	Expiry string `json:"lease_expiry"`
+}
+
+func eventOf(e lease.Event) historyEvent {
+	return historyEvent{time.UnixMilli(e.AtUnixMs).UTC().Format("2006-01-02T15:04:05.000Z"), e.Kind, e.Holder, e.Epoch,
+		time.UnixMilli(e.ExpiryUnixMs).UTC().Format("2006-01-02T15:04:05.000Z")}
+}
+
+func eventTable(w io.Writer, evs []historyEvent) {
+	fmt.Fprintln(w, "AT\tEVENT\tHOLDER\tEPOCH\tLEASE EXPIRY")
+	for _, e := range evs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", e.At, e.Event, e.Holder, e.Epoch, e.Expiry)
+	}
+}
+
+// whoHeldDoc is the answer of leases who-held: its JSON document, its sentence and its events.
+func (o *opts) whoHeldDoc(m int, at time.Time, last *lease.Event, around []lease.Event) (map[string]any, string, []historyEvent) {
+	doc := map[string]any{"machine": m, "region": o.region, "at": at.UTC().Format(time.RFC3339Nano), "holder": nil}
+	answer := fmt.Sprintf("nobody held number %d in %s at %s (no event before it)", m, o.region, at.UTC().Format(time.RFC3339))
+	if last != nil {
+		doc["holder"] = eventOf(*last)
+		if last.Kind == "claim" {
+			answer = fmt.Sprintf("number %d in %s at %s: held by %s (claimed %s, epoch %d; renewals are in the logs)",
+				m, o.region, at.UTC().Format(time.RFC3339), last.Holder, eventOf(*last).At, last.Epoch)
+		} else {
+			answer = fmt.Sprintf("number %d in %s at %s: not held; last event %s by %s at %s", m, o.region,
+				at.UTC().Format(time.RFC3339), last.Kind, last.Holder, eventOf(*last).At)
+		}
+	}
+	evs := []historyEvent{}
+	for _, e := range around {
+		evs = append(evs, eventOf(e))
+	}
+	doc["events"] = evs
+	return doc, answer, evs
 }
 
 func orDash(s string) string {
@@ -613,7 +691,13 @@ func orDash(s string) string {
 
 func (o *opts) health(ctx context.Context) error {
 	var urls []string
-	if o.generators != "" {
+	vals, perRegion := forRegion(o.generators, o.region)
+	if perRegion {
+		if len(vals) == 0 {
+			return usageError{fmt.Sprintf("health: --generators names no generator in region %s", o.region)}
+		}
+		urls = vals
+	} else if o.generators != "" {
 		urls = strings.Split(o.generators, ",")
 	} else if u, ok := localGenerators[o.region]; ok {
 		urls = []string{u}
@@ -643,10 +727,18 @@ func (o *opts) health(ctx context.Context) error {
 			_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&r.Health)
 			resp.Body.Close()
 		}
+		// A list of generators of several regions: with --region, only that region's (each
+		// /healthz names its region; an unreachable one is kept, it cannot say).
+		if name, _ := r.Health["region"].(string); o.regionSet && !perRegion && name != "" && name != o.region {
+			continue
+		}
 		if r.Status != http.StatusOK {
 			unhealthy++
 		}
 		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("health: no generator of region %s among %s", o.region, o.generators)
 	}
 	err = o.emit(map[string]any{"region": o.region, "generators": rows}, func(w io.Writer) {
 		fmt.Fprintln(w, "GENERATOR\tSTATUS\tREASON\tMACHINE\tFENCE IN\tCLOCK")
@@ -682,9 +774,27 @@ func (o *opts) health(ctx context.Context) error {
 		}
 	})
 	if err == nil && unhealthy > 0 {
-		return fmt.Errorf("%d of %d generators in %s are not healthy", unhealthy, len(urls), o.region)
+		return fmt.Errorf("%d of %d generators in %s are not healthy", unhealthy, len(rows), o.region)
 	}
 	return err
+}
+
+func (o *opts) callersCheck(path string) error {
+	c, err := auth.LoadCallers(path)
+	if err != nil {
+		return err
+	}
+	return o.emit(c, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: trust domain %s, %d callers\n", path, c.TrustDomain, len(c.Callers))
+		fmt.Fprintln(w, "CALLER\tIDENTITY\tIDS/S\tBURST\tADMIN")
+		for _, cl := range c.Callers {
+			q := "unlimited"
+			if cl.IDsPerSecond > 0 {
+				q = strconv.FormatFloat(cl.IDsPerSecond, 'f', -1, 64)
+			}
+			fmt.Fprintf(w, "%s\tspiffe://%s/svc/%s\t%s\t%d\t%v\n", cl.Name, c.TrustDomain, cl.Name, q, cl.Burst, cl.Admin)
+		}
+	})
 }
 
 func toF(v any) float64 {

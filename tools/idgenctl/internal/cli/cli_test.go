@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	for name, pkg := range map[string]string{"registry": "../../../../services/registry/cmd/registry", "generator": "../../../../services/generator/cmd/generator"} {
+	for name, pkg := range map[string]string{"registry": "../../../../services/registry/cmd/registry", "generator": "../../../../services/generator/cmd/generator", "idgenctl": "../.."} {
 		bins[name] = filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-o", bins[name], ".")
 		cmd.Dir = pkg
@@ -269,5 +269,14 @@ func TestInfraCheckPlan(t *testing.T) {
 	var stdout, stderr strings.Builder
 	if code := cli.Run(context.Background(), []string{"infra", "apply"}, &stdout, &stderr, func(string) string { return "" }); code != 2 || !strings.Contains(stderr.String(), "--plan FILE") {
 		t.Errorf("infra apply without a plan: exit %d %s", code, stderr.String())
+	}
+}
+
+func TestHelpFlag(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		var stdout, stderr strings.Builder
+		if code := cli.Run(context.Background(), args, &stdout, &stderr, func(string) string { return "" }); code != 0 || !strings.Contains(stdout.String(), "idgenctl decode ID") {
+			t.Errorf("idgenctl %v: exit %d\n%s%s", args, code, stdout.String(), stderr.String())
+		}
 	}
 }
