@@ -9,4 +9,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require connectrpc.com/grpchealth v1.5.0
+require (
+	connectrpc.com/cors v0.1.0
+	connectrpc.com/grpchealth v1.5.0
+	github.com/rs/cors v1.11.1
+)

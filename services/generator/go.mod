@@ -16,7 +16,9 @@ require (
 )
 
 require (
+	connectrpc.com/cors v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/rs/cors v1.11.1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 

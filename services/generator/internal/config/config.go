@@ -19,21 +19,22 @@ import (
 
 // Config is the generator's configuration. Defaults are in the flag definitions.
 type Config struct {
-	Listen        string
-	HealthListen  string // plaintext /healthz and /metrics for load balancers and scrapers
-	Region        string
-	RegionNum     int    // -1: take the registry's
-	Registry      string // URL or file; "" for the built-in default regions
-	LeaseStore    string // sqlite:PATH or dynamodb:ENDPOINT_URL
-	Range         string
-	Schedule      string
-	Lease         time.Duration
-	Renew         time.Duration
-	FenceMargin   time.Duration
-	ClockCheck    idcore.ClockCheck
-	auth.Edge     // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
-	DevQuota      float64
-	serve.Process // --log-level, --drain
+	Listen         string
+	HealthListen   string // plaintext /healthz and /metrics for load balancers and scrapers
+	Region         string
+	RegionNum      int    // -1: take the registry's
+	Registry       string // URL or file; "" for the built-in default regions
+	LeaseStore     string // sqlite:PATH or dynamodb:ENDPOINT_URL
+	Range          string
+	Schedule       string
+	Lease          time.Duration
+	Renew          time.Duration
+	FenceMargin    time.Duration
+	ClockCheck     idcore.ClockCheck
+	auth.Edge      // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
+	DevQuota       float64
+	serve.Process  // --log-level, --drain
+	serve.Browsers // --cors-origins
 }
 
 // Parse reads args (without the program name) and the environment (getenv).
@@ -63,6 +64,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	c.Edge.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
 	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none ($IDGEN_DEV_QUOTA)")
 	c.Process.RegisterFlags(fs, 10*time.Second)
+	c.Browsers.RegisterFlags(fs)
 
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err

@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	s.health = serve.NewHealthChecker(idgenv1connect.IdServiceName)
 	s.health.SetStatus(idgenv1connect.IdServiceName, grpchealth.StatusNotServing)
 	s.health.SetStatus("", grpchealth.StatusNotServing)
-	s.handler = s.routes()
+	s.handler = cfg.Browsers.Wrap(s.routes())
 	log.Info("generator configured", "region", s.region.Name, "region_number", s.region.Number,
 		"schedule", s.sched.Name(), "range", cfg.Range, "lease_store", cfg.LeaseStore, "clock_check", cfg.ClockCheck.String())
 	return s, nil

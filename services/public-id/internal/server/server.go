@@ -52,6 +52,7 @@ type Config struct {
 	TrustedProxies                                                   []netip.Prefix
 	IDsSince                                                         time.Time
 	serve.Process                                                    // --log-level, --drain
+	serve.Browsers                                                   // --cors-origins
 }
 
 // ParseConfig reads flags with IDGEN_* environment fallbacks.
@@ -84,6 +85,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	})
 	c.Edge.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
 	c.Process.RegisterFlags(fs, 5*time.Second)
+	c.Browsers.RegisterFlags(fs)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -180,7 +182,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", serve.RPCOr(s.rest()))
-	s.api = s.resolver.Middleware(mux)
+	s.api = cfg.Browsers.Wrap(s.resolver.Middleware(mux))
 	return s, nil
 }
 

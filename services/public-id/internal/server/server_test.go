@@ -184,3 +184,42 @@ func TestFaces(t *testing.T) {
 		t.Errorf("HEAD /healthz: %d", code)
 	}
 }
+
+// TestCORS: a page from a configured origin may call the API (its preflight is answered with the
+// headers Connect needs); a page from any other origin gets no CORS headers.
+func TestCORS(t *testing.T) {
+	base := start(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), "--cors-origins", "https://app.example.com")
+	preflight := func(origin string) http.Header {
+		req, _ := http.NewRequest("OPTIONS", base+"/idgen.v1.PublicIdService/Resolve", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "connect-protocol-version,connect-timeout-ms,content-type") // as browsers send it: lower case, sorted
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header
+	}
+	h := preflight("https://app.example.com")
+	if h.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "connect-protocol-version") {
+		t.Fatalf("preflight from the configured origin: %v", h)
+	}
+	if h := preflight("https://evil.example.net"); h.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("preflight from another origin was allowed: %v", h)
+	}
+	// The real request carries the origin's header and exposes what Connect clients read.
+	req, _ := http.NewRequest("POST", base+"/v1/public-ids", strings.NewReader(`{"internal_id":"683244571854022659"}`))
+	req.Header.Set("Origin", "https://app.example.com")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Fatalf("a CORS request: %d %v", resp.StatusCode, resp.Header)
+	}
+	if _, err := server.ParseConfig([]string{"--insecure-dev", "--cors-origins", "app.example.com/x"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Fatal("a malformed origin was accepted")
+	}
+}

@@ -44,6 +44,7 @@ type Config struct {
 	Listen, Store, Schedule string
 	auth.Edge               // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	serve.Process           // --log-level, --drain
+	serve.Browsers          // --cors-origins
 }
 
 // ParseConfig reads flags with IDGEN_* environment fallbacks.
@@ -56,6 +57,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2 ($IDGEN_SCHEDULE)")
 	c.Edge.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")
 	c.Process.RegisterFlags(fs, 5*time.Second)
+	c.Browsers.RegisterFlags(fs)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -124,7 +126,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", serve.RPCOr(s.rest()))
-	s.handler = s.resolver.Middleware(mux)
+	s.handler = cfg.Browsers.Wrap(s.resolver.Middleware(mux))
 	return s, nil
 }
 

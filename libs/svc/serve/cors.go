@@ -1,0 +1,53 @@
+package serve
+
+import (
+	"errors"
+	"flag"
+	"net/http"
+	"net/url"
+	"strings"
+
+	connectcors "connectrpc.com/cors"
+	"github.com/rs/cors"
+)
+
+// Browsers holds who may call a service from a web page: the origins allowed by CORS.
+type Browsers struct {
+	Origins []string
+}
+
+// RegisterFlags adds --cors-origins, with its IDGEN_* fallback.
+func (b *Browsers) RegisterFlags(fs *flag.FlagSet) {
+	fs.Func("cors-origins", "comma-separated origins (https://app.example.com) whose pages may call the API from a browser; default none ($IDGEN_CORS_ORIGINS)", func(v string) error {
+		b.Origins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o == "" {
+				continue
+			}
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+				return errors.New("want origins such as https://app.example.com")
+			}
+			b.Origins = append(b.Origins, strings.TrimSuffix(o, "/"))
+		}
+		return nil
+	})
+}
+
+// Wrap lets the configured origins call h from a browser: CORS preflights answered, and the
+// headers the Connect, gRPC-Web and REST faces use allowed and exposed (connectrpc.com/cors's
+// lists). Credentials are never allowed: callers are identified by mutual TLS, not cookies.
+// Without origins, h is returned as it is.
+func (b Browsers) Wrap(h http.Handler) http.Handler {
+	if len(b.Origins) == 0 {
+		return h
+	}
+	c := cors.New(cors.Options{
+		AllowedOrigins: b.Origins,
+		AllowedMethods: append(connectcors.AllowedMethods(), http.MethodHead),
+		AllowedHeaders: append(connectcors.AllowedHeaders(), "X-Request-Id"),
+		ExposedHeaders: append(connectcors.ExposedHeaders(), "Retry-After", "X-Request-Id"),
+		MaxAge:         7200,
+	})
+	return c.Handler(h)
+}
