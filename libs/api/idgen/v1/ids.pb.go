@@ -22,6 +22,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// GenerateRequest asks for one ID. It has no fields.
 type GenerateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -58,9 +59,11 @@ func (*GenerateRequest) Descriptor() ([]byte, []int) {
 	return file_idgen_v1_ids_proto_rawDescGZIP(), []int{0}
 }
 
+// GenerateResponse holds the ID that Generate issued.
 type GenerateResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new ID: a positive int64 (a decimal string in JSON).
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,9 +105,12 @@ func (x *GenerateResponse) GetId() int64 {
 	return 0
 }
 
+// GenerateBatchRequest asks for a batch of IDs.
 type GenerateBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// How many IDs: 1 to 1,000.
+	// How many IDs to issue: 1 to 1,000. A caller with a quota may also ask for no more than its
+	// burst, which is at least 1,000 unless the callers file sets a smaller one. 0 (or absent) is
+	// refused with invalid_argument.
 	Count         int32 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -147,9 +153,12 @@ func (x *GenerateBatchRequest) GetCount() int32 {
 	return 0
 }
 
+// GenerateBatchResponse holds the IDs that GenerateBatch issued.
 type GenerateBatchResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ids           []int64                `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Exactly count new IDs in strictly increasing order, each a positive int64 (decimal strings
+	// in JSON).
+	Ids           []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -191,9 +200,12 @@ func (x *GenerateBatchResponse) GetIds() []int64 {
 	return nil
 }
 
+// DecodeRequest names the ID to take apart.
 type DecodeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ID to decode: a positive int64 (a decimal string, or a number, in JSON). 0 and negative
+	// values are refused with invalid_argument.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -235,17 +247,35 @@ func (x *DecodeRequest) GetId() int64 {
 	return 0
 }
 
+// DecodeResponse is an ID taken apart under the layout in force at its timestamp.
 type DecodeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// The layout in force at the ID's timestamp ("v1", "v2").
-	Layout    string                 `protobuf:"bytes,2,opt,name=layout,proto3" json:"layout,omitempty"`
+	// The ID that was decoded, as given (a decimal string in JSON).
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Name of the layout in force at the ID's timestamp, which sets how the bits below the
+	// timestamp are split: "v1" (machine 10 bits, sequence 12) or "v2" (region 3 bits, machine 9,
+	// sequence 10). A new layout brings a new name.
+	//
+	// A string, not an enum: changing the type of an existing field would change its binary and
+	// JSON encodings and break existing clients, and a string lets a new layout appear without a
+	// change to this API.
+	Layout string `protobuf:"bytes,2,opt,name=layout,proto3" json:"layout,omitempty"`
+	// When the ID was made: the millisecond its 41-bit timestamp holds, in UTC (RFC 3339 in JSON,
+	// such as "2026-03-01T12:00:00.123Z").
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// Region name and number; absent for layouts without a region field (v1).
-	Region        *string `protobuf:"bytes,4,opt,name=region,proto3,oneof" json:"region,omitempty"`
-	RegionNumber  *int32  `protobuf:"varint,5,opt,name=region_number,json=regionNumber,proto3,oneof" json:"region_number,omitempty"`
-	Machine       int32   `protobuf:"varint,6,opt,name=machine,proto3" json:"machine,omitempty"`
-	Sequence      int32   `protobuf:"varint,7,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Name of the region whose number the ID carries, such as "us-east-1", from the generator's
+	// list of regions: the registry's (read again every minute), a registry file, or the built-in
+	// list. Retired regions keep their names. "unassigned" when no region in that list has the
+	// number. Absent for layouts without a region field (v1).
+	Region *string `protobuf:"bytes,4,opt,name=region,proto3,oneof" json:"region,omitempty"`
+	// The region number the ID carries: 0 to 7. Absent for layouts without a region field (v1).
+	RegionNumber *int32 `protobuf:"varint,5,opt,name=region_number,json=regionNumber,proto3,oneof" json:"region_number,omitempty"`
+	// The machine number of the process that issued the ID, leased for the ID's layout: 0 to 1023
+	// in v1, 0 to 511 (within the region) in v2.
+	Machine int32 `protobuf:"varint,6,opt,name=machine,proto3" json:"machine,omitempty"`
+	// The ID's position within its millisecond on its machine, from 0: up to 4095 in v1, up to
+	// 1023 in v2.
+	Sequence      int32 `protobuf:"varint,7,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

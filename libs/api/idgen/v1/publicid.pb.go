@@ -21,10 +21,16 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PublishRequest names the internal ID to publish.
 type PublishRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	InternalId int64                  `protobuf:"varint,1,opt,name=internal_id,json=internalId,proto3" json:"internal_id,omitempty"`
-	// Resource prefix of a new public ID ("ord"); empty for the service's default.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The internal ID: an int64 that is not negative (a decimal string, or a number, in JSON).
+	// The service does not check that a generator issued it.
+	InternalId int64 `protobuf:"varint,1,opt,name=internal_id,json=internalId,proto3" json:"internal_id,omitempty"`
+	// Resource prefix for a new public ID, such as "ord": one of the prefixes the service is
+	// configured to publish (its --resources flag, the resources of its gateway routes and its
+	// --default-resource). Empty for the service's default (--default-resource, "ord" unless
+	// configured otherwise). Ignored when the internal ID already has a public ID.
 	Resource      string `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -74,9 +80,12 @@ func (x *PublishRequest) GetResource() string {
 	return ""
 }
 
+// PublishResponse holds the internal ID's public ID.
 type PublishResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PublicId      string                 `protobuf:"bytes,1,opt,name=public_id,json=publicId,proto3" json:"public_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The public ID, such as "ord_mbJjiLAQJJv7qQIlV1fpjDgd": the one the internal ID already had,
+	// or the one just made.
+	PublicId      string `protobuf:"bytes,1,opt,name=public_id,json=publicId,proto3" json:"public_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -118,9 +127,11 @@ func (x *PublishResponse) GetPublicId() string {
 	return ""
 }
 
+// ResolveRequest names the public ID to look up.
 type ResolveRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PublicId      string                 `protobuf:"bytes,1,opt,name=public_id,json=publicId,proto3" json:"public_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The public ID, exactly as Publish returned it, such as "ord_mbJjiLAQJJv7qQIlV1fpjDgd".
+	PublicId      string `protobuf:"bytes,1,opt,name=public_id,json=publicId,proto3" json:"public_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -162,9 +173,11 @@ func (x *ResolveRequest) GetPublicId() string {
 	return ""
 }
 
+// ResolveResponse holds the internal ID behind a public ID.
 type ResolveResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	InternalId    int64                  `protobuf:"varint,1,opt,name=internal_id,json=internalId,proto3" json:"internal_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The internal ID (a decimal string in JSON).
+	InternalId    int64 `protobuf:"varint,1,opt,name=internal_id,json=internalId,proto3" json:"internal_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

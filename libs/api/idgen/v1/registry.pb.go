@@ -22,14 +22,30 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Region is one region of idgen, as the registry holds it.
 type Region struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Number int32                  `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
-	Peer   string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
-	// "active" or "retired".
-	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	AddedAt       *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=added_at,json=addedAt,proto3" json:"added_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region's name: an AWS region name such as "eu-west-1". Unique among all regions ever
+	// added, retired ones included.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The region's number, 0 to 7, which v2 IDs made in the region carry. Never changes and never
+	// goes to another region, even after this one is retired.
+	Number int32 `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
+	// Name of the region's failover peer: the region whose generators its callers turn to when
+	// their own region's are unavailable (libs/idclient tries the local region first, then its
+	// peer). It named an active region when this region was added.
+	Peer string `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	// "active" or "retired". A region is added active; RetireRegion makes it retired, and nothing
+	// makes it active again.
+	//
+	// A string, not an enum: changing the type of an existing field would change its binary and
+	// JSON encodings ("active" would no longer be what travels) and break existing clients.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// When the region was added, in UTC (RFC 3339 in JSON). For the five regions a new registry
+	// starts with (numbers 0 to 4), the epoch 2026-01-01T00:00:00Z.
+	AddedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=added_at,json=addedAt,proto3" json:"added_at,omitempty"`
+	// When the region was retired, in UTC (RFC 3339 in JSON). Unset (null in the service's JSON)
+	// while the region is active.
 	RetiredAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=retired_at,json=retiredAt,proto3" json:"retired_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -107,6 +123,7 @@ func (x *Region) GetRetiredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ListRegionsRequest asks for every region. It has no fields.
 type ListRegionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -143,9 +160,11 @@ func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
 	return file_idgen_v1_registry_proto_rawDescGZIP(), []int{1}
 }
 
+// ListRegionsResponse holds every region the registry has.
 type ListRegionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Regions       []*Region              `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every region, active and retired, ordered by number.
+	Regions       []*Region `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,9 +206,11 @@ func (x *ListRegionsResponse) GetRegions() []*Region {
 	return nil
 }
 
+// GetRegionRequest names the region to return.
 type GetRegionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region's name, such as "eu-west-1". Matched exactly.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -231,9 +252,11 @@ func (x *GetRegionRequest) GetName() string {
 	return ""
 }
 
+// GetRegionResponse holds the region asked for.
 type GetRegionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *Region                `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region named in the request.
+	Region        *Region `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,10 +298,15 @@ func (x *GetRegionResponse) GetRegion() *Region {
 	return nil
 }
 
+// AddRegionRequest describes the region to add.
 type AddRegionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Peer          string                 `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new region's name: an AWS region name, two or more lowercase words joined by hyphens,
+	// then a hyphen and a number of one or two digits, such as "eu-central-1". It must not be the
+	// name of any region ever added, retired ones included.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Name of the new region's failover peer. It must name an active region.
+	Peer          string `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -327,9 +355,11 @@ func (x *AddRegionRequest) GetPeer() string {
 	return ""
 }
 
+// AddRegionResponse holds the region that was added.
 type AddRegionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *Region                `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new region: active, with the number it was given and the time it was added.
+	Region        *Region `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,9 +401,11 @@ func (x *AddRegionResponse) GetRegion() *Region {
 	return nil
 }
 
+// RetireRegionRequest names the region to retire.
 type RetireRegionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name of an active region, such as "eu-west-1".
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,9 +447,11 @@ func (x *RetireRegionRequest) GetName() string {
 	return ""
 }
 
+// RetireRegionResponse holds the region that was retired.
 type RetireRegionResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Region        *Region                `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region as it is now: status "retired", with retired_at set and its number unchanged.
+	Region        *Region `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +493,7 @@ func (x *RetireRegionResponse) GetRegion() *Region {
 	return nil
 }
 
+// GetLayoutsRequest asks for the layout schedule. It has no fields.
 type GetLayoutsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -495,11 +530,19 @@ func (*GetLayoutsRequest) Descriptor() ([]byte, []int) {
 	return file_idgen_v1_registry_proto_rawDescGZIP(), []int{9}
 }
 
+// LayoutField is one field of a layout: a run of bits of the ID.
 type LayoutField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "timestamp", "region", "machine" or "sequence".
-	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Bits          int32  `protobuf:"varint,2,opt,name=bits,proto3" json:"bits,omitempty"`
+	// What the field holds: "timestamp" (milliseconds since 2026-01-01T00:00:00Z), "region"
+	// (the region number), "machine" (the machine number) or "sequence" (the position within the
+	// millisecond).
+	//
+	// A string, not an enum: changing the type of an existing field would change its binary and
+	// JSON encodings and break existing clients.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The field's width in bits. The fields of one layout add up to 63 (every bit but the sign
+	// bit, which is always 0); the timestamp is 41 bits in every layout.
+	Bits          int32 `protobuf:"varint,2,opt,name=bits,proto3" json:"bits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -548,11 +591,23 @@ func (x *LayoutField) GetBits() int32 {
 	return 0
 }
 
+// LayoutPeriod is one period of the schedule: from starts_at until the next period's starts_at,
+// IDs use one layout.
 type LayoutPeriod struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Layout        string                 `protobuf:"bytes,1,opt,name=layout,proto3" json:"layout,omitempty"`
-	StartsAt      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
-	Fields        []*LayoutField         `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The layout's name: "v1" or "v2" in the shipped schedules; a new layout brings a new name.
+	// It is the name IdService.Decode reports for IDs made in this period.
+	//
+	// A string, not an enum: changing the type of an existing field would change its binary and
+	// JSON encodings and break existing clients, and a string lets a new layout appear without a
+	// change to this API.
+	Layout string `protobuf:"bytes,1,opt,name=layout,proto3" json:"layout,omitempty"`
+	// When the period starts, in UTC (RFC 3339 in JSON). The first period starts at the epoch,
+	// 2026-01-01T00:00:00Z. An ID belongs to the period its timestamp falls in.
+	StartsAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
+	// The layout's fields from the most significant bit down, below the sign bit: "timestamp"
+	// first, "sequence" last.
+	Fields        []*LayoutField `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -608,10 +663,16 @@ func (x *LayoutPeriod) GetFields() []*LayoutField {
 	return nil
 }
 
+// GetLayoutsResponse is the registry's layout schedule.
 type GetLayoutsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Schedule      string                 `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
-	Periods       []*LayoutPeriod        `protobuf:"bytes,2,rep,name=periods,proto3" json:"periods,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule's name: "v2" (v2 from the epoch) or "v1-v2" (v1 until 2028-01-01T00:00:00Z, v2
+	// from then). It is set when the registry's store is first created (the registry's --schedule
+	// flag), and no RPC changes it.
+	Schedule string `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	// The schedule's periods in order of starts_at, without gaps; the last one lasts until the
+	// timestamp bits run out (2095-09-07T15:47:35.551Z).
+	Periods       []*LayoutPeriod `protobuf:"bytes,2,rep,name=periods,proto3" json:"periods,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -43,11 +43,30 @@ const (
 
 // IdServiceClient is a client for the idgen.v1.IdService service.
 type IdServiceClient interface {
-	// Generate returns one new ID.
+	// Generate returns one new ID, strictly greater than every ID the same generator issued
+	// before.
+	//
+	// Errors: permission_denied (unknown caller); resource_exhausted when the caller is over its
+	// quota, with the seconds to wait in a Retry-After header (trailer in gRPC); unavailable when
+	// this generator refuses to issue (clock not trusted or moved backwards, no machine number
+	// leased, lease fence reached, layout not configured, timestamp bits exhausted: the message
+	// says which). Another generator, or this one shortly, can serve the request; libs/idclient
+	// then moves to the peer region's generators.
 	Generate(context.Context, *connect.Request[v1.GenerateRequest]) (*connect.Response[v1.GenerateResponse], error)
-	// GenerateBatch returns 1 to 1,000 new IDs, strictly increasing, made in one pass.
+	// GenerateBatch returns count new IDs, strictly increasing, made in one pass; a batch may span
+	// several milliseconds. It counts as count IDs against the caller's quota.
+	//
+	// Errors: invalid_argument when count is not 1 to 1,000, or is more than the caller's burst
+	// (the message says the most it may ask for; such a batch never fits, so retrying it is
+	// pointless); permission_denied, resource_exhausted and unavailable as for Generate. On an
+	// error no IDs are returned.
 	GenerateBatch(context.Context, *connect.Request[v1.GenerateBatchRequest]) (*connect.Response[v1.GenerateBatchResponse], error)
-	// Decode takes an ID apart: layout, creation time, region, machine and sequence.
+	// Decode takes an ID apart: its layout, creation time, region, machine and sequence. It reads
+	// the ID under the generator's layout schedule and issues nothing, so it takes no quota. Any
+	// positive int64 decodes; Decode does not check that a generator ever issued it.
+	//
+	// Errors: invalid_argument when id is 0 (or absent) or negative; permission_denied (unknown
+	// caller).
 	Decode(context.Context, *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error)
 }
 
@@ -108,11 +127,30 @@ func (c *idServiceClient) Decode(ctx context.Context, req *connect.Request[v1.De
 
 // IdServiceHandler is an implementation of the idgen.v1.IdService service.
 type IdServiceHandler interface {
-	// Generate returns one new ID.
+	// Generate returns one new ID, strictly greater than every ID the same generator issued
+	// before.
+	//
+	// Errors: permission_denied (unknown caller); resource_exhausted when the caller is over its
+	// quota, with the seconds to wait in a Retry-After header (trailer in gRPC); unavailable when
+	// this generator refuses to issue (clock not trusted or moved backwards, no machine number
+	// leased, lease fence reached, layout not configured, timestamp bits exhausted: the message
+	// says which). Another generator, or this one shortly, can serve the request; libs/idclient
+	// then moves to the peer region's generators.
 	Generate(context.Context, *connect.Request[v1.GenerateRequest]) (*connect.Response[v1.GenerateResponse], error)
-	// GenerateBatch returns 1 to 1,000 new IDs, strictly increasing, made in one pass.
+	// GenerateBatch returns count new IDs, strictly increasing, made in one pass; a batch may span
+	// several milliseconds. It counts as count IDs against the caller's quota.
+	//
+	// Errors: invalid_argument when count is not 1 to 1,000, or is more than the caller's burst
+	// (the message says the most it may ask for; such a batch never fits, so retrying it is
+	// pointless); permission_denied, resource_exhausted and unavailable as for Generate. On an
+	// error no IDs are returned.
 	GenerateBatch(context.Context, *connect.Request[v1.GenerateBatchRequest]) (*connect.Response[v1.GenerateBatchResponse], error)
-	// Decode takes an ID apart: layout, creation time, region, machine and sequence.
+	// Decode takes an ID apart: its layout, creation time, region, machine and sequence. It reads
+	// the ID under the generator's layout schedule and issues nothing, so it takes no quota. Any
+	// positive int64 decodes; Decode does not check that a generator ever issued it.
+	//
+	// Errors: invalid_argument when id is 0 (or absent) or negative; permission_denied (unknown
+	// caller).
 	Decode(context.Context, *connect.Request[v1.DecodeRequest]) (*connect.Response[v1.DecodeResponse], error)
 }
 

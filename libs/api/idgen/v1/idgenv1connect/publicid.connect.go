@@ -41,9 +41,18 @@ const (
 
 // PublicIdServiceClient is a client for the idgen.v1.PublicIdService service.
 type PublicIdServiceClient interface {
-	// Publish returns the internal ID's public ID, making one the first time. Idempotent.
+	// Publish returns the internal ID's public ID, making and storing one the first time. It is
+	// idempotent: every call for the same internal ID, from any caller and whatever its resource,
+	// returns the public ID made first. When it returns, the mapping is stored durably.
+	//
+	// Errors: invalid_argument when internal_id is negative or resource is not a prefix the
+	// service publishes; the common errors.
 	Publish(context.Context, *connect.Request[v1.PublishRequest]) (*connect.Response[v1.PublishResponse], error)
-	// Resolve returns the internal ID behind a public ID.
+	// Resolve returns the internal ID behind a public ID. It looks the exact string up; it never
+	// decodes it.
+	//
+	// Errors: not_found when the public ID is malformed, has a prefix the service does not know,
+	// or was never published (one error for all three); the common errors.
 	Resolve(context.Context, *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error)
 }
 
@@ -92,9 +101,18 @@ func (c *publicIdServiceClient) Resolve(ctx context.Context, req *connect.Reques
 
 // PublicIdServiceHandler is an implementation of the idgen.v1.PublicIdService service.
 type PublicIdServiceHandler interface {
-	// Publish returns the internal ID's public ID, making one the first time. Idempotent.
+	// Publish returns the internal ID's public ID, making and storing one the first time. It is
+	// idempotent: every call for the same internal ID, from any caller and whatever its resource,
+	// returns the public ID made first. When it returns, the mapping is stored durably.
+	//
+	// Errors: invalid_argument when internal_id is negative or resource is not a prefix the
+	// service publishes; the common errors.
 	Publish(context.Context, *connect.Request[v1.PublishRequest]) (*connect.Response[v1.PublishResponse], error)
-	// Resolve returns the internal ID behind a public ID.
+	// Resolve returns the internal ID behind a public ID. It looks the exact string up; it never
+	// decodes it.
+	//
+	// Errors: not_found when the public ID is malformed, has a prefix the service does not know,
+	// or was never published (one error for all three); the common errors.
 	Resolve(context.Context, *connect.Request[v1.ResolveRequest]) (*connect.Response[v1.ResolveResponse], error)
 }
 

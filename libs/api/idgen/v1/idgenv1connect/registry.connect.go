@@ -52,12 +52,37 @@ const (
 
 // RegistryServiceClient is a client for the idgen.v1.RegistryService service.
 type RegistryServiceClient interface {
+	// ListRegions returns every region, retired ones included, ordered by number.
+	//
+	// Errors: permission_denied when the caller is not in the callers file.
 	ListRegions(context.Context, *connect.Request[v1.ListRegionsRequest]) (*connect.Response[v1.ListRegionsResponse], error)
+	// GetRegion returns one region, active or retired, by name.
+	//
+	// Errors: not_found when no region has that name; permission_denied when the caller is not in
+	// the callers file.
 	GetRegion(context.Context, *connect.Request[v1.GetRegionRequest]) (*connect.Response[v1.GetRegionResponse], error)
-	// AddRegion gives a new region the lowest number never given before.
+	// AddRegion adds an active region and gives it the next number: one above the highest number
+	// ever given. Concurrent adds never get the same number. An add that passes the name and peer
+	// checks is written to the registry's audit log with its outcome, refused or not.
+	//
+	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
+	// invalid_argument when the name is not an AWS region name or the peer is not an active
+	// region; already_exists when a region, active or retired, already has the name;
+	// resource_exhausted when all eight numbers (0-7) have been given (the message gives the ways
+	// out: UUIDv7 IDs for the new region, or a new layout with more region bits from a timestamp
+	// cutover).
 	AddRegion(context.Context, *connect.Request[v1.AddRegionRequest]) (*connect.Response[v1.AddRegionResponse], error)
-	// RetireRegion retires a region; its number stays reserved forever.
+	// RetireRegion marks an active region retired. Its number stays reserved forever, and its name
+	// can never be added again. Generators configured for a retired region refuse to start. Every
+	// retire by an admin is written to the registry's audit log with its outcome.
+	//
+	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
+	// not_found when no region has that name; already_exists when the region is already retired.
 	RetireRegion(context.Context, *connect.Request[v1.RetireRegionRequest]) (*connect.Response[v1.RetireRegionResponse], error)
+	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. It does not
+	// look the caller up in the callers file: every client the TLS handshake admits may call it.
+	//
+	// Errors: only the common ones.
 	GetLayouts(context.Context, *connect.Request[v1.GetLayoutsRequest]) (*connect.Response[v1.GetLayoutsResponse], error)
 }
 
@@ -144,12 +169,37 @@ func (c *registryServiceClient) GetLayouts(ctx context.Context, req *connect.Req
 
 // RegistryServiceHandler is an implementation of the idgen.v1.RegistryService service.
 type RegistryServiceHandler interface {
+	// ListRegions returns every region, retired ones included, ordered by number.
+	//
+	// Errors: permission_denied when the caller is not in the callers file.
 	ListRegions(context.Context, *connect.Request[v1.ListRegionsRequest]) (*connect.Response[v1.ListRegionsResponse], error)
+	// GetRegion returns one region, active or retired, by name.
+	//
+	// Errors: not_found when no region has that name; permission_denied when the caller is not in
+	// the callers file.
 	GetRegion(context.Context, *connect.Request[v1.GetRegionRequest]) (*connect.Response[v1.GetRegionResponse], error)
-	// AddRegion gives a new region the lowest number never given before.
+	// AddRegion adds an active region and gives it the next number: one above the highest number
+	// ever given. Concurrent adds never get the same number. An add that passes the name and peer
+	// checks is written to the registry's audit log with its outcome, refused or not.
+	//
+	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
+	// invalid_argument when the name is not an AWS region name or the peer is not an active
+	// region; already_exists when a region, active or retired, already has the name;
+	// resource_exhausted when all eight numbers (0-7) have been given (the message gives the ways
+	// out: UUIDv7 IDs for the new region, or a new layout with more region bits from a timestamp
+	// cutover).
 	AddRegion(context.Context, *connect.Request[v1.AddRegionRequest]) (*connect.Response[v1.AddRegionResponse], error)
-	// RetireRegion retires a region; its number stays reserved forever.
+	// RetireRegion marks an active region retired. Its number stays reserved forever, and its name
+	// can never be added again. Generators configured for a retired region refuse to start. Every
+	// retire by an admin is written to the registry's audit log with its outcome.
+	//
+	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
+	// not_found when no region has that name; already_exists when the region is already retired.
 	RetireRegion(context.Context, *connect.Request[v1.RetireRegionRequest]) (*connect.Response[v1.RetireRegionResponse], error)
+	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. It does not
+	// look the caller up in the callers file: every client the TLS handshake admits may call it.
+	//
+	// Errors: only the common ones.
 	GetLayouts(context.Context, *connect.Request[v1.GetLayoutsRequest]) (*connect.Response[v1.GetLayoutsResponse], error)
 }
 
