@@ -18,6 +18,10 @@ help: ## list the targets
 run: ## run the local platform on embedded defaults (state under .idgen/)
 	@scripts/run-local.sh
 
+.PHONY: observe
+observe: ## Prometheus and Alertmanager with idgen's alert rules, scraping make run's stack
+	@scripts/observe.sh
+
 .PHONY: setup
 setup: ## install what the tests need (Go tools at pinned versions, dynalite, redis-server)
 	@scripts/setup.sh

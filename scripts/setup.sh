@@ -46,3 +46,21 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null
 fi
+
+# The AWS CLI (Debian awscli 2.9), for the runbooks' DynamoDB commands, which the runbook tests run
+# verbatim against dynalite (runbooks/harness adds --endpoint-url and placeholder credentials).
+if ! [ -x /usr/bin/aws ]; then
+  echo "setup: installing awscli (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo_cmd=""; else sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq awscli >/dev/null
+fi
+
+# Prometheus and Alertmanager (Debian: prometheus 2.42 with promtool), for the alert rules' checks
+# and unit tests and the dashboards' end-to-end test, which start both on loopback ports.
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
+  echo "setup: installing prometheus and prometheus-alertmanager (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo_cmd=""; else sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null
+fi

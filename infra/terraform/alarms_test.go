@@ -19,6 +19,8 @@ type alertDoc struct {
 	Description string `json:"description"`
 	Alerts      []struct {
 		Name       string   `json:"name"`
+		Source     string   `json:"source"`
+		Severity   string   `json:"severity"`
 		Threshold  *float64 `json:"threshold"`
 		Comparison string   `json:"comparison"`
 		For        string   `json:"for"`
@@ -37,7 +39,9 @@ var (
 )
 
 // checkThresholdsDoc: the document describes itself, and every alert has a name, a threshold, a
-// comparison, a for-duration, a unit and a one-line meaning. It returns the alerts' names.
+// comparison, a for-duration, a unit and a one-line meaning, the side that evaluates it
+// (cloudwatch or prometheus) and a severity (page or ticket). It returns the names of the alerts
+// CloudWatch evaluates: the only ones an alarm may read.
 func checkThresholdsDoc(data []byte) (map[string]bool, []string) {
 	var doc alertDoc
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -52,7 +56,7 @@ func checkThresholdsDoc(data []byte) (map[string]bool, []string) {
 	if len(doc.Alerts) == 0 {
 		problems = append(problems, "thresholds: no alerts")
 	}
-	names := map[string]bool{}
+	names, seen := map[string]bool{}, map[string]bool{}
 	for i, a := range doc.Alerts {
 		bad := func(format string, args ...any) {
 			problems = append(problems, fmt.Sprintf("thresholds: alert %d (%s): ", i, a.Name)+fmt.Sprintf(format, args...))
@@ -60,10 +64,20 @@ func checkThresholdsDoc(data []byte) (map[string]bool, []string) {
 		if !alertName.MatchString(a.Name) {
 			bad("name must look like IdgenSomething")
 		}
-		if names[a.Name] {
+		if seen[a.Name] {
 			bad("name is not unique")
 		}
-		names[a.Name] = true
+		seen[a.Name] = true
+		switch a.Source {
+		case "cloudwatch":
+			names[a.Name] = true
+		case "prometheus":
+		default:
+			bad("source %q, want cloudwatch or prometheus", a.Source)
+		}
+		if a.Severity != "page" && a.Severity != "ticket" {
+			bad("severity %q, want page or ticket", a.Severity)
+		}
 		if a.Threshold == nil {
 			bad("no threshold")
 		}
@@ -172,11 +186,11 @@ func TestThresholdsDocCatch(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"good", `{"description": "d", "alerts": [{"name": "IdgenX", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, nil},
+		{"good", `{"description": "d", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, nil},
 		{"incomplete", `{"alerts": [{"name": "x", "comparison": "over", "for": "5 minutes", "meaning": "a\nb"}]}`,
-			[]string{"no description", "IdgenSomething", "no threshold", "comparison", "for \"5 minutes\"", "no unit", "one line"}},
+			[]string{"no description", "IdgenSomething", "source", "severity", "no threshold", "comparison", "for \"5 minutes\"", "no unit", "one line"}},
 		{"unknown field", `{"description": "d", "alerts": [], "extra": 1}`, []string{"unknown field"}},
-		{"duplicate", `{"description": "d", "alerts": [{"name": "IdgenX", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}, {"name": "IdgenX", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, []string{"not unique"}},
+		{"duplicate", `{"description": "d", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}, {"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, []string{"not unique"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
