@@ -13,7 +13,11 @@ require (
 	github.com/google/uuid v1.6.0
 )
 
-require connectrpc.com/grpchealth v1.5.0 // indirect
+require (
+	connectrpc.com/cors v0.1.0 // indirect
+	connectrpc.com/grpchealth v1.5.0 // indirect
+	github.com/rs/cors v1.11.1 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
