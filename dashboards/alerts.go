@@ -120,19 +120,19 @@ var Rules = []Rule{
 	},
 	{
 		Name: "IdgenRequestErrors",
-		Expr: `sum by (region) (rate(idgen_server_requests_total{code=~"5..|unavailable|internal|unknown|deadline_exceeded|data_loss"}[5m]))` +
+		Expr: `sum by (region) (rate(idgen_server_requests_total{code=~"unavailable|internal|unknown|deadline_exceeded|data_loss"}[5m]))` +
 			` / sum by (region) (rate(idgen_server_requests_total[5m]))`,
 		Summary: "More than the allowed share of generator requests in {{ $labels.region }} fail",
 		Fire: func(th float64) []Series {
 			return []Series{
-				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="503"}`, perMinute(10 * th)},
-				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="200"}`, perMinute(1)},
+				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="unavailable"}`, perMinute(10 * th)},
+				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="ok"}`, perMinute(1)},
 			}
 		},
 		Calm: func(th float64) []Series {
 			return []Series{
-				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="503"}`, perMinute(th / 10)},
-				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="200"}`, perMinute(1)},
+				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="unavailable"}`, perMinute(th / 10)},
+				{`idgen_server_requests_total{` + gen + `, route="/v1/ids", protocol="rest", code="ok"}`, perMinute(1)},
 			}
 		},
 		FireLabels: map[string]string{"region": "us-east-1"},

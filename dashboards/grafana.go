@@ -66,7 +66,7 @@ var Dashboards = []Dashboard{
 					Queries:     []Query{{`sum by (reason) (rate(idgen_generator_refusals_total{` + inRegion + `}` + rate + `))`, "{{reason}}"}}},
 				{Title: "Server error ratio", Unit: "percentunit",
 					Description: "Share of generator requests ending in HTTP 5xx or a Connect unavailable, internal, unknown, deadline_exceeded or data_loss code. Alert: IdgenRequestErrors.",
-					Queries: []Query{{`(sum(rate(idgen_server_requests_total{` + inRegion + `, code=~"5..|unavailable|internal|unknown|deadline_exceeded|data_loss"}` + rate + `)) or vector(0))` +
+					Queries: []Query{{`(sum(rate(idgen_server_requests_total{` + inRegion + `, code=~"unavailable|internal|unknown|deadline_exceeded|data_loss"}` + rate + `)) or vector(0))` +
 						` / sum(rate(idgen_server_requests_total{` + inRegion + `}` + rate + `))`, "errors"}}},
 				{Title: "Quota rejections per second, by caller", Unit: "reqps",
 					Description: "Requests refused with 429 for being over the caller's quota (idgen_server_quota_rejections_total); empty while no caller is over. Alert: IdgenQuotaRejections.",

@@ -3,6 +3,7 @@ package server_test
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,6 +48,12 @@ func TestOneValidation(t *testing.T) {
 		if code != 200 || !strings.Contains(strings.ReplaceAll(body, " ", ""), field) {
 			t.Errorf("Connect Decode: %d %s, want %s", code, body, field)
 		}
+	}
+	// One vocabulary for the code label: REST answers are counted by Connect code names too.
+	_, _, m := do(t, "GET", r.url+"/metrics", "")
+	rest := grep(m, `protocol="rest"`)
+	if !strings.Contains(rest, `code="ok"`) || !strings.Contains(rest, `code="invalid_argument"`) || regexp.MustCompile(`code="[0-9]`).MatchString(rest) {
+		t.Errorf("REST requests counted with another vocabulary:\n%s", rest)
 	}
 	// Unknown procedures over Connect: 404 with Connect's unimplemented code.
 	if code, body := connect("Nope", `{}`); code != 404 || !strings.Contains(body, `"unimplemented"`) {
