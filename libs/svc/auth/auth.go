@@ -76,6 +76,9 @@ type Caller struct {
 	Burst int `json:"burst,omitempty"`
 	// Admin may change the registry.
 	Admin bool `json:"admin,omitempty"`
+	// Scraper may read /metrics on the mutual-TLS port (which shows callers' names and counts);
+	// scrapers inside the network read the plaintext health listener instead.
+	Scraper bool `json:"scraper,omitempty"`
 }
 
 // Callers is the callers file: the trust domain and the known callers.
@@ -191,6 +194,19 @@ func (rv *Resolver) Names() []string {
 		}
 	}
 	return out
+}
+
+// ScrapersOnly lets only callers marked scraper (and the development caller) reach h: for
+// /metrics on the mutual-TLS port. Others get 403.
+func ScrapersOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res := FromContext(r.Context())
+		if res.Err != nil || !(res.Caller.Scraper || res.Identity.TrustDomain == "dev") {
+			http.Error(w, "metrics are for callers marked scraper in the callers file", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Result is what the resolver found for a request.

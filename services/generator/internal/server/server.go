@@ -258,7 +258,7 @@ func (s *Server) routes() http.Handler {
 	reflector := grpcreflect.NewStaticReflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	mux.Handle("/metrics", s.metricsHandler())
+	mux.Handle("/metrics", auth.ScrapersOnly(s.metricsHandler()))
 	rest := s.rest()
 	mux.Handle("/", serve.RPCOr(rest))
 	// The hot paths by exact pattern as well: the catch-all "/" costs a path match per request.

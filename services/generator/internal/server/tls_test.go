@@ -52,8 +52,36 @@ func (e *tlsEnv) client(cert *tls.Certificate) *http.Client { return e.trusted.H
 
 const callersJSON = `{"trust_domain": "idgen.test", "callers": [
 	{"name": "orders", "ids_per_second": 200, "burst": 10},
-	{"name": "billing", "ids_per_second": 0}
+	{"name": "billing", "ids_per_second": 0},
+	{"name": "prometheus", "scraper": true}
 ]}`
+
+// TestMetricsForScrapersOnly: /metrics on the mutual-TLS port shows callers' names and counts, so
+// only a caller marked scraper reads it; the plaintext health listener serves scrapers in the VPC.
+func TestMetricsForScrapersOnly(t *testing.T) {
+	e := startTLS(t, callersJSON)
+	hour := time.Now().Add(time.Hour)
+	for _, tt := range []struct {
+		name string
+		uri  string
+		want int
+	}{
+		{"a scraper", "spiffe://idgen.test/svc/prometheus", http.StatusOK},
+		{"a caller", "spiffe://idgen.test/svc/billing", http.StatusForbidden},
+		{"an unknown identity", "spiffe://idgen.test/svc/stranger", http.StatusForbidden},
+	} {
+		cert := e.trusted.Client(t, hour, tt.uri)
+		resp, err := e.client(&cert).Get(e.r.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want || tt.want == http.StatusForbidden && strings.Contains(string(body), "idgen_server") {
+			t.Errorf("%s: %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+	}
+}
 
 func TestMutualTLS(t *testing.T) {
 	e := startTLS(t, callersJSON)

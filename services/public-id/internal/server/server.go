@@ -180,7 +180,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
-	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", auth.ScrapersOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	mux.Handle("/", serve.RPCOr(s.rest()))
 	s.api = cfg.Browsers.Wrap(s.resolver.Middleware(mux))
 	return s, nil
