@@ -225,6 +225,17 @@ func (k *Keeper) claim(ctx context.Context) error {
 			k.noteProblem("claim", err)
 			return err
 		}
+		// The table may have been restored between the check above and this claim (a holder can
+		// pause anywhere): a claim on a restored table takes a stale row whose true holder may
+		// still be issuing below its fence. Check again before any ID is issued under it.
+		if tid2, err := CheckTable(ctx, k.cfg.Store); err != nil || tid2 != tid {
+			if err == nil {
+				err = fmt.Errorf("%w: the table changed from %s to %s during the claim", ErrRestored, tid, tid2)
+			}
+			k.claims.WithLabelValues("restored").Inc()
+			k.noteProblem("claim", err)
+			return err
+		}
 		// The claim goes into the history before any ID can be issued under it, so the audit
 		// trail never shows IDs (or a release) of a claim it does not hold.
 		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "claim", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {

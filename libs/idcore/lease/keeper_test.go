@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,4 +266,61 @@ func TestClaimForAStoppedGeneratorIsGivenBack(t *testing.T) {
 	if err != nil || len(evs) != 2 || evs[0].Kind != "claim" || evs[1].Kind != "release" || evs[1].Epoch != evs[0].Epoch {
 		t.Fatalf("history = %+v, %v", evs, err)
 	}
+}
+
+// restoredDuringClaim is a real store on which the table is restored (its table ID changes)
+// between the keeper's table check and its claim, as when a holder pauses in between.
+type restoredDuringClaim struct {
+	lease.Store
+	claimed atomic.Bool
+}
+
+func (s *restoredDuringClaim) Claim(ctx context.Context, m int, h string, now, exp int64) (lease.Row, error) {
+	s.claimed.Store(true)
+	return s.Store.Claim(ctx, m, h, now, exp)
+}
+
+func (s *restoredDuringClaim) TableID(ctx context.Context) (string, error) {
+	if s.claimed.Load() {
+		return "a-restored-table", nil
+	}
+	return s.Store.TableID(ctx)
+}
+
+// TestClaimOnATableRestoredMeanwhile: a claim that lands on a table restored after the keeper's
+// check is not used: no ID is issued under it (model rule claim_table_recheck).
+func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
+	st := &restoredDuringClaim{Store: sqliteStore(t)}
+	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, nil)
+	run(t, k)
+	deadline := time.Now().Add(time.Second)
+	for !st.claimed.Load() || !containsRestored(k.Status().Problem) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the keeper never met the restore: %+v", k.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := k.Status(); s.Held {
+		t.Fatalf("the keeper holds a number claimed on a restored table: %+v", s)
+	}
+	// The claim never took effect: it is not in the history (a claim is recorded before any ID
+	// can be issued under it), so no ID was issued under it.
+	evs, err := st.History(context.Background(), 1, 0, time.Now().Add(time.Hour).UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind == "claim" {
+			t.Fatalf("a claim on the restored table was put to use: %+v", ev)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if id, err := gen.Next(ctx); err == nil {
+		t.Fatalf("an ID was issued under a claim on a restored table: %v", id)
+	}
+}
+
+func containsRestored(problem string) bool {
+	return problem != "" && (strings.Contains(problem, "restored") || strings.Contains(problem, "changed"))
 }

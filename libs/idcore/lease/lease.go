@@ -91,6 +91,12 @@ func CheckTable(ctx context.Context, s Store) (string, error) {
 	return id, nil
 }
 
+// LiftExpiry is the lease expiry a lifted quarantine gets: one lease and the margin from now, so
+// nobody claims the number before every fence of its holders before the quarantine has passed.
+func LiftExpiry(now time.Time, lease, margin time.Duration) int64 {
+	return now.Add(lease + margin).UnixMilli()
+}
+
 // FenceRestore is the restore fence, the operator's command after a restore: it sets every lease
 // row that is not quarantined to lease_expiry = now + lease + margin with epoch + 1, records a
 // "fence" event per row, and only then writes the table's new ID into the metadata row, which lets

@@ -91,9 +91,11 @@ type Store interface {
 	// Quarantine must set holder QuarantineHolder, lease_expiry QuarantineExpiryUnixMs and
 	// epoch + 1, whatever the row held (creating it if absent), and return the row.
 	Quarantine(ctx context.Context, machine int) (Row, error)
-	// Lift must, only for a quarantined row, set holder LiftedHolder and lease_expiry = nowUnixMs, epoch + 1
-	// (so the number is claimable at once); otherwise return ErrLost.
-	Lift(ctx context.Context, machine int, nowUnixMs int64) (Row, error)
+	// Lift must, only for a quarantined row, set holder LiftedHolder, lease_expiry = expiryUnixMs
+	// and epoch + 1; otherwise return ErrLost. Callers pass now + lease + margin (LiftExpiry): a
+	// holder paused since before the quarantine may still issue up to its own fence, at most one
+	// lease after its last renewal, so the next claimer's floor must lie above that.
+	Lift(ctx context.Context, machine int, expiryUnixMs int64) (Row, error)
 	// FenceAll must set lease_expiry = expiryUnixMs and epoch + 1 on every lease row that is not
 	// quarantined, and return how many rows it changed (the restore fence).
 	FenceAll(ctx context.Context, expiryUnixMs int64) (int, error)

@@ -180,14 +180,14 @@ func (s *Store) Quarantine(ctx context.Context, machine int) (lease.Row, error) 
 }
 
 // Lift implements lease.Store.
-func (s *Store) Lift(ctx context.Context, machine int, now int64) (lease.Row, error) {
+func (s *Store) Lift(ctx context.Context, machine int, expiry int64) (lease.Row, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &s.table,
 		Key:                 key(machine),
 		ConditionExpression: aws.String("holder = :q"),
-		UpdateExpression:    aws.String("SET holder = :lifted, lease_expiry = :now, lease_epoch = lease_epoch + :one"),
+		UpdateExpression:    aws.String("SET holder = :lifted, lease_expiry = :expiry, lease_epoch = lease_epoch + :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":q": str(lease.QuarantineHolder), ":lifted": str(lease.LiftedHolder), ":now": n(now), ":one": n(1),
+			":q": str(lease.QuarantineHolder), ":lifted": str(lease.LiftedHolder), ":expiry": n(expiry), ":one": n(1),
 		},
 		ReturnValues: types.ReturnValueAllNew,
 	})

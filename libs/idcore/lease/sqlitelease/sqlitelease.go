@@ -199,11 +199,11 @@ func (s *Store) Quarantine(ctx context.Context, machine int) (lease.Row, error) 
 }
 
 // Lift implements lease.Store.
-func (s *Store) Lift(ctx context.Context, machine int, now int64) (lease.Row, error) {
+func (s *Store) Lift(ctx context.Context, machine int, expiry int64) (lease.Row, error) {
 	r := lease.Row{Machine: machine}
 	err := s.db.QueryRowContext(ctx, s.q(`UPDATE $T SET holder = ?3, lease_expiry = ?4, lease_epoch = lease_epoch + 1
 		WHERE machine_id = ?1 AND holder = ?2
-		RETURNING holder, lease_expiry, lease_epoch`), machine, lease.QuarantineHolder, lease.LiftedHolder, now).
+		RETURNING holder, lease_expiry, lease_epoch`), machine, lease.QuarantineHolder, lease.LiftedHolder, expiry).
 		Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
 	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Row{}, lease.ErrLost

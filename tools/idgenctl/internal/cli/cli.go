@@ -90,8 +90,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs.StringVar(&o.peer, "peer", "", "peer region (regions add)")
 	fs.StringVar(&o.at, "at", "", "time, RFC 3339 (leases who-held)")
 	fs.DurationVar(&o.window, "window", time.Hour, "events shown either side of --at (leases who-held)")
-	fs.DurationVar(&o.lease, "lease", 5*time.Minute, "lease length (leases fence-restore)")
-	fs.DurationVar(&o.margin, "margin", 5*time.Second, "extra margin (leases fence-restore)")
+	fs.DurationVar(&o.lease, "lease", 5*time.Minute, "the fleet's lease length (leases fence-restore, leases lift)")
+	fs.DurationVar(&o.margin, "margin", 5*time.Second, "extra margin (leases fence-restore, leases lift)")
 	fs.StringVar(&o.column, "column", "", "CSV column holding the IDs (dupcheck)")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "folder for dupcheck's sorted runs (default: the system's)")
 	fs.IntVar(&o.runIDs, "run-ids", defaultRunIDs, "IDs per sorted run (dupcheck; memory is 8 bytes each)")
@@ -590,7 +590,9 @@ func (o *opts) leases(ctx context.Context, op string, args []string) error {
 				_ = st.AppendHistory(ctx, lease.Event{Machine: m, AtUnixMs: now.UnixMilli(), Kind: "quarantine", Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
 			}
 		case "lift":
-			if r, err = st.Lift(ctx, m, now.UnixMilli()); errors.Is(err, lease.ErrLost) {
+			// Claimable one lease (and the margin) from now: a holder paused through the
+			// quarantine may still issue up to its own fence until then.
+			if r, err = st.Lift(ctx, m, lease.LiftExpiry(now, o.lease, o.margin)); errors.Is(err, lease.ErrLost) {
 				return fmt.Errorf("leases lift %d: the number is not quarantined", m)
 			}
 			if err == nil {
