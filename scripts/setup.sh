@@ -64,3 +64,11 @@ if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null || ! c
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null
 fi
+
+# spin (Debian), the Promela model checker for model/lease.pml.
+if ! command -v spin >/dev/null; then
+  echo "setup: installing spin (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo_cmd=""; else sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq spin >/dev/null
+fi
