@@ -97,3 +97,35 @@ func (e *Error) Connect() *connect.Error {
 	}
 	return ce
 }
+
+// CodeOfStatus names a REST answer's status with the Connect code of the same meaning, so the
+// code label has one vocabulary across REST, Connect, gRPC and gRPC-Web.
+func CodeOfStatus(status int) string {
+	switch {
+	case status >= 200 && status < 300:
+		return "ok"
+	case status == http.StatusBadRequest:
+		return connect.CodeInvalidArgument.String()
+	case status == http.StatusUnauthorized:
+		return connect.CodeUnauthenticated.String()
+	case status == http.StatusForbidden:
+		return connect.CodePermissionDenied.String()
+	case status == http.StatusNotFound:
+		return connect.CodeNotFound.String()
+	case status == http.StatusMethodNotAllowed, status == http.StatusNotImplemented:
+		return connect.CodeUnimplemented.String()
+	case status == http.StatusConflict:
+		return connect.CodeAlreadyExists.String()
+	case status == http.StatusRequestEntityTooLarge, status == http.StatusTooManyRequests:
+		return connect.CodeResourceExhausted.String()
+	case status == StatusClientClosed:
+		return connect.CodeCanceled.String()
+	case status == http.StatusServiceUnavailable:
+		return connect.CodeUnavailable.String()
+	case status == http.StatusGatewayTimeout:
+		return connect.CodeDeadlineExceeded.String()
+	case status >= 400 && status < 500:
+		return connect.CodeFailedPrecondition.String()
+	}
+	return connect.CodeInternal.String()
+}

@@ -64,7 +64,7 @@ func (m *metrics) observe(key childKey, d time.Duration) {
 		code := "ok"
 		switch {
 		case key.protocol == "rest":
-			code = codeOfStatus(key.status)
+			code = apierr.CodeOfStatus(key.status)
 		case key.code != 0:
 			code = key.code.String()
 		}
@@ -75,38 +75,6 @@ func (m *metrics) observe(key childKey, d time.Duration) {
 	})
 	ch.requests.Inc()
 	ch.latency.Observe(d.Seconds())
-}
-
-// codeOfStatus names a REST answer's status with the Connect code of the same meaning, so the
-// code label has one vocabulary across REST, Connect, gRPC and gRPC-Web.
-func codeOfStatus(status int) string {
-	switch {
-	case status >= 200 && status < 300:
-		return "ok"
-	case status == http.StatusBadRequest:
-		return connect.CodeInvalidArgument.String()
-	case status == http.StatusUnauthorized:
-		return connect.CodeUnauthenticated.String()
-	case status == http.StatusForbidden:
-		return connect.CodePermissionDenied.String()
-	case status == http.StatusNotFound:
-		return connect.CodeNotFound.String()
-	case status == http.StatusMethodNotAllowed, status == http.StatusNotImplemented:
-		return connect.CodeUnimplemented.String()
-	case status == http.StatusConflict:
-		return connect.CodeAlreadyExists.String()
-	case status == http.StatusRequestEntityTooLarge, status == http.StatusTooManyRequests:
-		return connect.CodeResourceExhausted.String()
-	case status == apierr.StatusClientClosed:
-		return connect.CodeCanceled.String()
-	case status == http.StatusServiceUnavailable:
-		return connect.CodeUnavailable.String()
-	case status == http.StatusGatewayTimeout:
-		return connect.CodeDeadlineExceeded.String()
-	case status >= 400 && status < 500:
-		return connect.CodeFailedPrecondition.String()
-	}
-	return connect.CodeInternal.String()
 }
 
 // servedBy counts n IDs handed to caller.

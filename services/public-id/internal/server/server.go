@@ -109,6 +109,8 @@ type Server struct {
 	reg      *prometheus.Registry
 	api      http.Handler
 	gw       *gateway.Gateway
+	metrics  *serve.RequestMetrics
+	mapped   *prometheus.CounterVec
 }
 
 // OpenStore opens the mapping store that cfg.Store names.
@@ -133,6 +135,15 @@ func OpenStore(ctx context.Context, cfg Config) (mapping.Store, error) {
 // New builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s.metrics = serve.NewRequestMetrics(s.reg)
+	s.mapped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_store_calls_total",
+		Help: "Publishes and resolves of the internal API, by outcome (ok, not_found, store_unavailable, error)."}, []string{"op", "outcome"})
+	s.reg.MustRegister(s.mapped)
+	for _, op := range []string{"publish", "resolve"} {
+		for _, o := range []string{"ok", "not_found", "store_unavailable", "error"} {
+			s.mapped.WithLabelValues(op, o)
+		}
+	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var routes *gateway.Config
 	resources := strings.Split(cfg.Resources, ",")
@@ -173,7 +184,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		}
 	}
 	mux := http.NewServeMux()
-	path, h := idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
+	path, h := idgenv1connect.NewPublicIdServiceHandler(&rpc{s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024), s.metrics.Interceptor())...)
 	serve.Mount(mux, path, h, idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure)
 	health := serve.NewHealthChecker(idgenv1connect.PublicIdServiceName)
 	mux.Handle(grpchealth.NewHandler(health))
@@ -182,7 +193,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", auth.ScrapersOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	mux.Handle("/", serve.RPCOr(s.rest()))
-	s.api = cfg.Browsers.Wrap(s.resolver.Middleware(mux))
+	s.api = cfg.Browsers.Wrap(s.metrics.InFlight(s.resolver.Middleware(mux)))
 	return s, nil
 }
 
@@ -254,7 +265,22 @@ func (s *Server) publish(ctx context.Context, internal int64, resource string) (
 	if !s.maker.Known(resource) {
 		return "", apierr.BadRequest("unknown resource %q", resource)
 	}
-	return s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
+	pub, err := s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
+	s.mapped.WithLabelValues("publish", outcome(err)).Inc()
+	return pub, err
+}
+
+// outcome names a store call's result for idgen_publicid_store_calls_total.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, mapping.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, mapping.ErrUnavailable):
+		return "store_unavailable"
+	}
+	return "error"
 }
 
 func (s *Server) resolve(ctx context.Context, public string) (int64, error) {
@@ -262,14 +288,18 @@ func (s *Server) resolve(ctx context.Context, public string) (int64, error) {
 		return 0, res.Err
 	}
 	if _, err := s.maker.Parse(public); err != nil {
+		s.mapped.WithLabelValues("resolve", "not_found").Inc()
 		return 0, err
 	}
-	return s.store.Resolve(ctx, public)
+	in, err := s.store.Resolve(ctx, public)
+	s.mapped.WithLabelValues("resolve", outcome(err)).Inc()
+	return in, err
 }
 
 func (s *Server) rest() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.Use(s.metrics.Echo(restStatus))
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
 		var he *echo.HTTPError
 		if errors.As(err, &he) {
@@ -325,4 +355,13 @@ func (r *rpc) Resolve(ctx context.Context, req *connect.Request[idgenv1.ResolveR
 		return nil, cerr(err)
 	}
 	return connect.NewResponse(&idgenv1.ResolveResponse{InternalId: in}), nil
+}
+
+// restStatus is the status a REST error is answered with.
+func restStatus(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	return mapErr(err).Status
 }

@@ -223,3 +223,29 @@ func TestCORS(t *testing.T) {
 		t.Fatal("a malformed origin was accepted")
 	}
 }
+
+// TestRequestMetrics: the internal API exports the services' request metrics (one vocabulary
+// of codes for REST and Connect) and its own publish and resolve counts.
+func TestRequestMetrics(t *testing.T) {
+	base := start(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
+	call(t, "POST", base+"/v1/public-ids", `{"internal_id":"683244571854022659"}`)
+	call(t, "GET", base+"/v1/public-ids/ord_nope", "")
+	req, _ := http.NewRequest("POST", base+"/idgen.v1.PublicIdService/Resolve", strings.NewReader(`{"public_id":"ord_nope"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	_, m := call(t, "GET", base+"/metrics", "")
+	for _, want := range []string{
+		`idgen_server_requests_total{code="ok",protocol="rest",route="/v1/public-ids"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",route="/v1/public-ids/:public_id"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="connect",route="/idgen.v1.PublicIdService/Resolve"} 1`,
+		`idgen_publicid_store_calls_total{op="publish",outcome="ok"} 1`,
+		`idgen_publicid_store_calls_total{op="resolve",outcome="store_unavailable"} 0`,
+		`idgen_server_requests_in_flight`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -80,12 +80,14 @@ type Server struct {
 	reg      *prometheus.Registry
 	changes  *prometheus.CounterVec
 	health   serve.HealthChecker
+	metrics  *serve.RequestMetrics
 	handler  http.Handler
 }
 
 // New opens the store (seeding the default regions into a new one) and builds the handlers.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s.metrics = serve.NewRequestMetrics(s.reg)
 	kind, arg, _ := strings.Cut(cfg.Store, ":")
 	switch kind {
 	case "sqlite":
@@ -117,7 +119,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.reg.MustRegister(s.changes, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.health = serve.NewHealthChecker(idgenv1connect.RegistryServiceName)
 	mux := http.NewServeMux()
-	path, h := idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024))...)
+	path, h := idgenv1connect.NewRegistryServiceHandler(&rpc{s: s}, append(serve.JSONCodec(), connect.WithReadMaxBytes(4096), connect.WithCompressMinBytes(1024), s.metrics.Interceptor())...)
 	serve.Mount(mux, path, h, idgenv1connect.RegistryServiceListRegionsProcedure, idgenv1connect.RegistryServiceGetRegionProcedure,
 		idgenv1connect.RegistryServiceAddRegionProcedure, idgenv1connect.RegistryServiceRetireRegionProcedure, idgenv1connect.RegistryServiceGetLayoutsProcedure)
 	mux.Handle(grpchealth.NewHandler(s.health))
@@ -126,7 +128,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", auth.ScrapersOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	mux.Handle("/", serve.RPCOr(s.rest()))
-	s.handler = cfg.Browsers.Wrap(s.resolver.Middleware(mux))
+	s.handler = cfg.Browsers.Wrap(s.metrics.InFlight(s.resolver.Middleware(mux)))
 	return s, nil
 }
 
@@ -256,6 +258,7 @@ func (s *Server) layouts(ctx context.Context) (layoutsDoc, error) {
 func (s *Server) rest() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.Use(s.metrics.Echo(restStatus))
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
 		var he *echo.HTTPError
 		if errors.As(err, &he) {
@@ -405,4 +408,13 @@ func (r *rpc) GetLayouts(ctx context.Context, _ *connect.Request[idgenv1.GetLayo
 		out.Periods = append(out.Periods, lp)
 	}
 	return connect.NewResponse(out), nil
+}
+
+// restStatus is the status a REST error is answered with.
+func restStatus(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	return mapErr(err).Status
 }

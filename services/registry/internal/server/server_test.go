@@ -219,3 +219,21 @@ func TestTwoProcessesShareNumbersSafely(t *testing.T) {
 		t.Fatalf("%d adds won %v, %d refused; want 3 (numbers 5, 6, 7) and 9", len(won), won, full)
 	}
 }
+
+// TestRequestMetrics: the registry exports the services' request metrics, with one vocabulary of
+// codes for REST and Connect.
+func TestRequestMetrics(t *testing.T) {
+	base := "http://" + start(t, devConfig(t))
+	get(t, http.DefaultClient, base+"/v1/regions")
+	get(t, http.DefaultClient, base+"/v1/regions/nowhere-1")
+	_, m := get(t, http.DefaultClient, base+"/metrics")
+	for _, want := range []string{
+		`idgen_server_requests_total{code="ok",protocol="rest",route="/v1/regions"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",route="/v1/regions/:name"} 1`,
+		`idgen_server_requests_in_flight`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RequestMetrics are the request metrics every service exports under the same names: requests
+// by route, protocol and code (Connect code names for every protocol, REST statuses mapped by
+// apierr.CodeOfStatus), their duration by route, and the requests in flight. Connect, gRPC and
+// gRPC-Web requests are observed by Interceptor, REST requests by Echo, and InFlight wraps the
+// whole handler.
+type RequestMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+// NewRequestMetrics registers the metrics on reg.
+func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
+	m := &RequestMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_server_requests_total",
+			Help: "Requests served, by route, protocol and outcome code (Connect code names for every protocol: ok, invalid_argument, not_found, resource_exhausted, unavailable, deadline_exceeded, canceled, …)."},
+			[]string{"route", "protocol", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_server_request_duration_seconds",
+			Help:    "Time to serve a request, by route.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "idgen_server_requests_in_flight",
+			Help: "Requests being served now."}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	return m
+}
+
+// Zero exports a route's series at zero from the first scrape.
+func (m *RequestMetrics) Zero(route, protocol string, codes ...string) {
+	for _, c := range codes {
+		m.requests.WithLabelValues(route, protocol, c)
+	}
+	m.duration.WithLabelValues(route)
+}
+
+func (m *RequestMetrics) observe(route, protocol, code string, d time.Duration) {
+	m.requests.WithLabelValues(route, protocol, code).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// Interceptor observes Connect, gRPC and gRPC-Web calls.
+func (m *RequestMetrics) Interceptor() connect.HandlerOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			start := time.Now()
+			resp, err := next(ctx, req)
+			code := "ok"
+			if c := apierr.Code(ctx, err); c != 0 {
+				code = c.String()
+			}
+			m.observe(req.Spec().Procedure, req.Peer().Protocol, code, time.Since(start))
+			return resp, err
+		}
+	}))
+}
+
+// Echo observes REST requests; status gives the status an error will be answered with.
+func (m *RequestMetrics) Echo(status func(error) int) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			code := c.Response().Status
+			if err != nil {
+				code = status(err)
+			}
+			route := strings.ReplaceAll(c.Path(), `\:`, ":")
+			if route == "" {
+				route = "unmatched"
+			}
+			m.observe(route, "rest", apierr.CodeOfStatus(code), time.Since(start))
+			return err
+		}
+	}
+}
+
+// InFlight counts the requests h is serving.
+func (m *RequestMetrics) InFlight(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		h.ServeHTTP(w, r)
+	})
+}
