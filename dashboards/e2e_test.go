@@ -356,6 +356,21 @@ func TestAlertsOnRealServers(t *testing.T) {
 	time.Sleep(6 * time.Second)
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
 
+	// What each service exports passes promtool's checks of names, help and units.
+	for _, p := range []*proc{genA, reg, pid} {
+		resp, err := http.Get("http://" + p.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("promtool", "check", "metrics")
+		cmd.Stdin = resp.Body
+		out, err := cmd.CombinedOutput()
+		resp.Body.Close()
+		if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+			t.Errorf("promtool check metrics on %s: %v\n%s", p.name, err, out)
+		}
+	}
+
 	// Before any fault: the alerts the faults will raise are quiet.
 	for _, a := range prom.query(t, `ALERTS{alertstate="firing"}`) {
 		switch a.Metric["alertname"] {
