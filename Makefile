@@ -71,7 +71,7 @@ lint: ## gofmt, go vet and staticcheck over every module
 
 .PHONY: generate
 generate: ## regenerate libs/api from proto/ (buf with local plugins)
-	cd proto && buf lint && buf format -w && buf generate
+	cd proto && buf lint && buf format -w && buf generate && buf build --exclude-imports -o ../libs/api/idgen/v1/idgen.binpb
 
 .PHONY: checkgenerate
 checkgenerate: ## fail when proto/ is unformatted, fails lint, or libs/api is stale

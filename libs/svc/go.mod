@@ -12,6 +12,8 @@ require (
 require (
 	connectrpc.com/cors v0.1.0
 	connectrpc.com/grpchealth v1.5.0
+	connectrpc.com/grpcreflect v1.3.1
+	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/cors v1.11.1
@@ -34,3 +36,5 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+replace github.com/idgen/idgen/libs/api => ../api

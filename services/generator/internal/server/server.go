@@ -255,7 +255,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(proc, h)
 	}
 	mux.Handle(grpchealth.NewHandler(s.health))
-	reflector := grpcreflect.NewStaticReflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
+	reflector := serve.Reflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	mux.Handle("/metrics", auth.ScrapersOnly(s.metricsHandler()))

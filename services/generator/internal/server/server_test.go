@@ -302,6 +302,15 @@ func TestGrpcurl(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "idgen.v1.IdService") || !strings.Contains(string(out), "grpc.health.v1.Health") {
 		t.Fatalf("grpcurl list: %v\n%s", err, out)
 	}
+	// Reflection carries the API's documentation, comments included.
+	out, err = exec.Command(bin, "-plaintext", addr, "describe", "idgen.v1.IdService").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "//") || !strings.Contains(string(out), "GenerateBatch") {
+		t.Fatalf("grpcurl describe shows no documentation: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "-plaintext", addr, "describe", "idgen.v1.DecodeResponse").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "//") {
+		t.Fatalf("grpcurl describe of a message shows no documentation: %v\n%s", err, out)
+	}
 	out, err = exec.Command(bin, "-plaintext", "-d", `{"count": 3}`, addr, "idgen.v1.IdService/GenerateBatch").CombinedOutput()
 	if err != nil {
 		t.Fatalf("grpcurl GenerateBatch: %v\n%s", err, out)

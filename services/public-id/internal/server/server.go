@@ -188,7 +188,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	serve.Mount(mux, path, h, idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure)
 	health := serve.NewHealthChecker(idgenv1connect.PublicIdServiceName)
 	mux.Handle(grpchealth.NewHandler(health))
-	refl := grpcreflect.NewStaticReflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
+	refl := serve.Reflector(idgenv1connect.PublicIdServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", auth.ScrapersOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))

@@ -123,7 +123,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	serve.Mount(mux, path, h, idgenv1connect.RegistryServiceListRegionsProcedure, idgenv1connect.RegistryServiceGetRegionProcedure,
 		idgenv1connect.RegistryServiceAddRegionProcedure, idgenv1connect.RegistryServiceRetireRegionProcedure, idgenv1connect.RegistryServiceGetLayoutsProcedure)
 	mux.Handle(grpchealth.NewHandler(s.health))
-	refl := grpcreflect.NewStaticReflector(idgenv1connect.RegistryServiceName, grpchealth.HealthV1ServiceName)
+	refl := serve.Reflector(idgenv1connect.RegistryServiceName, grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", auth.ScrapersOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
