@@ -1,14 +1,21 @@
 /*
  * lease.pml: one machine number of one lease table, shared by NH holders (SPEC §3).
  *
- * Time is abstracted to small integers: T is true time, each holder's clock is T + off[i].
+ * Time is abstracted to small integers: T is true time; a holder reads its clock as T + an offset
+ * chosen anew at every read within [OFFLO, OFFHI] (a clock that steps anywhere within its bound
+ * at any moment).
  * Every rule below names, in a "rule" comment, the Go function that implements it and the Go test
  * that checks that function's rule:   rule NAME: go PACKAGE.FUNC test PACKAGE.TEST
  * (model/links_test.go checks that every named function and test exists, and that each test's
  * comment names its rule).
  *
- * Property: no (timestamp, sequence) pair is issued twice under the number (the assertion in
- * issue). Run: see model/README.md.
+ * Property: no timestamp is issued twice under the number (the assertion in issue; one ID per
+ * timestamp: the sequence within a millisecond belongs to one process and plays no part in the
+ * protocol). Run: see model/README.md.
+ *
+ * Features (leave out with -D…): NO_RESTORE (backup, restore, restore fence), NO_QUARANTINE
+ * (quarantine, lift), NO_STEP (clock offsets fixed at 0), NO_LOSS (replies never lost),
+ * INCS=1 (no crash or release); HORIZON, L (lease) and M (fence margin) can be set.
  *
  * Variants (each must produce a counterexample):
  *   -DFLOOR_AT_CLAIM     the floor is checked once at claim, not for every ID
@@ -16,7 +23,7 @@
  *   -DRENEW_LOWER        a renewal may lower the expiry, and clocks may step beyond the bound
  *   -DRESTORE_NOFENCE    a restored table is used without the restore fence (no TableId check,
  *                        no metadata check), and lapsed renewals are allowed
- *   -DLIFT_NOW           the operator lifts a quarantine at once instead of a lease later
+ *   -DLIFT_NOW           a lifted quarantine gets expiry = now instead of now + lease + margin
  */
 
 #ifndef NH
@@ -29,29 +36,17 @@
 #ifndef INCS
 #define INCS 2          /* incarnations per holder: crash or release, then a new holder name */
 #endif
+#ifndef L
 #define L 4             /* lease length */
-#define M 1             /* fence margin */
-#define CB 1            /* clock bound: every offset within [-CB, CB] */
-#ifndef SEQMAX
-#define SEQMAX 0        /* the largest sequence: 0 gives one ID per timestamp */
 #endif
+#ifndef M
+#define M 1             /* fence margin */
+#endif
+#define CB 1            /* clock bound: every offset within [-CB, CB] */
 #ifdef RENEW_LOWER
 #define T0 7            /* first instant (so that every timestamp is positive) */
 #else
 #define T0 2
-#endif
-
-#ifdef RENEW_LOWER
-#define OFFLO (-6)      /* clocks step back far beyond the bound */
-#else
-#define OFFLO (-CB)
-#endif
-#define OFFHI CB
-
-#ifdef LIFT_NOW
-#define LIFT_WAIT 0
-#else
-#define LIFT_WAIT L     /* the operator lifts a quarantine no earlier than a lease after it */
 #endif
 
 #define QUAR 100        /* holder QUARANTINED */
@@ -68,7 +63,6 @@
 #define RP_FAIL 2
 
 byte T = T0;
-short off[NH];
 
 /* the lease row and the table's identity */
 byte s_holder;          /* 0: no row */
@@ -81,30 +75,41 @@ byte s_meta;            /* the TableId named by the metadata row; 0: none */
 bool b_taken, restored, fenced, quarantined, lifted;
 byte b_holder, b_epoch, b_meta;
 short b_exp;
-byte q_time;
 
 /* the reply to a holder's last request: RP_NONE when it was lost */
 byte rp[NH];
 byte rp_epoch[NH];
 
-/* The property watches one (timestamp, sequence) pair, chosen at the start among all of them:
- * issuing it a second time fails the assertion. Every pair is watched in some run. */
+/* The property watches one timestamp, chosen when it is first issued (every issued timestamp is
+ * watched in some run); issuing it again fails the assertion. */
 short w_ts;
-byte w_seq;
-bool w_seen;
+bool w_armed;
 
-#define clk(i) (T + off[i])
+/* v = a clock reading: true time plus any offset within the bound */
+#if defined(NO_STEP)
+#define readclk(v) v = T
+#elif defined(RENEW_LOWER)
+/* a clock steps back far beyond the bound, or reads true time */
+#define readclk(v) if :: v = T - 5 :: v = T fi
+#else
+#define readclk(v) if :: v = T - CB :: v = T :: v = T + CB fi
+#endif
+/* the operator's clock is within the bound whatever the variant */
+#ifdef NO_STEP
+#define opclk(v) v = T
+#else
+#define opclk(v) if :: v = T - CB :: v = T :: v = T + CB fi
+#endif
 
 /*
  * The store applies a request atomically (a conditional write) when it is sent; its reply reaches
  * the holder whenever the holder next looks (delayed by any pause), or never (lost).
- * rule store_claim: go sqlitelease.Store.Claim test model.TestRuleStoreClaim
- * rule store_renew: go sqlitelease.Store.Renew test model.TestRuleStoreRenew
- * rule store_release: go sqlitelease.Store.Release test model.TestRuleStoreRelease
+ * rule store_claim: go sqlitelease.Store.Claim test sqlitelease.TestClaimOnlyWhenAbsentOrExpired
+ * rule store_renew: go sqlitelease.Store.Renew test sqlitelease.TestRenewOnlyOwnEpochAndLater
+ * rule store_release: go sqlitelease.Store.Release test sqlitelease.TestReleaseOnlyOwnEpoch
  */
 inline send(kind, ex, ep)
 {
-  atomic {
     if
     :: kind == RQ_CLAIM ->
        /* attribute_not_exists(machine_id) OR lease_expiry < :now */
@@ -136,20 +141,14 @@ inline send(kind, ex, ep)
     :: rp[i] = RP_NONE      /* the reply is lost */
     fi
 #endif
-  }
 }
 
-/* True time advances; each clock steps anywhere within its bound at any moment. */
+/* True time advances. */
 proctype Time()
 {
-  byte i;
 end:
   do
   :: atomic { T < TMAX -> T++ }
-#ifndef NO_STEP
-  :: atomic { select(i : 0 .. NH - 1); off[i] > OFFLO -> off[i]--; i = 0 }
-  :: atomic { select(i : 0 .. NH - 1); off[i] < OFFHI -> off[i]++; i = 0 }
-#endif
   od
 }
 
@@ -163,16 +162,22 @@ proctype Operator()
 end:
   do
 #ifndef NO_RESTORE
+  /* a backup taken once the number's row exists; BACKUP_WITHOUT_ROW: at any moment, also before
+   * the row (or the metadata row) exists, which the restore fence cannot cover (a known gap) */
+#ifdef BACKUP_WITHOUT_ROW
   :: atomic { !b_taken -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta }
+#else
+  :: atomic { !b_taken && s_holder != 0 -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta }
+#endif
   :: atomic { b_taken && !restored ->
        /* a restore makes a new table: the backup's rows and metadata row, a new TableId */
        restored = true; s_holder = b_holder; s_exp = b_exp; s_epoch = b_epoch; s_meta = b_meta; s_tid++;
        b_holder = 0; b_exp = 0; b_epoch = 0; b_meta = 0 }
 #ifndef RESTORE_NOFENCE
-  /* rule restore_fence: go lease.FenceRestore test model.TestRuleRestoreFence */
+  /* rule restore_fence: go lease.FenceRestore test lease.TestCheckTableAndRestoreFence */
   :: atomic { restored && !fenced ->
        fenced = true;
-       select(now : T - CB .. T + CB);
+       opclk(now);
        if
        :: s_holder != 0 && s_holder != QUAR -> s_exp = now + L + M; s_epoch++
        :: else -> skip
@@ -181,46 +186,50 @@ end:
 #endif
 #endif
 #ifndef NO_QUARANTINE
-  /* rule quarantine: go sqlitelease.Store.Quarantine test model.TestRuleQuarantine */
+  /* rule quarantine: go sqlitelease.Store.Quarantine test sqlitelease.TestQuarantineBlocksClaimAndRenew */
   :: atomic { !quarantined ->
-       quarantined = true; q_time = T; s_holder = QUAR; s_exp = QEXP; s_epoch++ }
-  /* rule lift: go lease.LiftExpiry test cli.TestLocalStack */
-  :: atomic { quarantined && !lifted && s_holder == QUAR && T >= q_time + LIFT_WAIT ->
-       lifted = true; select(now : T - CB .. T + CB); s_holder = LIFTED; s_exp = now; s_epoch++; now = 0; q_time = 0 }
+       quarantined = true; s_holder = QUAR; s_exp = QEXP; s_epoch++ }
+  /* rule lift: go lease.LiftExpiry test lease.TestLiftedNumberWaitsALeaseAndTheMargin */
+  :: atomic { quarantined && !lifted && s_holder == QUAR ->
+       lifted = true; opclk(now); s_holder = LIFTED;
+#ifdef LIFT_NOW
+       s_exp = now;
+#else
+       s_exp = now + L + M;
+#endif
+       s_epoch++; now = 0 }
 #endif
   :: false
   od
 }
 
 /*
- * rule issue: go idcore.Generator.issueLocked test model.TestRuleIssue
+ * rule issue: go idcore.Generator.issueLocked test idcore.TestFenceAndFloor
  * One ID at the holder's clock: checked against last_ms, the fence and the floor, every time.
  */
 inline issue()
 {
   atomic {
     held ->
-    ts = clk(i);
+    readclk(ts);
     if
-    :: ts < last -> skip                    /* behind last_ms: wait (≤ bound) or refuse */
-    :: ts >= last && ts >= fence -> skip    /* at or past the fence: refuse */
+    :: ts <= last -> skip                   /* behind last_ms (or its sequence used up): wait */
+    :: ts > last && ts >= fence -> skip     /* at or past the fence: refuse */
 #ifndef FLOOR_AT_CLAIM
-    :: ts >= last && ts < fence && ts <= floor -> skip   /* at or below the floor: wait */
-    :: ts >= last && ts < fence && ts > floor ->
+    :: ts > last && ts < fence && ts <= floor -> skip   /* at or below the floor: wait */
+    :: ts > last && ts < fence && ts > floor ->
 #else
-    :: ts >= last && ts < fence ->
+    :: ts > last && ts < fence ->
 #endif
        if
-       :: ts == last && seq < SEQMAX -> seq++
-       :: ts == last && seq >= SEQMAX -> goto skipped   /* sequence used up: wait */
-       :: ts > last -> seq = 0
-       fi;
-       if
-       :: ts == w_ts && seq == w_seq -> assert(!w_seen); w_seen = true
+       :: w_armed && ts == w_ts -> assert(false)       /* issued twice */
        :: else -> skip
        fi;
-       last = ts;
-skipped: skip
+       if
+       :: !w_armed -> w_ts = ts; w_armed = true
+       :: true -> skip
+       fi;
+       last = ts
     fi;
     ts = 0
   }
@@ -232,7 +241,7 @@ inline drop()
   held = false; floor = 0; fence = 0; myepoch = 0
 }
 
-/* rule set_lease: go idcore.Generator.SetLease test model.TestRuleSetLease */
+/* rule set_lease: go idcore.Generator.SetLease test idcore.TestNewNumberStaysAboveIssued */
 inline setlease(fl, fe)
 {
   if
@@ -263,16 +272,15 @@ proctype Holder(byte i)
   byte me, inc, myepoch, mytid, phase;
   bool held;
   short now, floor, fence, last, ts, e;
-  byte seq;
 
 start:
   /* a new process: a new holder name, no last_ms */
-  atomic { me = 1 + i + NH * inc; drop(); mytid = 0; phase = P_IDLE; last = 0; seq = 0; rp[i] = RP_NONE; rp_epoch[i] = 0; now = 0; e = 0 }
+  atomic { me = 1 + i + NH * inc; drop(); mytid = 0; phase = P_IDLE; last = 0; rp[i] = RP_NONE; rp_epoch[i] = 0; now = 0; e = 0 }
 end:
   do
   :: issue()
   :: atomic { phase == P_IDLE && !held ->
-       /* rule check_table: go lease.CheckTable test model.TestRuleCheckTable */
+       /* rule check_table: go lease.CheckTable test lease.TestCheckTableAndRestoreFence */
 #ifndef RESTORE_NOFENCE
        if
        :: s_meta == 0 && s_holder == 0 -> s_meta = s_tid     /* the first claimer writes it */
@@ -285,10 +293,14 @@ end:
 #else
        mytid = s_tid; phase = P_CHECKED
 #endif
+#ifdef NO_RESTORE
+       /* without restores nothing can happen between the check and the claim that matters */
+       ; if :: phase == P_CHECKED -> goto claim :: else -> skip fi
+#endif
      }
   :: atomic { phase == P_CHECKED ->
-       /* rule claim: go lease.Keeper.claim test model.TestRuleClaim */
-       now = clk(i); send(RQ_CLAIM, now + L, 0); phase = P_CLAIMED }
+claim: /* rule claim: go lease.Keeper.claim test lease.TestClaimFloorAndFenceFromClaimTime */
+       readclk(now); send(RQ_CLAIM, now + L, 0); phase = P_CLAIMED }
   :: atomic { phase == P_CLAIMED ->
        if
 #ifndef RESTORE_NOFENCE
@@ -300,35 +312,47 @@ end:
 #endif
           myepoch = rp_epoch[i];
 #ifdef FENCE_FROM_ARRIVAL
-          setlease(now, clk(i) + L - M)
+          readclk(e); setlease(now, e + L - M)
 #else
           setlease(now, now + L - M)
 #endif
        :: else -> skip
        fi;
-       rp[i] = RP_NONE; rp_epoch[i] = 0; now = 0; phase = P_IDLE }
+       rp[i] = RP_NONE; rp_epoch[i] = 0; now = 0; e = 0; phase = P_IDLE }
   :: atomic { phase == P_IDLE && held ->
-       /* rule renew: go lease.Keeper.renew test model.TestRuleRenew */
-       now = clk(i);
+       /* rule renew: go lease.Keeper.renew test lease.TestRenewalFenceFromExpiryWritten */
+       readclk(now);
        if
 #ifndef RESTORE_NOFENCE
-       /* rule no_lapsed_renewal: go lease.Keeper.renew test model.TestRuleNoLapsedRenewal */
+       /* rule no_lapsed_renewal: go lease.Keeper.renew test lease.TestKeeperNeverRenewsALapsedLease */
        :: now >= fence -> drop()
-       /* rule table_changed: go lease.Keeper.renew test model.TestRuleTableChanged */
+       /* rule table_changed: go lease.Keeper.renew test lease.TestKeeperDropsWhenTheTableChanges */
        :: now < fence && s_tid != mytid -> drop()
-       :: now < fence && s_tid == mytid -> phase = P_TIDOK
+       :: now < fence && s_tid == mytid -> e = now + L; phase = P_TIDOK
 #else
-       :: else -> phase = P_TIDOK
+       :: else -> e = now + L; phase = P_TIDOK
 #endif
        fi;
-       now = 0 }
+       now = 0
+#ifdef NO_RESTORE
+       /* without restores the TableId check and the renewal can be one step */
+       ; if :: phase == P_TIDOK -> goto renewsend :: else -> skip fi
+#endif
+     }
   :: atomic { phase == P_TIDOK ->
-       now = clk(i); e = now + L; send(RQ_RENEW, e, myepoch); now = 0; phase = P_RENEWED }
+renewsend:
+       send(RQ_RENEW, e, myepoch); phase = P_RENEWED }
   :: atomic { phase == P_RENEWED ->
        if
+#ifndef RESTORE_NOFENCE
+       /* rule renew_table_recheck: go lease.Keeper.renew test lease.TestRenewalOnATableRestoredMeanwhile */
+       :: rp[i] == RP_OK && held && s_tid != mytid -> drop()   /* renewed a table restored since the check */
+       :: rp[i] == RP_OK && held && s_tid == mytid ->
+#else
        :: rp[i] == RP_OK && held ->
+#endif
 #ifdef FENCE_FROM_ARRIVAL
-          setlease(floor, clk(i) + L - M)
+          readclk(now); setlease(floor, now + L - M); now = 0
 #else
           setlease(floor, e - M)                /* the fence from the expiry written */
 #endif
@@ -337,9 +361,9 @@ end:
        fi;
        rp[i] = RP_NONE; e = 0; phase = P_IDLE }
   :: atomic { phase == P_IDLE && held && inc + 1 < INCS ->
-       /* rule release: go lease.Keeper.Release test model.TestRuleRelease */
+       /* rule release: go lease.Keeper.Release test lease.TestReleaseExpiryIsTheLastIssuedTimestamp */
        held = false;                            /* stop issuing first */
-       now = clk(i);
+       readclk(now);
        e = now; if :: last > e -> e = last :: else -> skip fi;
        if :: e >= fence + M -> e = fence + M :: else -> skip fi;   /* never later than the lease */
        send(RQ_RELEASE, e, myepoch);
@@ -354,8 +378,6 @@ init
 {
   atomic {
     byte i;
-    select(w_ts : T0 + OFFLO .. TMAX + OFFHI);
-    select(w_seq : 0 .. SEQMAX);
     for (i : 0 .. NH - 1) { run Holder(i) }
     run Time();
     run Operator()

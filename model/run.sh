@@ -8,7 +8,7 @@ d="$(mktemp -d)"
 cp "$here/lease.pml" "$d"
 cd "$d"
 spin -a "$@" lease.pml >/dev/null
-gcc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c
+gcc -O1 -w -DSAFETY -DHC4 -o pan pan.c
 start=$(date +%s.%N)
 ./pan -E -m1000000 > pan.out 2>&1 || true
 end=$(date +%s.%N)

@@ -266,6 +266,8 @@ func TestSequenceExhaustionMovesToNextMs(t *testing.T) {
 	}
 }
 
+// TestFenceAndFloor: every ID is checked against the fence (never at or past it) and the floor
+// (never at or below it), whatever the lease did before (model rule issue).
 func TestFenceAndFloor(t *testing.T) {
 	f := newGen(t, nil)
 	ctx := context.Background()
@@ -304,6 +306,8 @@ func TestFenceAndFloor(t *testing.T) {
 	}
 }
 
+// TestNewNumberStaysAboveIssued: SetLease starts a new number above both its floor and every
+// timestamp already issued (model rule set_lease).
 func TestNewNumberStaysAboveIssued(t *testing.T) {
 	f := newGen(t, nil)
 	ctx := context.Background()

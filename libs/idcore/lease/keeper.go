@@ -315,6 +315,19 @@ func (k *Keeper) renew(ctx context.Context) error {
 		k.noteProblem("renewal", err)
 		return err
 	}
+	// The table may have been restored between the check above and this renewal (a holder can
+	// pause anywhere): a renewal that lands on a restored table, before its restore fence, matches
+	// the stale row's holder and epoch, while the number may meanwhile have been claimed in the
+	// table as it was. Check again before the fence moves.
+	if tid2, err := k.cfg.Store.TableID(ctx); err != nil || tid2 != st.TableID {
+		if err != nil {
+			k.renewals.WithLabelValues("error").Inc()
+			k.noteProblem("renewal", err)
+			return err
+		}
+		k.drop("table_changed", fmt.Sprintf("the lease table changed during the renewal (was %s, now %s): restored from backup?", st.TableID, tid2))
+		return errDropped
+	}
 	// The fence comes from the expiry written, never from when the reply arrived.
 	fence := newExpiry - k.cfg.FenceMargin.Milliseconds()
 	k.mu.Lock()

@@ -107,8 +107,8 @@ func TestKeeperDropsALostLeaseAtOnce(t *testing.T) {
 	}
 }
 
-// A keeper whose clock reaches its fence before a renewal succeeded drops the number and never
-// renews the lapsed lease.
+// TestKeeperNeverRenewsALapsedLease: a keeper whose clock reaches its fence before a renewal
+// succeeded drops the number and never renews the lapsed lease (model rule no_lapsed_renewal).
 func TestKeeperNeverRenewsALapsedLease(t *testing.T) {
 	st := sqliteStore(t)
 	clock := &steppable{Clock: idcore.SystemClock()}
@@ -200,6 +200,9 @@ func TestParseRange(t *testing.T) {
 	}
 }
 
+// TestCheckTableAndRestoreFence: CheckTable refuses a restored table until FenceRestore has set
+// every row to now + lease + margin with epoch + 1 and written the metadata row (model rules
+// check_table and restore_fence).
 func TestCheckTableAndRestoreFence(t *testing.T) {
 	ctx := context.Background()
 	s, err := sqlitelease.Open(ctx, filepath.Join(t.TempDir(), "l.db"), lease.TableV2)
