@@ -2,7 +2,9 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-export GOTOOLCHAIN := local
+# The Go the project pins (.go-version: the crypto/tls, crypto/x509 and net/http fixes), fetched
+# from the Go module proxy on first use.
+export GOTOOLCHAIN := $(shell cat .go-version)
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
 # Every module of the workspace, as ./path/... patterns.
@@ -28,7 +30,7 @@ setup: ## install what the tests need (Go tools at pinned versions, dynalite, re
 
 .PHONY: test
 test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
-	$(MAKE) --no-print-directory verify lint checkgenerate infra-lint build-arm64
+	$(MAKE) --no-print-directory verify lint checkgenerate infra-lint build-arm64 vulncheck
 	go test -race -count=1 -timeout 20m $(PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
@@ -36,6 +38,11 @@ test: setup ## install what the tests need when missing, then verify, lint and r
 infra-lint: ## terraform fmt -check and tflint (core rules) over infra/terraform
 	TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform
 	TF_CLI_CONFIG_FILE=/dev/null tflint --chdir infra/terraform --recursive --minimum-failure-severity=warning
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck (symbol level, local database) over what ships: fails on a reachable vulnerability not in tools/vulncheck/allow.txt
+	go run ./tools/vulncheck -C services/generator -db .tools/vulndb -allow tools/vulncheck/allow.txt -govulncheck govulncheck \
+		./... ../registry/... ../public-id/... ../../tools/idgenctl/... ../../libs/idclient/... ../../libs/uuidv7/...
 
 .PHONY: build-arm64
 build-arm64: ## build the services for linux/arm64, the fleet's Graviton hosts
@@ -46,6 +53,10 @@ build-arm64: ## build the services for linux/arm64, the fleet's Graviton hosts
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a long run)
 	@scripts/fuzz.sh $(FUZZTIME) $(PKGS)
+
+.PHONY: model-deep
+model-deep: ## the lease model with every feature together, longer horizon, bitstate (not exhaustive; make test runs the exhaustive subsets)
+	IDGEN_MODEL_DEEP=1 go test -count=1 -timeout 60m -run 'TestModelDeep' -v ./model
 
 .PHONY: bench
 bench: ## run the benchmarks, with the comparison libraries, in one run

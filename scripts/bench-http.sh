@@ -7,7 +7,8 @@
 # two writes over HTTP/1.1; connect-json-onewrite goes through idclient.OneWrite (one write).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
+export GOTOOLCHAIN="$(cat .go-version)"
 dur=${BENCH_DURATION:-5s}
 conns=${BENCH_CONNS:-16}
 out=$(mktemp -d)

@@ -4,7 +4,8 @@
 # redis-benchmark GET and SET against the same Redis. Server and Redis on core 0, load on core 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
+export GOTOOLCHAIN="$(cat .go-version)"
 dur=${BENCH_DURATION:-5s}
 conns=${BENCH_CONNS:-16}
 out=$(mktemp -d)

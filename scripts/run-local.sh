@@ -4,7 +4,8 @@
 # everything; each generator stops issuing and releases its lease on the way out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
+export GOTOOLCHAIN="$(cat .go-version)"
 state="$PWD/.idgen"
 mkdir -p "$state/bin" "$state/logs"
 

@@ -3,14 +3,39 @@
 # Safe to run again; it only installs what is not there yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
+export GOTOOLCHAIN="$(cat .go-version)"
 bin="$PWD/.tools/bin"
 mkdir -p "$bin"
 
+# Analyzers load the standard library of the Go they run on: build them with the pinned Go, and
+# again when it changes.
+go_version=$(cat .go-version)
+built_with() { [ -x "$1" ] && go version "$1" 2>/dev/null | grep -q ": $go_version\$"; }
+
 staticcheck_version=v0.8.2
-if ! "$bin/staticcheck" -version 2>/dev/null | grep -q "$staticcheck_version"; then
+if ! "$bin/staticcheck" -version 2>/dev/null | grep -q "$staticcheck_version" || ! built_with "$bin/staticcheck"; then
   echo "setup: installing staticcheck $staticcheck_version"
   GOBIN="$bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
+
+govulncheck_version=v1.9.0
+if ! grep -qx "$govulncheck_version $go_version" "$bin/.govulncheck.version" 2>/dev/null || ! built_with "$bin/govulncheck"; then
+  echo "setup: installing govulncheck $govulncheck_version"
+  GOBIN="$bin" go install "golang.org/x/vuln/cmd/govulncheck@$govulncheck_version"
+  echo "$govulncheck_version $go_version" > "$bin/.govulncheck.version"
+fi
+
+# The Go vulnerability database, built locally from the golang.org/x/vulndb module at a pinned
+# version (the public database is not reachable from every machine): make vulncheck reads it.
+vulndb_version=v0.0.0-20261105234957-e22db6528018
+vulndb="$PWD/.tools/vulndb"
+if ! grep -qx "$vulndb_version" "$vulndb/.version" 2>/dev/null; then
+  echo "setup: building the vulnerability database from golang.org/x/vulndb $vulndb_version"
+  src=$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download -json "golang.org/x/vulndb@$vulndb_version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$vulndb"
+  (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go run "golang.org/x/vulndb/cmd/indexdb@$vulndb_version" -vulns "$src/data/osv" -out "$vulndb")
+  echo "$vulndb_version" > "$vulndb/.version"
 fi
 
 # dynalite, the DynamoDB-compatible server the lease and registry tests talk to (pinned in

@@ -6,7 +6,8 @@
 #   public-id: resolves (16 connections) and new publishes (4) on Redis with appendfsync always.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
+export GOTOOLCHAIN="$(cat .go-version)"
 dur=${SOAK_DURATION:-10m}
 which=${SOAK:-generator public-id}
 out=$(mktemp -d)

@@ -1,0 +1,3 @@
+module github.com/idgen/idgen/tools/vulncheck
+
+go 1.26.0
