@@ -123,6 +123,14 @@ func NewKeeper(cfg Config) (*Keeper, error) {
 			Name: "idgen_lease_renewals_total", Help: "Lease renewals, by result (ok, lost, lapsed, table_changed, error).", ConstLabels: labels,
 		}, []string{"result"}),
 	}
+	// Every result exists at zero from the first scrape: alerts and dashboards see a rate of 0,
+	// not an absent series.
+	for _, r := range []string{"ok", "none_free", "restored", "error"} {
+		k.claims.WithLabelValues(r)
+	}
+	for _, r := range []string{"ok", "lost", "lapsed", "table_changed", "error"} {
+		k.renewals.WithLabelValues(r)
+	}
 	return k, nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/clocktest"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func newKeeper(t *testing.T, st lease.Store, r lease.Range, clock idcore.Clock) (*lease.Keeper, *idcore.Generator) {
@@ -326,4 +328,14 @@ func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 
 func containsRestored(problem string) bool {
 	return problem != "" && (strings.Contains(problem, "restored") || strings.Contains(problem, "changed"))
+}
+
+// TestKeeperSeriesStartAtZero: every claim and renewal result is exported from the first scrape.
+func TestKeeperSeriesStartAtZero(t *testing.T) {
+	k, _ := newKeeper(t, sqliteStore(t), lease.Range{Lo: 1, Hi: 1}, nil)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(k.Collectors()...)
+	if n, err := testutil.GatherAndCount(reg, "idgen_lease_claims_total", "idgen_lease_renewals_total"); err != nil || n != 9 {
+		t.Fatalf("%d series before any claim (%v), want 9: every result at zero", n, err)
+	}
 }

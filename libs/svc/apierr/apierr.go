@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/idgen/idgen/libs/svc/auth"
@@ -31,7 +32,24 @@ func New(status int, code connect.Code, msg string) *Error {
 
 // BadRequest is a 400 (invalid_argument) whose message says what is wrong.
 func BadRequest(format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: connect.CodeInvalidArgument, Reason: "bad_request", Msg: fmt.Sprintf(format, args...)}
+	return &Error{Status: http.StatusBadRequest, Code: connect.CodeInvalidArgument, Reason: "bad_request", Msg: Clean(fmt.Sprintf(format, args...))}
+}
+
+// packages are the project's package names that prefix its error messages ("idcore: …"):
+// useful in logs, noise to a caller.
+var packages = map[string]bool{"idcore": true, "lease": true, "mapping": true, "publicid": true, "registry": true,
+	"gateway": true, "auth": true, "region": true, "redismap": true, "sqlitemap": true, "dynamolease": true,
+	"sqlitelease": true, "generator": true, "apierr": true}
+
+// Clean drops the package prefixes from a message a caller will read.
+func Clean(msg string) string {
+	for {
+		word, rest, ok := strings.Cut(msg, ": ")
+		if !ok || !packages[word] {
+			return msg
+		}
+		msg = rest
+	}
 }
 
 // StatusClientClosed is the status logged and counted for a request its caller canceled (the
@@ -62,10 +80,12 @@ func Map(err error, service func(error) *Error) *Error {
 		errors.As(err, &ce) && ce.Code() == connect.CodeCanceled:
 		return canceled
 	case errors.Is(err, auth.ErrUnknown), errors.Is(err, auth.ErrBadIdentity):
-		return &Error{Status: http.StatusForbidden, Code: connect.CodePermissionDenied, Reason: "forbidden", Msg: err.Error()}
+		return &Error{Status: http.StatusForbidden, Code: connect.CodePermissionDenied, Reason: "forbidden", Msg: Clean(err.Error())}
 	}
 	if e = service(err); e != nil {
-		return e
+		c := *e
+		c.Msg = Clean(c.Msg)
+		return &c
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: connect.CodeInternal, Reason: "internal", Msg: "internal error"}
 }

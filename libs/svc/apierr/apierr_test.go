@@ -38,3 +38,18 @@ func TestContextEnds(t *testing.T) {
 		t.Errorf("success counts as %v", c)
 	}
 }
+
+func TestMessagesWithoutPackageNames(t *testing.T) {
+	e := apierr.Map(fmt.Errorf("idcore: clock moved backwards: 12 ms"), func(err error) *apierr.Error {
+		return apierr.New(http.StatusServiceUnavailable, connect.CodeUnavailable, err.Error())
+	})
+	if e.Msg != "clock moved backwards: 12 ms" {
+		t.Errorf("message %q", e.Msg)
+	}
+	if m := apierr.BadRequest("%v", errors.New("idcore: invalid id: \"x\"")).Msg; m != `invalid id: "x"` {
+		t.Errorf("bad request %q", m)
+	}
+	if m := apierr.Clean("count: 3 is too many"); m != "count: 3 is too many" {
+		t.Errorf("a field name was taken for a package: %q", m)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -21,6 +23,14 @@ type RequestMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	children cache[childKey, *child] // a request costs no label hashing
+}
+
+type childKey struct{ route, protocol, code string }
+
+type child struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // NewRequestMetrics registers the metrics on reg.
@@ -48,8 +58,41 @@ func (m *RequestMetrics) Zero(route, protocol string, codes ...string) {
 }
 
 func (m *RequestMetrics) observe(route, protocol, code string, d time.Duration) {
-	m.requests.WithLabelValues(route, protocol, code).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	ch := m.children.get(childKey{route, protocol, code}, func() *child {
+		return &child{requests: m.requests.WithLabelValues(route, protocol, code), duration: m.duration.WithLabelValues(route)}
+	})
+	ch.requests.Inc()
+	ch.duration.Observe(d.Seconds())
+}
+
+// cache is a map read without locks or allocation and copied on each (rare) addition: metric
+// children by their labels, which are few and never removed.
+type cache[K comparable, V any] struct {
+	cur atomic.Pointer[map[K]V]
+	mu  sync.Mutex // serializes additions
+}
+
+func (c *cache[K, V]) get(k K, newV func() V) V {
+	if cur := c.cur.Load(); cur != nil {
+		if v, ok := (*cur)[k]; ok {
+			return v
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := map[K]V{}
+	if cur := c.cur.Load(); cur != nil {
+		if v, ok := (*cur)[k]; ok {
+			return v
+		}
+		for k2, v := range *cur {
+			next[k2] = v
+		}
+	}
+	v := newV()
+	next[k] = v
+	c.cur.Store(&next)
+	return v
 }
 
 // Interceptor observes Connect, gRPC and gRPC-Web calls.

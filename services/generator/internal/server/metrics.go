@@ -8,33 +8,23 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"connectrpc.com/connect"
-	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 type metrics struct {
-	children        cache[childKey, *child]           // a request costs no label hashing
-	served          cache[string, prometheus.Counter] // idsServed by caller
-	requests        *prometheus.CounterVec
-	latency         *prometheus.HistogramVec
-	idsServed       *prometheus.CounterVec
-	quotaRejections *prometheus.CounterVec
+	*serve.RequestMetrics                                   // requests, duration, in flight: as every service
+	served                cache[string, prometheus.Counter] // idsServed by caller
+	idsServed             *prometheus.CounterVec
+	quotaRejections       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "idgen_server_requests_total", Help: "Requests served, by route, protocol and outcome code (Connect code names for every protocol: ok, invalid_argument, resource_exhausted, unavailable, deadline_exceeded, canceled, …).",
-		}, []string{"route", "protocol", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "idgen_server_request_duration_seconds", Help: "Time to serve a request, by route.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-		}, []string{"route"}),
+		RequestMetrics: serve.NewRequestMetrics(reg),
 		idsServed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idgen_server_ids_served_total", Help: "IDs handed to callers, by caller.",
 		}, []string{"caller"}),
@@ -42,39 +32,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "idgen_server_quota_rejections_total", Help: "Requests refused for being over the caller's quota.",
 		}, []string{"caller"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.idsServed, m.quotaRejections)
+	reg.MustRegister(m.idsServed, m.quotaRejections)
 	return m
-}
-
-// childKey names a request's metric children: an HTTP status for REST, a Connect code otherwise.
-type childKey struct {
-	route, protocol string
-	status          int
-	code            connect.Code // 0: ok
-}
-
-type child struct {
-	requests prometheus.Counter
-	latency  prometheus.Observer
-}
-
-// observe counts one request and its duration.
-func (m *metrics) observe(key childKey, d time.Duration) {
-	ch := m.children.get(key, func() *child {
-		code := "ok"
-		switch {
-		case key.protocol == "rest":
-			code = apierr.CodeOfStatus(key.status)
-		case key.code != 0:
-			code = key.code.String()
-		}
-		return &child{
-			requests: m.requests.WithLabelValues(key.route, key.protocol, code),
-			latency:  m.latency.WithLabelValues(key.route),
-		}
-	})
-	ch.requests.Inc()
-	ch.latency.Observe(d.Seconds())
 }
 
 // servedBy counts n IDs handed to caller.

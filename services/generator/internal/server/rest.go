@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,22 +22,7 @@ func (s *Server) rest() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.restError
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			start := time.Now()
-			err := next(c)
-			code := c.Response().Status
-			if err != nil {
-				code = restStatus(err)
-			}
-			route := strings.ReplaceAll(c.Path(), `\:`, ":")
-			if route == "" {
-				route = "unmatched"
-			}
-			s.metrics.observe(childKey{route: route, protocol: "rest", status: code}, time.Since(start))
-			return err
-		}
-	})
+	e.Use(s.metrics.Echo(restStatus))
 	e.POST("/v1/ids", s.postID)
 	e.POST(`/v1/ids\:batch`, s.postBatch)
 	e.GET("/v1/ids/:id/decode", s.getDecode)

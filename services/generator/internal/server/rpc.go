@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
@@ -22,16 +21,7 @@ func rpcOptions(s *Server) []connect.HandlerOption {
 		connect.WithReadMaxBytes(maxBody),
 		// Gzip costs more than it saves on small messages; batches of IDs still compress.
 		connect.WithCompressMinBytes(1024),
-		connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-				start := time.Now()
-				resp, err := next(ctx, req)
-				key := childKey{route: req.Spec().Procedure, protocol: req.Peer().Protocol}
-				key.code = apierr.Code(ctx, err)
-				s.metrics.observe(key, time.Since(start))
-				return resp, err
-			}
-		})),
+		s.metrics.Interceptor(),
 	)
 }
 

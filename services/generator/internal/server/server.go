@@ -264,7 +264,7 @@ func (s *Server) routes() http.Handler {
 	// The hot paths by exact pattern as well: the catch-all "/" costs a path match per request.
 	mux.Handle("/v1/ids", rest)
 	mux.Handle("/v1/ids:batch", rest)
-	return withContext(s.resolver, mux)
+	return s.metrics.InFlight(withContext(s.resolver, mux))
 }
 
 // issue is the one request path to IDs for REST and Connect alike: caller check, quota, then the
