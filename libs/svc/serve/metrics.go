@@ -23,7 +23,7 @@ type RequestMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
-	children cache[childKey, *child] // a request costs no label hashing
+	children LabelCache[childKey, *child] // a request costs no label hashing
 }
 
 type childKey struct{ route, protocol, code string }
@@ -58,21 +58,22 @@ func (m *RequestMetrics) Zero(route, protocol string, codes ...string) {
 }
 
 func (m *RequestMetrics) observe(route, protocol, code string, d time.Duration) {
-	ch := m.children.get(childKey{route, protocol, code}, func() *child {
+	ch := m.children.Get(childKey{route, protocol, code}, func() *child {
 		return &child{requests: m.requests.WithLabelValues(route, protocol, code), duration: m.duration.WithLabelValues(route)}
 	})
 	ch.requests.Inc()
 	ch.duration.Observe(d.Seconds())
 }
 
-// cache is a map read without locks or allocation and copied on each (rare) addition: metric
-// children by their labels, which are few and never removed.
-type cache[K comparable, V any] struct {
+// LabelCache holds metric children by their labels: a map read without locks or allocation and
+// copied on each (rare) addition, for labels that are few and never removed.
+type LabelCache[K comparable, V any] struct {
 	cur atomic.Pointer[map[K]V]
 	mu  sync.Mutex // serializes additions
 }
 
-func (c *cache[K, V]) get(k K, newV func() V) V {
+// Get returns k's child, making it with newV the first time.
+func (c *LabelCache[K, V]) Get(k K, newV func() V) V {
 	if cur := c.cur.Load(); cur != nil {
 		if v, ok := (*cur)[k]; ok {
 			return v

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/idgen/idgen/libs/svc/auth"
@@ -16,8 +15,8 @@ import (
 )
 
 type metrics struct {
-	*serve.RequestMetrics                                   // requests, duration, in flight: as every service
-	served                cache[string, prometheus.Counter] // idsServed by caller
+	*serve.RequestMetrics                                              // requests, duration, in flight: as every service
+	served                serve.LabelCache[string, prometheus.Counter] // idsServed by caller
 	idsServed             *prometheus.CounterVec
 	quotaRejections       *prometheus.CounterVec
 }
@@ -38,37 +37,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // servedBy counts n IDs handed to caller.
 func (m *metrics) servedBy(caller string, n int) {
-	m.served.get(caller, func() prometheus.Counter { return m.idsServed.WithLabelValues(caller) }).Add(float64(n))
-}
-
-// cache is a map read without locks or allocation and copied on each (rare) addition: metric
-// children by their labels, which are few and never removed.
-type cache[K comparable, V any] struct {
-	cur atomic.Pointer[map[K]V]
-	mu  sync.Mutex // serializes additions
-}
-
-func (c *cache[K, V]) get(k K, newV func() V) V {
-	if cur := c.cur.Load(); cur != nil {
-		if v, ok := (*cur)[k]; ok {
-			return v
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := map[K]V{}
-	if cur := c.cur.Load(); cur != nil {
-		if v, ok := (*cur)[k]; ok {
-			return v
-		}
-		for k2, v := range *cur {
-			next[k2] = v
-		}
-	}
-	v := newV()
-	next[k] = v
-	c.cur.Store(&next)
-	return v
+	m.served.Get(caller, func() prometheus.Counter { return m.idsServed.WithLabelValues(caller) }).Add(float64(n))
 }
 
 func (s *Server) metricsHandler() http.Handler {
