@@ -183,6 +183,19 @@ func TestFaces(t *testing.T) {
 	if code, _ := call(t, "HEAD", base+"/healthz", ""); code != 200 {
 		t.Errorf("HEAD /healthz: %d", code)
 	}
+	// Over Connect a body over the limit is resource_exhausted, naming the limit, with no
+	// Retry-After (waiting does not make it smaller).
+	req, _ = http.NewRequest("POST", base+"/idgen.v1.PublicIdService/Resolve", strings.NewReader(`{"public_id":"`+strings.Repeat("x", 5000)+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"resource_exhausted"`) || !strings.Contains(string(b), "4096") || resp.Header.Get("Retry-After") != "" {
+		t.Errorf("a large body over Connect: %d %s %v", resp.StatusCode, b, resp.Header)
+	}
 }
 
 // TestCORS: a page from a configured origin may call the API (its preflight is answered with the
