@@ -235,6 +235,10 @@ type fieldJSON struct {
 }
 
 func (s *Server) layouts(ctx context.Context) (layoutsDoc, error) {
+	// Reads need a known caller, as every other read does.
+	if _, err := caller(ctx, false); err != nil {
+		return layoutsDoc{}, err
+	}
 	name, err := s.st.Schedule(ctx)
 	if err != nil {
 		return layoutsDoc{}, err

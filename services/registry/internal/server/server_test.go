@@ -149,6 +149,16 @@ func TestAdminOnlyChanges(t *testing.T) {
 	if code, _ := get(t, stranger, base+"/v1/regions"); code != 403 {
 		t.Fatalf("unknown caller reads: %d", code)
 	}
+	if code, _ := get(t, stranger, base+"/v1/layouts"); code != 403 {
+		t.Fatalf("unknown caller reads the layouts: %d", code)
+	}
+	_, err = idgenv1connect.NewRegistryServiceClient(stranger, base).GetLayouts(context.Background(), connect.NewRequest(&idgenv1.GetLayoutsRequest{}))
+	if connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("unknown caller GetLayouts: %v", err)
+	}
+	if code, _ := get(t, orders, base+"/v1/layouts"); code != 200 {
+		t.Fatalf("a known caller reads the layouts: %d", code)
+	}
 	if code, body := get(t, orders, base+"/v1/regions"); code != 200 || strings.Contains(body, "eu-central-1") {
 		t.Fatalf("after refused changes: %d %s", code, body)
 	}

@@ -79,10 +79,10 @@ type RegistryServiceClient interface {
 	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
 	// not_found when no region has that name; already_exists when the region is already retired.
 	RetireRegion(context.Context, *connect.Request[v1.RetireRegionRequest]) (*connect.Response[v1.RetireRegionResponse], error)
-	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. It does not
-	// look the caller up in the callers file: every client the TLS handshake admits may call it.
+	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. Like every
+	// read, it needs a caller known to the callers file.
 	//
-	// Errors: only the common ones.
+	// Errors: only the common ones (permission_denied for an unknown caller).
 	GetLayouts(context.Context, *connect.Request[v1.GetLayoutsRequest]) (*connect.Response[v1.GetLayoutsResponse], error)
 }
 
@@ -196,10 +196,10 @@ type RegistryServiceHandler interface {
 	// Errors: permission_denied when the caller is not an admin (or not in the callers file);
 	// not_found when no region has that name; already_exists when the region is already retired.
 	RetireRegion(context.Context, *connect.Request[v1.RetireRegionRequest]) (*connect.Response[v1.RetireRegionResponse], error)
-	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. It does not
-	// look the caller up in the callers file: every client the TLS handshake admits may call it.
+	// GetLayouts returns the layout schedule: which bit layout IDs use from which time. Like every
+	// read, it needs a caller known to the callers file.
 	//
-	// Errors: only the common ones.
+	// Errors: only the common ones (permission_denied for an unknown caller).
 	GetLayouts(context.Context, *connect.Request[v1.GetLayoutsRequest]) (*connect.Response[v1.GetLayoutsResponse], error)
 }
 
