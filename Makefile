@@ -11,6 +11,7 @@ export PATH := $(CURDIR)/.tools/bin:$(PATH)
 MODULES = $(shell go list -f '{{.Dir}}' -m | sed "s|^$(CURDIR)|.|")
 PKGS    = $(addsuffix /...,$(MODULES))
 FUZZTIME ?= 5s
+CHAOS_DURATION ?= 5m
 
 .PHONY: help
 help: ## list the targets
@@ -73,6 +74,10 @@ bench-publicid: ## public-ID API on Redis against bare net/http and redis-benchm
 .PHONY: soak
 soak: ## the generator, then the public-ID service, under full load for SOAK_DURATION each (default 10m; SOAK=generator or public-id for one), sampling memory
 	@scripts/soak.sh
+
+.PHONY: chaos
+chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults for CHAOS_DURATION (default 5m; not part of make test): no duplicate ID
+	go run ./tools/chaos --duration $(CHAOS_DURATION)
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module
