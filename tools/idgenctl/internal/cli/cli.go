@@ -251,12 +251,18 @@ func (o *opts) emit(v any, text func(io.Writer)) error {
 
 func (o *opts) sched() (idcore.Schedule, error) { return idcore.ScheduleByName(o.schedule) }
 
-func (o *opts) explain(ctx context.Context, s string) error {
+// idAndSchedule parses an ID argument and returns it with the schedule to read it by.
+func (o *opts) idAndSchedule(s string) (idcore.ID, idcore.Schedule, error) {
 	id, err := idcore.ParseID(s)
 	if err != nil {
-		return err
+		return 0, idcore.Schedule{}, err
 	}
 	sc, err := o.sched()
+	return id, sc, err
+}
+
+func (o *opts) explain(ctx context.Context, s string) error {
+	id, sc, err := o.idAndSchedule(s)
 	if err != nil {
 		return err
 	}
@@ -300,11 +306,7 @@ func decodedJSON(d idcore.Decoded, rn regionNames) decodedOut {
 }
 
 func (o *opts) decode(ctx context.Context, s string) error {
-	id, err := idcore.ParseID(s)
-	if err != nil {
-		return err
-	}
-	sc, err := o.sched()
+	id, sc, err := o.idAndSchedule(s)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
@@ -25,11 +24,7 @@ func quarantineAWS(regionName, table string, m int) string {
 // machine number in its region around its time, and print the quarantine to run. It changes
 // nothing.
 func (o *opts) incident(ctx context.Context, s string) error {
-	id, err := idcore.ParseID(s)
-	if err != nil {
-		return err
-	}
-	sc, err := o.sched()
+	id, sc, err := o.idAndSchedule(s)
 	if err != nil {
 		return err
 	}
