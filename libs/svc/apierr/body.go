@@ -35,7 +35,7 @@ func bodyError(err error) error {
 			if se.GoType.Kind().String() == "ptr" {
 				kind = se.GoType.Elem().Kind().String()
 			}
-			return BadRequest("field %q must be %s, got %s", field, jsonKind(kind), kindWord(se.JSONKind))
+			return BadRequest("field %q must be %s, got %s", field, jsonKind(kind), KindWord(se.JSONKind))
 		}
 		return BadRequest("the body must be a JSON object")
 	case errors.As(err, &syn):
@@ -50,8 +50,12 @@ func bodyError(err error) error {
 	return BadRequest("the body is not a valid JSON object")
 }
 
-func kindWord(k jsontext.Kind) string {
+// KindWord names a JSON value's kind for a message: "a string", "an object", "null", and "no
+// value" where there is none.
+func KindWord(k jsontext.Kind) string {
 	switch k {
+	case jsontext.KindInvalid:
+		return "no value"
 	case '"':
 		return "a string"
 	case '0':

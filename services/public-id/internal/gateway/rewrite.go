@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/apierr"
 )
 
 // ErrUnsafe: an upstream response the gateway refuses to pass on (it would leak, or it breaks
@@ -137,12 +138,12 @@ func (r *rewriter) value(t *Type, field string) error {
 	switch t.Type {
 	case "object":
 		if kind != '{' {
-			return unsafe(field, "want an object, got %s", kindName(kind))
+			return unsafe(field, "want an object, got %s", apierr.KindWord(kind))
 		}
 		return r.object(t)
 	case "array":
 		if kind != '[' {
-			return unsafe(field, "want an array, got %s", kindName(kind))
+			return unsafe(field, "want an array, got %s", apierr.KindWord(kind))
 		}
 		return r.array(t, field)
 	}
@@ -246,7 +247,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		case '0':
 			s = v
 		default:
-			return unsafe(field, "want an id, got %s", kindName(kind))
+			return unsafe(field, "want an id, got %s", apierr.KindWord(kind))
 		}
 		id, err := idcore.ParseID(string(s))
 		if err != nil {
@@ -262,7 +263,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		return nil
 	case "string", "time", "enum":
 		if kind != '"' {
-			return unsafe(field, "want a string, got %s", kindName(kind))
+			return unsafe(field, "want a string, got %s", apierr.KindWord(kind))
 		}
 		r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
 		s := r.scratch
@@ -292,7 +293,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		return nil
 	case "int":
 		if kind != '0' {
-			return unsafe(field, "want an integer, got %s", kindName(kind))
+			return unsafe(field, "want an integer, got %s", apierr.KindWord(kind))
 		}
 		n, err := strconv.ParseInt(string(v), 10, 64)
 		if err != nil {
@@ -303,7 +304,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		}
 	case "number":
 		if kind != '0' {
-			return unsafe(field, "want a number, got %s", kindName(kind))
+			return unsafe(field, "want a number, got %s", apierr.KindWord(kind))
 		}
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
@@ -314,7 +315,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		}
 	case "bool":
 		if kind != 't' && kind != 'f' {
-			return unsafe(field, "want a boolean, got %s", kindName(kind))
+			return unsafe(field, "want a boolean, got %s", apierr.KindWord(kind))
 		}
 	}
 	r.span(field, len(v))
@@ -331,24 +332,6 @@ func (r *rewriter) span(field string, n int) {
 	if n >= 6 {
 		r.spans = append(r.spans, span{len(r.out), field})
 	}
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "no value"
 }
 
 // Fill returns the body with the public ID of each id field in place. pubs maps each internal ID
