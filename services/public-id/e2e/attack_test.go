@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,48 +159,12 @@ func routesFile(t *testing.T, up string) string {
 func startGateway(t *testing.T, redisAddr, routes string, extra ...string) *gw {
 	t.Helper()
 	apiPort, gwPort := testenv.FreePort(t), testenv.FreePort(t)
-	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort),
-		log: filepath.Join(t.TempDir(), "public-id.log")}
-	f, _ := os.Create(g.log)
+	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort)}
 	args := append([]string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--gateway-listen", fmt.Sprintf("127.0.0.1:%d", gwPort), "--store", "redis:" + redisAddr,
 		"--routes", routes, "--resources", "ord,cus", "--rate-per-client", "0"}, extra...)
-	cmd := exec.Command(publicIDBin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g.pid = cmd.Process.Pid
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-done
-		if t.Failed() {
-			b, _ := os.ReadFile(g.log)
-			t.Logf("public-id log:\n%s", b)
-		}
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		resp, err := http.Get(g.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return g
-			}
-		}
-		select {
-		case <-done:
-			b, _ := os.ReadFile(g.log)
-			t.Fatalf("public-id exited:\n%s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the gateway did not become healthy")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	g.pid, g.log = startProc(t, publicIDBin, g.url+"/healthz", args...)
+	return g
 }
 
 // publish gives an internal ID a public ID through the internal API.

@@ -16,10 +16,11 @@ import (
 	"github.com/idgen/idgen/libs/testenv"
 )
 
-// startProc runs a binary until the test ends and waits until health answers 200.
-func startProc(t *testing.T, bin, health string, args ...string) {
+// startProc runs a binary until the test ends, waits until health answers 200, and returns the
+// process's pid and the file it logs to.
+func startProc(t *testing.T, bin, health string, args ...string) (pid int, logFile string) {
 	t.Helper()
-	logFile := filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
+	logFile = filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
 	f, _ := os.Create(logFile)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -41,7 +42,7 @@ func startProc(t *testing.T, bin, health string, args ...string) {
 		if resp, err := http.Get(health); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return cmd.Process.Pid, logFile
 			}
 		}
 		select {
