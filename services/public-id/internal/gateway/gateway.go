@@ -383,8 +383,7 @@ func (g *Gateway) rebuild(r *http.Request, route *Route, resp *http.Response, kn
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		ids, resources := rw.IDs()
-		pubs, err := g.publish(r.Context(), ids, resources, rw.ids, known)
+		pubs, err := g.publish(r.Context(), rw.ids, known)
 		if err != nil {
 			return 0, nil, nil, err
 		}
@@ -482,7 +481,7 @@ func (g *Gateway) location(ctx context.Context, route *Route, loc string) (strin
 		if err != nil || id < 0 || strconv.FormatInt(id, 10) != digits {
 			continue
 		}
-		pubs, err := g.publish(ctx, []int64{id}, []string{rt.Resource}, []pendingID{{id: id, resource: rt.Resource, field: "Location"}}, nil)
+		pubs, err := g.publish(ctx, []pendingID{{id: id, resource: rt.Resource, field: "Location"}}, nil)
 		if err != nil {
 			return "", err
 		}
@@ -495,21 +494,21 @@ func (g *Gateway) location(ctx context.Context, route *Route, loc string) (strin
 // looked up (concurrently, so a Redis store pipelines them), and at most MaxNewIDs new ones are
 // published. An ID declared as two resources, or whose public ID is another resource's, is a
 // contradiction in the route or the upstream: unsafe, never a public ID with the wrong prefix.
-func (g *Gateway) publish(ctx context.Context, ids []int64, resources []string, where []pendingID, known *Known) (map[int64]string, error) {
-	want := make(map[int64]int, len(ids)) // id → index of its first occurrence
+func (g *Gateway) publish(ctx context.Context, where []pendingID, known *Known) (map[int64]string, error) {
+	want := make(map[int64]int, len(where)) // id → index of its first occurrence
 	var uniq []int64
-	for i, id := range ids {
-		j, seen := want[id]
+	for i, p := range where {
+		j, seen := want[p.id]
 		if !seen {
-			want[id] = i
-			uniq = append(uniq, id)
+			want[p.id] = i
+			uniq = append(uniq, p.id)
 			if known != nil {
-				known.Add(id)
+				known.Add(p.id)
 			}
 			continue
 		}
-		if resources[j] != resources[i] {
-			return nil, unsafe(where[i].field, "one id is declared as %s and as %s", resources[j], resources[i])
+		if where[j].resource != p.resource {
+			return nil, unsafe(p.field, "one id is declared as %s and as %s", where[j].resource, p.resource)
 		}
 	}
 	if len(uniq) > g.o.MaxIDs {
@@ -544,7 +543,7 @@ func (g *Gateway) publish(ctx context.Context, ids []int64, resources []string, 
 	grp, gctx = errgroup.WithContext(ctx)
 	grp.SetLimit(32)
 	for _, i := range missing {
-		res := resources[want[uniq[i]]]
+		res := where[want[uniq[i]]].resource
 		grp.Go(func() error {
 			pub, err := g.store.Publish(gctx, uniq[i], func() (string, error) { return g.maker.New(res) })
 			pubs[i] = pub
@@ -557,8 +556,8 @@ func (g *Gateway) publish(ctx context.Context, ids []int64, resources []string, 
 	out := make(map[int64]string, len(uniq))
 	for i, id := range uniq {
 		j := want[id]
-		if res, err := g.maker.Parse(pubs[i]); err != nil || res != resources[j] {
-			return nil, unsafe(where[j].field, "declared as %s, but the id's public id is of another resource", resources[j])
+		if res, err := g.maker.Parse(pubs[i]); err != nil || res != where[j].resource {
+			return nil, unsafe(where[j].field, "declared as %s, but the id's public id is of another resource", where[j].resource)
 		}
 		out[id] = pubs[i]
 	}
