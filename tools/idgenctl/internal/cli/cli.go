@@ -483,11 +483,17 @@ func (o *opts) layouts(ctx context.Context) error {
 }
 
 func (o *opts) openLeases(ctx context.Context) (lease.Store, error) {
-	table := lease.TableV2
-	if o.table == "v1" {
-		table = lease.TableV1
-	} else if o.table != "v2" {
+	if o.table != "v1" && o.table != "v2" {
 		return nil, usageError{"--table must be v2 or v1"}
+	}
+	return o.openLeaseTable(ctx, o.table)
+}
+
+// openLeaseTable opens the lease table of a layout ("v2" or "v1") in the region's lease store.
+func (o *opts) openLeaseTable(ctx context.Context, layout string) (lease.Store, error) {
+	table := lease.TableV2
+	if layout == "v1" {
+		table = lease.TableV1
 	}
 	spec := o.leaseStore
 	if vals, per := forRegion(spec, o.region); per {
@@ -530,6 +536,8 @@ func leaseOf(r lease.Row, now time.Time) leaseOut {
 	switch {
 	case r.Quarantined():
 		state = "quarantined"
+	case r.Holder == lease.LiftedHolder && r.ExpiryUnixMs > now.UnixMilli():
+		state = "lifted" // claimable at its expiry
 	case r.ExpiryUnixMs > now.UnixMilli():
 		state = "held"
 	}
@@ -717,9 +725,13 @@ func (o *opts) health(ctx context.Context) error {
 		Status int            `json:"http_status"`
 		Health map[string]any `json:"healthz"`
 		Error  string         `json:"error,omitempty"`
+		// LeaseLost: the lease table no longer holds what the generator reports (quarantined,
+		// lifted, fenced or claimed by another): it stops at its next renewal, or at its fence.
+		LeaseLost string `json:"lease_lost,omitempty"`
 	}
 	var rows []row
 	unhealthy := 0
+	tables := map[string]lease.Store{}
 	for _, u := range urls {
 		r := row{URL: u}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u, "/")+"/healthz", nil)
@@ -736,7 +748,10 @@ func (o *opts) health(ctx context.Context) error {
 		if name, _ := r.Health["region"].(string); o.regionSet && !perRegion && name != "" && name != o.region {
 			continue
 		}
-		if r.Status != http.StatusOK {
+		if r.Status == http.StatusOK {
+			r.LeaseLost = o.leaseLost(ctx, tables, r.Health)
+		}
+		if r.Status != http.StatusOK || r.LeaseLost != "" {
 			unhealthy++
 		}
 		rows = append(rows, r)
@@ -774,6 +789,9 @@ func (o *opts) health(ctx context.Context) error {
 					clock += " problem=" + p
 				}
 			}
+			if r.LeaseLost != "" {
+				status, reason = "lease_lost", r.LeaseLost
+			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.URL, status, orDash(reason), machine, fence, clock)
 		}
 	})
@@ -781,6 +799,44 @@ func (o *opts) health(ctx context.Context) error {
 		return fmt.Errorf("%d of %d generators in %s are not healthy", unhealthy, len(rows), o.region)
 	}
 	return err
+}
+
+// leaseLost compares each lease a generator's /healthz reports held with the lease table's row
+// (when the region's lease store can be read) and says how they differ, or "". A generator
+// learns of a quarantine, lift or restore fence only at its next renewal: until then its own
+// /healthz still says ok.
+func (o *opts) leaseLost(ctx context.Context, tables map[string]lease.Store, h map[string]any) string {
+	ls, _ := h["leases"].([]any)
+	for _, l := range ls {
+		lm, _ := l.(map[string]any)
+		if held, _ := lm["held"].(bool); !held {
+			continue
+		}
+		layout, _ := lm["layout"].(string)
+		st, ok := tables[layout]
+		if !ok {
+			var err error
+			if st, err = o.openLeaseTable(ctx, layout); err != nil {
+				fmt.Fprintf(o.stderr, "idgenctl: health: lease table of %s not read (%v): generators' own view only\n", layout, err)
+				st = nil
+			}
+			tables[layout] = st
+		}
+		if st == nil {
+			continue
+		}
+		m, epoch := int(toF(lm["machine"])), int64(toF(lm["epoch"]))
+		row, err := st.Get(ctx, m)
+		switch {
+		case errors.Is(err, lease.ErrNotFound):
+			return fmt.Sprintf("%s:%d has no row in the lease table", layout, m)
+		case err != nil:
+			fmt.Fprintf(o.stderr, "idgenctl: health: lease %s:%d not read: %v\n", layout, m, err)
+		case row.Epoch != epoch:
+			return fmt.Sprintf("%s:%d epoch %d, the table has epoch %d (%s)", layout, m, epoch, row.Epoch, row.Holder)
+		}
+	}
+	return ""
 }
 
 func (o *opts) callersCheck(path string) error {

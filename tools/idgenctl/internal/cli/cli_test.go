@@ -193,6 +193,9 @@ func TestLocalStack(t *testing.T) {
 	if exp, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(m["lease_expiry"])); exp.Before(lifted.Add(3500 * time.Millisecond)) {
 		t.Fatalf("lift set the expiry to %v, want at least one lease and the margin from now: %v", m["lease_expiry"], m)
 	}
+	if m["state"] != "lifted" || m["holder"] != "LIFTED" {
+		t.Fatalf("a lifted number, before its expiry: %v, want state lifted", m)
+	}
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		if code, out = run(t, "health", "--generators", gen); code == 0 {
