@@ -46,4 +46,3 @@ func TestHealthComparesTheLeaseTable(t *testing.T) {
 		t.Fatalf("a number the table does not have: %q", got)
 	}
 }
-
