@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the local platform on embedded defaults (SPEC §11): state under .idgen/ in the checkout,
-# schedule v2, clock check warn (development machines have no disciplined clock). Ctrl-C stops
-# everything; each generator stops issuing and releases its lease on the way out.
+# Runs the local platform on embedded defaults (docs/local-stack.md): state under .idgen/ in the
+# checkout, schedule v2, clock check warn (development machines have no disciplined clock).
+# Ctrl-C, SIGTERM or SIGHUP to this script, or the end of the make that started it, stops
+# everything; each generator stops issuing and releases its lease on the way out. One stack per
+# checkout: a second run says the first is running and changes nothing. Each run keeps its own
+# logs (.idgen/logs/<start time>/, .idgen/logs/latest points to the newest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -9,12 +12,39 @@ export GOTOOLCHAIN="$(cat .go-version)"
 state="$PWD/.idgen"
 mkdir -p "$state/bin" "$state/logs"
 
-echo "run-local: building the services"
-go build -o "$state/bin/generator" ./services/generator/cmd/generator
-go build -o "$state/bin/registry" ./services/registry/cmd/registry
-go build -o "$state/bin/idgenctl" ./tools/idgenctl
-go build -o "$state/bin/public-id" ./services/public-id/cmd/public-id
-go build -o "$state/bin/demo-orders" ./services/public-id/cmd/demo-orders
+# One stack per checkout: the lock is held for as long as this script runs.
+exec 9>>"$state/run.lock"
+if ! flock -n 9; then
+  echo "run-local: a local stack is already running from this checkout (pid $(cat "$state/run.pid" 2>/dev/null || echo '?'))." >&2
+  echo "run-local: stop it first (Ctrl-C in its terminal, or kill -TERM that pid); nothing was changed." >&2
+  exit 1
+fi
+echo $$ >"$state/run.pid"
+busy=()
+for port in 7000 7001 7002 7003 7004 7005; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then busy+=("$port"); fi
+done
+if [ ${#busy[@]} -gt 0 ]; then
+  echo "run-local: ports ${busy[*]} on 127.0.0.1 are in use by another process (another checkout's stack?); stop it first." >&2
+  exit 1
+fi
+
+run_id=$(date -u +%Y%m%dT%H%M%SZ)
+logs="$state/logs/$run_id"
+mkdir -p "$logs"
+ln -sfn "$run_id" "$state/logs/latest"
+
+services=(generator:./services/generator/cmd/generator registry:./services/registry/cmd/registry
+  idgenctl:./tools/idgenctl public-id:./services/public-id/cmd/public-id demo-orders:./services/public-id/cmd/demo-orders)
+n=0
+for s in "${services[@]}"; do
+  n=$((n + 1))
+  name=${s%%:*} pkg=${s#*:}
+  t0=$(date +%s)
+  printf 'run-local: building %-12s (%d/%d) ' "$name" "$n" "${#services[@]}"
+  go build -o "$state/bin/$name" "$pkg"
+  echo "$(($(date +%s) - t0)) s"
+done
 
 pids=()
 cleanup() {
@@ -24,18 +54,30 @@ cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap 'cleanup; exit 0' INT TERM
+trap 'cleanup; exit 0' INT TERM HUP
 trap cleanup EXIT
 
+# ready NAME URL: wait up to 30 s for /healthz; a service that never becomes ready stops the run
+# with the end of its log, rather than a banner saying idgen is running.
+ready() {
+  for _ in $(seq 1 300); do
+    curl -fsS "$2" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "run-local: $1 did not become ready within 30 s ($2); the end of $logs/$1.log:" >&2
+  tail -n 20 "$logs/$1.log" >&2 || true
+  exit 1
+}
+
 "$state/bin/registry" --insecure-dev --listen 127.0.0.1:7000 --store "sqlite:$state/registry.db" \
-  >"$state/logs/registry.log" 2>&1 &
+  >"$logs/registry.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 1 100); do curl -fsS http://127.0.0.1:7000/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+ready registry http://127.0.0.1:7000/healthz
 
 start_generator() { # region port
   "$state/bin/generator" --insecure-dev --clock-check warn --schedule v2 --registry http://127.0.0.1:7000 \
     --region "$1" --listen "127.0.0.1:$2" --lease-store "sqlite:$state/leases-$1.db" \
-    >"$state/logs/generator-$1.log" 2>&1 &
+    >"$logs/generator-$1.log" 2>&1 &
   pids+=($!)
 }
 start_generator us-east-1 7001
@@ -47,26 +89,24 @@ start_generator eu-west-1 7002
 # /customers/<public id>/orders, and every ID in the answer comes back as a public ID.
 "$state/bin/public-id" --insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 \
   --store "sqlite:$state/public-ids.db" --routes deploy/local/routes.json --resources ord,cus \
-  >"$state/logs/public-id.log" 2>&1 &
+  >"$logs/public-id.log" 2>&1 &
 pids+=($!)
 
 # The demo orders upstream: orders keyed by internal IDs from the us-east-1 generator; a checkout
 # hands back only public IDs.
 "$state/bin/demo-orders" --listen 127.0.0.1:7005 --db "$state/demo-orders.db" \
   --generator http://127.0.0.1:7001 --public-ids http://127.0.0.1:7003 \
-  >"$state/logs/demo-orders.log" 2>&1 &
+  >"$logs/demo-orders.log" 2>&1 &
 pids+=($!)
 
-for port in 7001 7002 7003 7005; do
-  for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-done
+ready generator-us-east-1 http://127.0.0.1:7001/healthz
+ready generator-eu-west-1 http://127.0.0.1:7002/healthz
+ready public-id http://127.0.0.1:7003/healthz
+ready demo-orders http://127.0.0.1:7005/healthz
 
 cat <<INFO
 
-idgen is running locally (state in .idgen/, logs in .idgen/logs/; clock check: warn, development only)
+idgen is running locally (state in .idgen/, logs in .idgen/logs/$run_id/; clock check: warn, development only)
 
   registry              http://127.0.0.1:7000   regions and layouts (plaintext dev mode: you are admin)
   generator us-east-1   http://127.0.0.1:7001   REST, Connect, gRPC, /healthz, /metrics
@@ -88,8 +128,24 @@ Try:
   curl -s "http://127.0.0.1:7004/customers/\$cus/orders?status=placed"
   .idgen/bin/idgenctl health --region eu-west-1
   .idgen/bin/idgenctl leases list --region us-east-1
+  .tools/bin/grpcurl -plaintext 127.0.0.1:7001 list      # grpcurl is built into .tools/bin by make setup
 
 Ctrl-C stops everything and releases the leases.
 INFO
-wait -n "${pids[@]}" || true
-echo "run-local: a service exited; see .idgen/logs/"
+# Run until a service exits or the make that started this script is gone (a SIGTERM to make alone
+# does not reach its children).
+parent=$PPID
+while :; do
+  for p in "${pids[@]}"; do
+    if ! kill -0 "$p" 2>/dev/null; then
+      echo "run-local: a service exited; see $logs/"
+      exit 1
+    fi
+  done
+  if ! kill -0 "$parent" 2>/dev/null || [ "$(ps -o ppid= -p $$ | tr -d ' ')" != "$parent" ]; then
+    echo "run-local: the process that started the stack is gone"
+    exit 0
+  fi
+  sleep 1 &
+  wait $! || true
+done
