@@ -58,3 +58,5 @@ replace github.com/idgen/idgen/libs/api => ../libs/api
 replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
 
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
+
+replace github.com/idgen/idgen/libs/conn => ../libs/conn

@@ -26,6 +26,7 @@ require (
 	github.com/dennwc/varint v1.0.0 // indirect
 	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -53,3 +54,5 @@ replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
 replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
+
+replace github.com/idgen/idgen/libs/conn => ../libs/conn

@@ -26,6 +26,7 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -38,3 +39,5 @@ require (
 replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
+
+replace github.com/idgen/idgen/libs/conn => ../libs/conn

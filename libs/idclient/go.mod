@@ -27,3 +27,5 @@ replace github.com/idgen/idgen/libs/api => ../api
 replace github.com/idgen/idgen/libs/idcore => ../idcore
 
 replace github.com/idgen/idgen/libs/testenv => ../testenv
+
+replace github.com/idgen/idgen/libs/conn => ../conn

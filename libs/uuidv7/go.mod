@@ -22,3 +22,5 @@ require (
 replace github.com/idgen/idgen/libs/idcore => ../idcore
 
 replace github.com/idgen/idgen/libs/testenv => ../testenv
+
+replace github.com/idgen/idgen/libs/conn => ../conn

@@ -18,6 +18,7 @@ require (
 require (
 	connectrpc.com/cors v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
@@ -76,3 +77,5 @@ replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
 
 replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn

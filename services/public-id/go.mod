@@ -61,3 +61,5 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
 replace github.com/idgen/idgen/libs/api => ../../libs/api
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn

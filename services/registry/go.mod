@@ -17,6 +17,7 @@ require (
 require (
 	connectrpc.com/cors v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/rs/cors v1.11.1 // indirect
@@ -70,3 +71,5 @@ replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
 replace github.com/idgen/idgen/libs/api => ../../libs/api
 
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn

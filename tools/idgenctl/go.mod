@@ -41,6 +41,7 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
 	github.com/hashicorp/hcl/v2 v2.20.1 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -72,3 +73,5 @@ replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
 
 replace github.com/idgen/idgen/services/registry => ../../services/registry
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn

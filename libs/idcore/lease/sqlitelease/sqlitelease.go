@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -31,9 +32,7 @@ func Open(ctx context.Context, path, table string) (*Store, error) {
 	if strings.ContainsAny(table, "\"\x00") || table == "" {
 		return nil, fmt.Errorf("sqlitelease: bad table name %q", table)
 	}
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	dsn := "file:" + esc + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", sqlitedsn.DSN(path, sqlitedsn.Options{}))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitelease: open %s: %w", path, err)
 	}
