@@ -5,11 +5,12 @@ go 1.26.0
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
-	github.com/aws/smithy-go v1.28.9
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.62.0
 )
+
+require github.com/aws/smithy-go v1.28.9 // indirect
 
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect

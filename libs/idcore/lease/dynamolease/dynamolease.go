@@ -1,21 +1,20 @@
 // Package dynamolease is the production lease store: a DynamoDB lease table and history table
 // (aws-sdk-go-v2). Claims and renewals are the exact conditional UpdateItem calls of SPEC §3; the
-// driver needs no transactions and no TTL API call. AWS types never leave this package:
-// ConditionalCheckFailedException becomes lease.ErrTaken or lease.ErrLost, throttling and
-// unreachability lease.ErrUnavailable.
+// driver needs no transactions and no TTL API call. Callers test errors against the portable
+// ones only: ConditionalCheckFailedException becomes lease.ErrTaken or lease.ErrLost, throttling
+// and unreachability lease.ErrUnavailable (wrapping the SDK's error, for logs and errors.As).
 package dynamolease
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
+	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
@@ -359,8 +358,9 @@ func strAttr(item map[string]types.AttributeValue, name string) string {
 	return ""
 }
 
-// mapErr maps a DynamoDB error: a failed condition to cond (when not nil), throttling, server
-// errors and network failures to lease.ErrUnavailable.
+// mapErr is the driver's one error mapping: a failed condition becomes cond (when the call has
+// one), unavailability as dynamo.Unavailable reports it becomes lease.ErrUnavailable; the native
+// error stays wrapped, so errors.As still reaches it.
 func mapErr(op string, err error, cond error) error {
 	if err == nil {
 		return nil
@@ -369,24 +369,8 @@ func mapErr(op string, err error, cond error) error {
 	if errors.As(err, &ccf) && cond != nil {
 		return cond
 	}
-	var rnf *types.ResourceNotFoundException
-	if errors.As(err, &rnf) {
-		return fmt.Errorf("dynamolease: %s: %w: table missing: %v", op, lease.ErrUnavailable, err)
-	}
-	var thr *types.ProvisionedThroughputExceededException
-	var lim *types.RequestLimitExceeded
-	var ne net.Error
-	var ae smithy.APIError
-	switch {
-	case errors.As(err, &thr), errors.As(err, &lim), errors.As(err, &ne),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
-	case errors.As(err, &ae) && (ae.ErrorFault() == smithy.FaultServer || ae.ErrorCode() == "ThrottlingException"):
-		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
-	}
-	// Anything else that is not an API answer (connection refused, reset) is the network too.
-	if !errors.As(err, &ae) {
-		return fmt.Errorf("dynamolease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	if dynamo.Unavailable(err) {
+		return fmt.Errorf("dynamolease: %s: %w: %w", op, lease.ErrUnavailable, err)
 	}
 	return fmt.Errorf("dynamolease: %s: %w", op, err)
 }

@@ -14,18 +14,28 @@ import (
 
 func TestConformance(t *testing.T) {
 	srv := testenv.StartDynalite(t, "")
+	var n atomic.Int64
+	leasetest.Run(t, func(t *testing.T) lease.Store {
+		return newStore(t, srv, fmt.Sprint(n.Add(1)))
+	}, func(t *testing.T) lease.Store {
+		// A server of its own, stopped once the tables exist: every call meets a closed port.
+		down := testenv.StartDynalite(t, "")
+		s := newStore(t, down, "down")
+		down.Stop()
+		return s
+	})
+}
+
+func newStore(t *testing.T, srv *testenv.Dynalite, suffix string) lease.Store {
+	t.Helper()
 	ctx := context.Background()
 	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n atomic.Int64
-	leasetest.Run(t, func(t *testing.T) lease.Store {
-		i := n.Add(1)
-		leases, history := fmt.Sprintf("%s-%d", lease.TableV2, i), fmt.Sprintf("%s-%d", lease.TableHistory, i)
-		if err := dynamolease.CreateTables(ctx, db, leases, history); err != nil {
-			t.Fatal(err)
-		}
-		return dynamolease.New(db, leases, history)
-	})
+	leases, history := lease.TableV2+"-"+suffix, lease.TableHistory+"-"+suffix
+	if err := dynamolease.CreateTables(ctx, db, leases, history); err != nil {
+		t.Fatal(err)
+	}
+	return dynamolease.New(db, leases, history)
 }

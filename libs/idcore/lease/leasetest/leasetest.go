@@ -1,7 +1,7 @@
 // Package leasetest is the conformance suite of the lease.Store contract. Every driver runs it:
 //
 //	func TestConformance(t *testing.T) {
-//		leasetest.Run(t, func(t *testing.T) lease.Store { return newEmptyStore(t) })
+//		leasetest.Run(t, newEmptyStore, newStoreWhoseServerIsDown)
 //	}
 package leasetest
 
@@ -10,12 +10,16 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
-// Run runs the suite; newStore must return a store on an empty, never used table.
-func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
+// Run runs the suite; newStore must return a store on an empty, never used table, and
+// unavailable a store on a table that existed but whose storage can no longer be reached (the
+// server process stopped, the file's store closed): every call on it must fail with
+// lease.ErrUnavailable.
+func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 	ctx := context.Background()
 	const now = 1_800_000_000_000
 	const lease5m = 300_000
@@ -43,7 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 				t.Fatalf("claim at %d of a row expiring at %d: err = %v, want ErrTaken", at, now+lease5m, err)
 			}
 		}
-		if r, _ := s.Get(ctx, 3); r.Holder != "a" || r.Epoch != 1 {
+		if r := mustGet(t, s, 3); r.Holder != "a" || r.Epoch != 1 {
 			t.Fatalf("a refused claim changed the row: %+v", r)
 		}
 	})
@@ -64,7 +68,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 		if err := s.Renew(ctx, 1, "a", 1, now+lease5m+10_000); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := s.Get(ctx, 1); r.ExpiryUnixMs != now+lease5m+10_000 || r.Epoch != 1 {
+		if r := mustGet(t, s, 1); r.ExpiryUnixMs != now+lease5m+10_000 || r.Epoch != 1 {
 			t.Fatalf("after renew: %+v", r)
 		}
 		for _, tt := range []struct {
@@ -84,7 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 				t.Errorf("%s: err = %v, want ErrLost", tt.name, err)
 			}
 		}
-		if r, _ := s.Get(ctx, 1); r.ExpiryUnixMs != now+lease5m+10_000 {
+		if r := mustGet(t, s, 1); r.ExpiryUnixMs != now+lease5m+10_000 {
 			t.Fatalf("a refused renewal changed the row: %+v", r)
 		}
 	})
@@ -140,8 +144,8 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 		if err != nil || id == "" {
 			t.Fatalf("TableID = %q, %v", id, err)
 		}
-		if again, _ := s.TableID(ctx); again != id {
-			t.Fatalf("TableID changed: %q then %q", id, again)
+		if again, err := s.TableID(ctx); err != nil || again != id {
+			t.Fatalf("TableID changed: %q then %q, %v", id, again, err)
 		}
 		if _, err := s.Meta(ctx); !errors.Is(err, lease.ErrNotFound) {
 			t.Fatalf("Meta of a new table: %v", err)
@@ -165,8 +169,8 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 		if err := s.SetMeta(ctx, "new-table"); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Meta(ctx); got != "new-table" {
-			t.Fatalf("Meta after SetMeta = %q", got)
+		if got, err := s.Meta(ctx); err != nil || got != "new-table" {
+			t.Fatalf("Meta after SetMeta = %q, %v", got, err)
 		}
 		if _, err := s.Get(ctx, 12); !errors.Is(err, lease.ErrNotFound) {
 			t.Fatalf("Get of an absent row: %v", err)
@@ -185,11 +189,11 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 			t.Fatalf("FenceAll = %d, %v (want 2)", n, err)
 		}
 		for _, m := range []int{1, 2} {
-			if r, _ := s.Get(ctx, m); r.ExpiryUnixMs != now+999_999 || r.Epoch != 2 {
+			if r := mustGet(t, s, m); r.ExpiryUnixMs != now+999_999 || r.Epoch != 2 {
 				t.Fatalf("row %d after the fence: %+v", m, r)
 			}
 		}
-		if r, _ := s.Get(ctx, 3); !r.Quarantined() || r.Epoch != 1 {
+		if r := mustGet(t, s, 3); !r.Quarantined() || r.Epoch != 1 {
 			t.Fatalf("the fence touched a quarantined row: %+v", r)
 		}
 		if err := s.Renew(ctx, 1, "a", 1, now+2_000_000); !errors.Is(err, lease.ErrLost) {
@@ -217,8 +221,8 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 		if got[0].Kind != "claim" || got[1].Kind != "release" || got[2].Holder != "b" {
 			t.Fatalf("History order: %+v", got)
 		}
-		if got, _ := s.History(ctx, 4, now+40, now+100); len(got) != 1 {
-			t.Fatalf("History from now+40 = %+v", got)
+		if got, err := s.History(ctx, 4, now+40, now+100); err != nil || len(got) != 1 {
+			t.Fatalf("History from now+40 = %+v, %v", got, err)
 		}
 	})
 
@@ -248,8 +252,42 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 			if wins != 1 || taken != 11 {
 				t.Fatalf("round %d: %d winners, %d refused (want 1 and 11)", round, wins, taken)
 			}
-			if r, _ := s.Get(ctx, 0); r.Epoch != int64(round+1) {
+			if r := mustGet(t, s, 0); r.Epoch != int64(round+1) {
 				t.Fatalf("round %d: epoch %d", round, r.Epoch)
+			}
+		}
+	})
+
+	t.Run("Unavailable", func(t *testing.T) {
+		s := unavailable(t)
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"Claim", func() error { _, err := s.Claim(ctx, 1, "a", now, now+lease5m); return err }},
+			{"Renew", func() error { return s.Renew(ctx, 1, "a", 1, now+lease5m) }},
+			{"Release", func() error { return s.Release(ctx, 1, "a", 1, now) }},
+			{"Get", func() error { _, err := s.Get(ctx, 1); return err }},
+			{"List", func() error { _, err := s.List(ctx); return err }},
+			{"Quarantine", func() error { _, err := s.Quarantine(ctx, 1); return err }},
+			{"Lift", func() error { _, err := s.Lift(ctx, 1, now); return err }},
+			{"FenceAll", func() error { _, err := s.FenceAll(ctx, now); return err }},
+			{"TableID", func() error { _, err := s.TableID(ctx); return err }},
+			{"Meta", func() error { _, err := s.Meta(ctx); return err }},
+			{"InitMeta", func() error { return s.InitMeta(ctx, "t") }},
+			{"SetMeta", func() error { return s.SetMeta(ctx, "t") }},
+			{"AppendHistory", func() error {
+				return s.AppendHistory(ctx, lease.Event{Machine: 1, AtUnixMs: now, Kind: "claim", Holder: "a", Epoch: 1})
+			}},
+			{"History", func() error { _, err := s.History(ctx, 1, now, now+1); return err }},
+		}
+		for _, c := range calls {
+			if err := c.call(); !errors.Is(err, lease.ErrUnavailable) {
+				t.Errorf("%s on an unreachable store: err = %v, want ErrUnavailable", c.name, err)
+			} else if err == lease.ErrUnavailable {
+				t.Errorf("%s: %v is the bare sentinel; it must wrap the native error", c.name, err)
 			}
 		}
 	})
@@ -260,6 +298,15 @@ func mustClaim(t *testing.T, s lease.Store, m int, holder string, now, expiry in
 	r, err := s.Claim(context.Background(), m, holder, now, expiry)
 	if err != nil {
 		t.Fatalf("claim %d: %v", m, err)
+	}
+	return r
+}
+
+func mustGet(t *testing.T, s lease.Store, m int) lease.Row {
+	t.Helper()
+	r, err := s.Get(context.Background(), m)
+	if err != nil {
+		t.Fatalf("get %d: %v", m, err)
 	}
 	return r
 }

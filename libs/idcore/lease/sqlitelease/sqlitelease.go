@@ -11,17 +11,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // Store is a lease table (and the shared history table) in an SQLite file.
 type Store struct {
-	db    *sql.DB
-	table string
+	db     *sql.DB
+	table  string
+	closed atomic.Bool // after Close, every call fails with lease.ErrUnavailable
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -71,12 +72,12 @@ func (s *Store) create(ctx context.Context) error {
 	}
 	for _, q := range stmts {
 		if _, err := s.db.ExecContext(ctx, s.q(q)); err != nil {
-			return mapErr("create tables", err)
+			return s.mapErr("create tables", err)
 		}
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO "idgen-incarnations" (table_name, incarnation) VALUES (?, ?)
 		ON CONFLICT (table_name) DO NOTHING`, s.table, newIncarnation())
-	return mapErr("create incarnation", err)
+	return s.mapErr("create incarnation", err)
 }
 
 func newIncarnation() string {
@@ -90,7 +91,7 @@ func newIncarnation() string {
 func (s *Store) Recreate(ctx context.Context, rows []lease.Row) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return mapErr("recreate", err)
+		return s.mapErr("recreate", err)
 	}
 	defer tx.Rollback()
 	for _, q := range []string{`DELETE FROM $T`, `DELETE FROM "idgen-incarnations" WHERE table_name = ?`} {
@@ -99,19 +100,19 @@ func (s *Store) Recreate(ctx context.Context, rows []lease.Row) error {
 			args = append(args, s.table)
 		}
 		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
-			return mapErr("recreate", err)
+			return s.mapErr("recreate", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO "idgen-incarnations" (table_name, incarnation) VALUES (?, ?)`, s.table, newIncarnation()); err != nil {
-		return mapErr("recreate", err)
+		return s.mapErr("recreate", err)
 	}
 	for _, r := range rows {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, lease_expiry, lease_epoch) VALUES (?, ?, ?, ?)`),
 			r.Machine, r.Holder, r.ExpiryUnixMs, r.Epoch); err != nil {
-			return mapErr("recreate", err)
+			return s.mapErr("recreate", err)
 		}
 	}
-	return mapErr("recreate", tx.Commit())
+	return s.mapErr("recreate", tx.Commit())
 }
 
 // Claim implements lease.Store.
@@ -127,7 +128,7 @@ func (s *Store) Claim(ctx context.Context, machine int, holder string, now, expi
 	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Row{}, lease.ErrTaken
 	}
-	return r, mapErr("claim", err)
+	return r, s.mapErr("claim", err)
 }
 
 // Renew implements lease.Store.
@@ -145,10 +146,10 @@ func (s *Store) Release(ctx context.Context, machine int, holder string, epoch, 
 func (s *Store) execOne(ctx context.Context, op string, none error, query string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, s.q(query), args...)
 	if err != nil {
-		return mapErr(op, err)
+		return s.mapErr(op, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return mapErr(op, err)
+		return s.mapErr(op, err)
 	} else if n == 0 {
 		return none
 	}
@@ -166,25 +167,25 @@ func (s *Store) Get(ctx context.Context, machine int) (lease.Row, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Row{}, lease.ErrNotFound
 	}
-	return r, mapErr("get", err)
+	return r, s.mapErr("get", err)
 }
 
 // List implements lease.Store.
 func (s *Store) List(ctx context.Context) ([]lease.Row, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT machine_id, holder, lease_expiry, lease_epoch FROM $T WHERE machine_id >= 0 ORDER BY machine_id`))
 	if err != nil {
-		return nil, mapErr("list", err)
+		return nil, s.mapErr("list", err)
 	}
 	defer rows.Close()
 	var out []lease.Row
 	for rows.Next() {
 		var r lease.Row
 		if err := rows.Scan(&r.Machine, &r.Holder, &r.ExpiryUnixMs, &r.Epoch); err != nil {
-			return nil, mapErr("list", err)
+			return nil, s.mapErr("list", err)
 		}
 		out = append(out, r)
 	}
-	return out, mapErr("list", rows.Err())
+	return out, s.mapErr("list", rows.Err())
 }
 
 // Quarantine implements lease.Store.
@@ -194,7 +195,7 @@ func (s *Store) Quarantine(ctx context.Context, machine int) (lease.Row, error) 
 		ON CONFLICT (machine_id) DO UPDATE SET holder = ?2, lease_expiry = ?3, lease_epoch = lease_epoch + 1
 		RETURNING holder, lease_expiry, lease_epoch`), machine, lease.QuarantineHolder, lease.QuarantineExpiryUnixMs).
 		Scan(&r.Holder, &r.ExpiryUnixMs, &r.Epoch)
-	return r, mapErr("quarantine", err)
+	return r, s.mapErr("quarantine", err)
 }
 
 // Lift implements lease.Store.
@@ -207,7 +208,7 @@ func (s *Store) Lift(ctx context.Context, machine int, expiry int64) (lease.Row,
 	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Row{}, lease.ErrLost
 	}
-	return r, mapErr("lift", err)
+	return r, s.mapErr("lift", err)
 }
 
 // FenceAll implements lease.Store.
@@ -215,10 +216,10 @@ func (s *Store) FenceAll(ctx context.Context, expiry int64) (int, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE $T SET lease_expiry = ?, lease_epoch = lease_epoch + 1
 		WHERE machine_id >= 0 AND holder <> ?`), expiry, lease.QuarantineHolder)
 	if err != nil {
-		return 0, mapErr("fence", err)
+		return 0, s.mapErr("fence", err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), mapErr("fence", err)
+	return int(n), s.mapErr("fence", err)
 }
 
 // TableID implements lease.Store: the table's incarnation ID.
@@ -228,7 +229,7 @@ func (s *Store) TableID(ctx context.Context) (string, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", lease.ErrNotFound
 	}
-	return id, mapErr("table id", err)
+	return id, s.mapErr("table id", err)
 }
 
 // Meta implements lease.Store.
@@ -238,7 +239,7 @@ func (s *Store) Meta(ctx context.Context) (string, error) {
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !id.Valid) {
 		return "", lease.ErrNotFound
 	}
-	return id.String, mapErr("meta", err)
+	return id.String, s.mapErr("meta", err)
 }
 
 // InitMeta implements lease.Store.
@@ -251,7 +252,7 @@ func (s *Store) InitMeta(ctx context.Context, tableID string) error {
 func (s *Store) SetMeta(ctx context.Context, tableID string) error {
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, table_id) VALUES (?1, 'METADATA', ?2)
 		ON CONFLICT (machine_id) DO UPDATE SET table_id = ?2`), lease.MetaMachine, tableID)
-	return mapErr("set meta", err)
+	return s.mapErr("set meta", err)
 }
 
 // AppendHistory implements lease.Store.
@@ -261,7 +262,7 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
 			ev.Machine, at, ev.Kind, ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000)
 		if err != nil {
-			return mapErr("history", err)
+			return s.mapErr("history", err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
 			return nil
@@ -275,37 +276,35 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT at, event, holder, lease_epoch, lease_expiry FROM $H
 		WHERE machine_id = ? AND at BETWEEN ? AND ? ORDER BY at`), machine, from, to)
 	if err != nil {
-		return nil, mapErr("history", err)
+		return nil, s.mapErr("history", err)
 	}
 	defer rows.Close()
 	var out []lease.Event
 	for rows.Next() {
 		ev := lease.Event{Machine: machine}
 		if err := rows.Scan(&ev.AtUnixMs, &ev.Kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs); err != nil {
-			return nil, mapErr("history", err)
+			return nil, s.mapErr("history", err)
 		}
 		out = append(out, ev)
 	}
-	return out, mapErr("history", rows.Err())
+	return out, s.mapErr("history", rows.Err())
 }
 
-// Close implements lease.Store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close implements lease.Store. Calls after Close fail with lease.ErrUnavailable.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return s.db.Close()
+}
 
-// mapErr maps SQLite's busy and locked errors to lease.ErrUnavailable.
-func mapErr(op string, err error) error {
+// mapErr is the driver's one error mapping: what sqlitedsn.Unavailable reports (busy, locked,
+// I/O, can't open, a deadline), and any error of a closed store, becomes lease.ErrUnavailable;
+// the native error stays wrapped, so errors.As still reaches it.
+func (s *Store) mapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
-			return fmt.Errorf("sqlitelease: %s: %w: %v", op, lease.ErrUnavailable, err)
-		}
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("sqlitelease: %s: %w: %v", op, lease.ErrUnavailable, err)
+	if sqlitedsn.Unavailable(err) || s.closed.Load() {
+		return fmt.Errorf("sqlitelease: %s: %w: %w", op, lease.ErrUnavailable, err)
 	}
 	return fmt.Errorf("sqlitelease: %s: %w", op, err)
 }
