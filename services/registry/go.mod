@@ -8,6 +8,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4
@@ -17,7 +18,6 @@ require (
 require (
 	connectrpc.com/cors v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/rs/cors v1.11.1 // indirect

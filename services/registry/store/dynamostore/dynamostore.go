@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/services/registry/store"
 )
@@ -61,7 +62,7 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
-		return err
+		return fmt.Errorf("dynamostore: create %s: %w", table, err)
 	}
 	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
@@ -72,6 +73,20 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 func isCCF(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
 	return errors.As(err, &ccf)
+}
+
+// mapErr is the driver's one error mapping: what dynamo.Unavailable reports (throttling, server
+// faults, network errors, deadlines, a missing table) becomes store.ErrUnavailable, anything else
+// stays a plain error; the native error stays wrapped, so errors.As still reaches it. Failed
+// conditions are answered where they happen (each names its own contract error).
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if dynamo.Unavailable(err) {
+		return fmt.Errorf("dynamostore: %s: %w: %w", op, store.ErrUnavailable, err)
+	}
+	return fmt.Errorf("dynamostore: %s: %w", op, err)
 }
 
 func regionItem(r region.Region) map[string]types.AttributeValue {
@@ -123,11 +138,11 @@ func (st *Store) Seed(ctx context.Context, regions []region.Region, schedule str
 		return nil
 	}
 	if err != nil {
-		return err
+		return mapErr("seed", err)
 	}
 	for _, r := range regions {
 		if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: regionItem(r)}); err != nil {
-			return err
+			return mapErr("seed", err)
 		}
 	}
 	return nil
@@ -154,7 +169,7 @@ func (st *Store) scan(ctx context.Context, prefix string) ([]map[string]types.At
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, err
+			return nil, mapErr("scan", err)
 		}
 		for _, it := range page.Items {
 			if strings.HasPrefix(str(it, "pk"), prefix) {
@@ -170,7 +185,7 @@ func (st *Store) scan(ctx context.Context, prefix string) ([]map[string]types.At
 func (st *Store) Get(ctx context.Context, name string) (region.Region, error) {
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("region#" + name), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return region.Region{}, err
+		return region.Region{}, mapErr("get", err)
 	}
 	if out.Item == nil {
 		return region.Region{}, fmt.Errorf("%w: %q", store.ErrNotFound, name)
@@ -178,15 +193,27 @@ func (st *Store) Get(ctx context.Context, name string) (region.Region, error) {
 	return regionOf(out.Item), nil
 }
 
+// counter reads the counter item, which Seed writes.
+func (st *Store) counter(ctx context.Context) (map[string]types.AttributeValue, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, mapErr("counter", err)
+	}
+	if out.Item == nil {
+		return nil, store.ErrNotSeeded
+	}
+	return out.Item, nil
+}
+
 // NextNumber implements store.Store.
 func (st *Store) NextNumber(ctx context.Context) (int, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	it, err := st.counter(ctx)
 	if err != nil {
 		return 0, err
 	}
-	v, ok := num(out.Item, "next")
+	v, ok := num(it, "next")
 	if !ok {
-		return 0, errors.New("dynamostore: the registry was never seeded")
+		return 0, errors.New("dynamostore: the counter item has no number")
 	}
 	return int(v), nil
 }
@@ -215,7 +242,7 @@ func (st *Store) Add(ctx context.Context, name, peer string, at time.Time) (regi
 			continue // another add took this number: read the counter again
 		}
 		if err != nil {
-			return region.Region{}, err
+			return region.Region{}, mapErr("add", err)
 		}
 		r := region.Region{Number: next, Name: name, Peer: peer, Status: region.Active, AddedAt: at.UTC().Truncate(time.Millisecond)}
 		_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: regionItem(r),
@@ -223,7 +250,10 @@ func (st *Store) Add(ctx context.Context, name, peer string, at time.Time) (regi
 		if isCCF(err) {
 			return region.Region{}, fmt.Errorf("%w: %q (added concurrently; number %d stays reserved unused)", store.ErrExists, name, next)
 		}
-		return r, err
+		if err != nil {
+			return region.Region{}, mapErr("add", err)
+		}
+		return r, nil
 	}
 }
 
@@ -243,18 +273,18 @@ func (st *Store) Retire(ctx context.Context, name string, at time.Time) (region.
 		return r, fmt.Errorf("%w: %q", store.ErrRetired, name)
 	}
 	if err != nil {
-		return region.Region{}, err
+		return region.Region{}, mapErr("retire", err)
 	}
 	return regionOf(out.Attributes), nil
 }
 
 // Schedule implements store.Store.
 func (st *Store) Schedule(ctx context.Context) (string, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.table, Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	it, err := st.counter(ctx)
 	if err != nil {
 		return "", err
 	}
-	return str(out.Item, "schedule"), nil
+	return str(it, "schedule"), nil
 }
 
 // Audit implements store.Store.
@@ -264,7 +294,7 @@ func (st *Store) Audit(ctx context.Context, e store.AuditEntry) error {
 	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: map[string]types.AttributeValue{
 		"pk": s(fmt.Sprintf("audit#%013d#%s", e.At.UnixMilli(), hex.EncodeToString(b[:]))), "at": n(e.At.UnixMilli()),
 		"actor": s(e.Actor), "action": s(e.Action), "detail": s(e.Detail)}})
-	return err
+	return mapErr("audit", err)
 }
 
 // AuditLog implements store.Store.

@@ -11,12 +11,28 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "registry.db"))
-		if err != nil {
+	storetest.Run(t, openStore, func(t *testing.T) store.Store {
+		s := openStore(t)
+		if err := s.Seed(context.Background(), nil, "v2"); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 		return s
 	})
+}
+
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "registry.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }

@@ -13,13 +13,24 @@ import (
 	"github.com/idgen/idgen/services/registry/store"
 )
 
-// Run runs the suite; newStore returns an empty, never seeded store.
-func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+// Run runs the suite; newStore returns an empty, never seeded store, and unavailable a store whose
+// storage can no longer be reached (the server process stopped, the file's store closed): every
+// call on it must fail with store.ErrUnavailable.
+func Run(t *testing.T, newStore, unavailable func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	now := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
 
 	t.Run("SeedOnce", func(t *testing.T) {
 		s := newStore(t)
+		if _, err := s.Schedule(ctx); !errors.Is(err, store.ErrNotSeeded) {
+			t.Fatalf("Schedule before Seed: %v, want ErrNotSeeded", err)
+		}
+		if _, err := s.NextNumber(ctx); !errors.Is(err, store.ErrNotSeeded) {
+			t.Fatalf("NextNumber before Seed: %v, want ErrNotSeeded", err)
+		}
+		if _, err := s.Add(ctx, "sa-east-1", "us-east-1", now); !errors.Is(err, store.ErrNotSeeded) {
+			t.Fatalf("Add before Seed: %v, want ErrNotSeeded", err)
+		}
 		if err := s.Seed(ctx, region.Defaults(), "v2"); err != nil {
 			t.Fatal(err)
 		}
@@ -30,17 +41,17 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if err != nil || len(rs) != 5 || rs[2].Name != "eu-west-1" || rs[2].Number != 2 || rs[2].Peer != "us-east-1" {
 			t.Fatalf("List = %+v, %v", rs, err)
 		}
-		if sch, _ := s.Schedule(ctx); sch != "v2" {
-			t.Fatalf("schedule %q after a second seed", sch)
+		if sch, err := s.Schedule(ctx); err != nil || sch != "v2" {
+			t.Fatalf("schedule %q, %v after a second seed", sch, err)
 		}
-		if n, _ := s.NextNumber(ctx); n != 5 {
-			t.Fatalf("next number %d", n)
+		if n, err := s.NextNumber(ctx); err != nil || n != 5 {
+			t.Fatalf("next number %d, %v", n, err)
 		}
 	})
 
 	t.Run("NumbersNeverReused", func(t *testing.T) {
 		s := newStore(t)
-		_ = s.Seed(ctx, region.Defaults(), "v2")
+		mustSeed(t, s, region.Defaults())
 		if _, err := s.Retire(ctx, "ap-southeast-1", now); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +68,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if _, err := s.Add(ctx, "ap-southeast-1", "x", now); !errors.Is(err, store.ErrExists) {
 			t.Fatalf("re-adding a retired name: %v", err)
 		}
-		got, _ := s.Get(ctx, "ap-southeast-1")
+		got, err := s.Get(ctx, "ap-southeast-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got.Status != region.Retired || got.RetiredAt == nil || !got.RetiredAt.Equal(now) {
 			t.Fatalf("retired region %+v", got)
 		}
@@ -69,14 +83,14 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if _, err := s.Add(ctx, "r8", "us-east-1", now); !errors.Is(err, store.ErrFull) {
 			t.Fatalf("ninth region: %v", err)
 		}
-		if n, _ := s.NextNumber(ctx); n != 8 {
-			t.Fatalf("next number %d", n)
+		if n, err := s.NextNumber(ctx); err != nil || n != 8 {
+			t.Fatalf("next number %d, %v", n, err)
 		}
 	})
 
 	t.Run("ConcurrentAddsOneNumberEach", func(t *testing.T) {
 		s := newStore(t)
-		_ = s.Seed(ctx, region.Defaults()[:2], "v2")
+		mustSeed(t, s, region.Defaults()[:2])
 		var mu sync.Mutex
 		got := map[int]string{}
 		var full int
@@ -117,4 +131,37 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Fatalf("AuditLog = %+v, %v", log, err)
 		}
 	})
+
+	t.Run("Unavailable", func(t *testing.T) {
+		s := unavailable(t)
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		for _, c := range []struct {
+			name string
+			call func() error
+		}{
+			{"Seed", func() error { return s.Seed(ctx, region.Defaults(), "v2") }},
+			{"List", func() error { _, err := s.List(ctx); return err }},
+			{"Get", func() error { _, err := s.Get(ctx, "us-east-1"); return err }},
+			{"Add", func() error { _, err := s.Add(ctx, "sa-east-1", "us-east-1", now); return err }},
+			{"Retire", func() error { _, err := s.Retire(ctx, "us-east-1", now); return err }},
+			{"Schedule", func() error { _, err := s.Schedule(ctx); return err }},
+			{"NextNumber", func() error { _, err := s.NextNumber(ctx); return err }},
+			{"Audit", func() error { return s.Audit(ctx, store.AuditEntry{At: now, Actor: "a", Action: "add", Detail: "x"}) }},
+			{"AuditLog", func() error { _, err := s.AuditLog(ctx); return err }},
+		} {
+			if err := c.call(); !errors.Is(err, store.ErrUnavailable) {
+				t.Errorf("%s on an unreachable store: err = %v, want ErrUnavailable", c.name, err)
+			} else if err == store.ErrUnavailable {
+				t.Errorf("%s: %v is the bare sentinel; it must wrap the native error", c.name, err)
+			}
+		}
+	})
+}
+
+func mustSeed(t *testing.T, s store.Store, regions []region.Region) {
+	t.Helper()
+	if err := s.Seed(context.Background(), regions, "v2"); err != nil {
+		t.Fatal(err)
+	}
 }
