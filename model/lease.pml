@@ -1,5 +1,5 @@
 /*
- * lease.pml: one machine number of one lease table, shared by NH holders (SPEC §3).
+ * lease.pml: one machine number of one lease table, shared by NH holders (docs/leases.md).
  *
  * Time is abstracted to small integers: T is true time; a holder reads its clock as T + an offset
  * chosen anew at every read within [OFFLO, OFFHI] (a clock that steps anywhere within its bound

@@ -1,6 +1,6 @@
-// Package lease keeps a process's machine numbers (SPEC §3): it claims a number from a lease
-// table with a conditional write, renews it, hands the generator its floor and fence, drops it the
-// moment it is lost, and releases it on shutdown.
+// Package lease keeps a process's machine numbers (docs/leases.md): it claims a number from a
+// lease table with a conditional write, renews it, hands the generator its floor and fence, drops
+// it the moment it is lost, and releases it on shutdown.
 //
 // The rules that keep two holders of one number from ever issuing the same ID, and where they live:
 //

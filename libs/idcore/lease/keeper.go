@@ -294,7 +294,7 @@ func (k *Keeper) drop(result, why string) {
 
 var errDropped = errors.New("lease: number dropped")
 
-// renew extends the lease by the rules of SPEC §3.
+// renew extends the lease by the rules of docs/leases.md#renew.
 func (k *Keeper) renew(ctx context.Context) error {
 	st := k.Status()
 	now := k.cfg.Clock.Now().UnixMilli()

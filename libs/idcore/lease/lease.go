@@ -60,9 +60,10 @@ func HolderName(processStart time.Time) string {
 	return fmt.Sprintf("%s/pid-%d/%d", inst, os.Getpid(), processStart.UnixMilli())
 }
 
-// CheckTable returns the lease table's ID after checking that it is not a restore (SPEC §3): the
-// metadata row must name the table as it is now. The first claimer of a table with no rows at all
-// writes the metadata row; a table holding lease rows but no metadata row is a restore.
+// CheckTable returns the lease table's ID after checking that it is not a restore
+// (docs/leases.md#the-restore-fence): the metadata row must name the table as it is now. The
+// first claimer of a table with no rows at all writes the metadata row; a table holding lease
+// rows but no metadata row is a restore.
 func CheckTable(ctx context.Context, s Store) (string, error) {
 	id, err := s.TableID(ctx)
 	if err != nil {

@@ -37,7 +37,7 @@ var (
 // launch is when the default regions were added: the epoch of the IDs.
 var launch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Defaults returns the five default regions (SPEC §4).
+// Defaults returns the five default regions (docs/regions.md#default-regions-and-failover-peers).
 func Defaults() []Region {
 	mk := func(n int, name, peer string) Region {
 		return Region{Number: n, Name: name, Peer: peer, Status: Active, AddedAt: launch}

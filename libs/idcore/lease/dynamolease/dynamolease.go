@@ -1,8 +1,9 @@
 // Package dynamolease is the production lease store: a DynamoDB lease table and history table
-// (aws-sdk-go-v2). Claims and renewals are the exact conditional UpdateItem calls of SPEC §3; the
-// driver needs no transactions and no TTL API call. Callers test errors against the portable
-// ones only: ConditionalCheckFailedException becomes lease.ErrTaken or lease.ErrLost, throttling
-// and unreachability lease.ErrUnavailable (wrapping the SDK's error, for logs and errors.As).
+// (aws-sdk-go-v2). Claims and renewals are the exact conditional UpdateItem calls of
+// docs/leases.md#claim and docs/leases.md#renew; the driver needs no transactions and no TTL API
+// call. Callers test errors against the portable ones only: ConditionalCheckFailedException becomes
+// lease.ErrTaken or lease.ErrLost, throttling and unreachability lease.ErrUnavailable (wrapping the
+// SDK's error, for logs and errors.As).
 package dynamolease
 
 import (
@@ -18,7 +19,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
-// The tables' key schemas (SPEC §3). Terraform's table definitions are checked against these.
+// The tables' key schemas (docs/leases.md#tables). Terraform's table definitions are checked
+// against these.
 const (
 	// KeyMachineID is the partition key (N) of the lease table and of the history table.
 	KeyMachineID = "machine_id"
@@ -61,7 +63,7 @@ func key(machine int) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{KeyMachineID: n(int64(machine))}
 }
 
-// Claim implements lease.Store with SPEC §3's conditional UpdateItem.
+// Claim implements lease.Store with the conditional UpdateItem of docs/leases.md#claim.
 func (s *Store) Claim(ctx context.Context, machine int, holder string, now, expiry int64) (lease.Row, error) {
 	if machine < 0 {
 		return lease.Row{}, fmt.Errorf("dynamolease: machine %d", machine)
@@ -82,7 +84,7 @@ func (s *Store) Claim(ctx context.Context, machine int, holder string, now, expi
 	return rowOf(machine, out.Attributes)
 }
 
-// Renew implements lease.Store with SPEC §3's renewal condition.
+// Renew implements lease.Store with the renewal condition of docs/leases.md#renew.
 func (s *Store) Renew(ctx context.Context, machine int, holder string, epoch, newExpiry int64) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &s.table,
@@ -375,8 +377,8 @@ func mapErr(op string, err error, cond error) error {
 	return fmt.Errorf("dynamolease: %s: %w", op, err)
 }
 
-// Item returns a lease row as a DynamoDB item with SPEC §3's attributes (for restore tooling and
-// tests that write rows as a backup holds them).
+// Item returns a lease row as a DynamoDB item with the attributes of docs/leases.md#tables (for
+// restore tooling and tests that write rows as a backup holds them).
 func Item(r lease.Row) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"machine_id": n(int64(r.Machine)), "holder": str(r.Holder),

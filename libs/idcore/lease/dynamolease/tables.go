@@ -19,8 +19,8 @@ func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 }
 
 // CreateTables creates a lease table and the history table, when missing, with the key schemas of
-// SPEC §3, and waits until they are active. For development and tests: in production Terraform
-// creates the tables (with point-in-time recovery and the history TTL).
+// docs/leases.md#tables, and waits until they are active. For development and tests: in
+// production Terraform creates the tables (with point-in-time recovery and the history TTL).
 func CreateTables(ctx context.Context, db *dynamodb.Client, leaseTable, historyTable string) error {
 	specs := []*dynamodb.CreateTableInput{{
 		TableName:            &leaseTable,

@@ -1,0 +1,3 @@
+module github.com/idgen/idgen/docs
+
+go 1.26.0
