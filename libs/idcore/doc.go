@@ -33,7 +33,8 @@
 //   - the timestamp is not behind the last issued one (a step back of ≤ 5 ms is waited out, a larger
 //     one refused with clock_backwards);
 //   - it holds a machine number for the timestamp's layout period (no_lease, layout_not_configured);
-//   - the timestamp is above the lease's floor and below its fence (SPEC §3);
+//   - the timestamp is above the lease's floor and below its fence
+//     (docs/leases.md#the-floor, docs/leases.md#the-fence);
 //   - the timestamp fits 41 bits (timestamp_exhausted).
 //
 // When the millisecond's sequence is used up it waits for the next millisecond: it never wraps and

@@ -35,7 +35,7 @@ type Settings struct {
 }
 
 // Lease is a machine number held for one layout, and the bounds the lease layer puts on the
-// timestamps issued under it (SPEC §3).
+// timestamps issued under it (docs/leases.md#the-floor, docs/leases.md#the-fence).
 type Lease struct {
 	// Machine is the machine number.
 	Machine int

@@ -5,7 +5,8 @@ import (
 	"errors"
 )
 
-// Table names (SPEC §3). In DynamoDB the lease tables are region-local, never global tables.
+// Table names (docs/leases.md#tables). In DynamoDB the lease tables are region-local, never
+// global tables.
 const (
 	// TableV2 is each region's v2 lease table.
 	TableV2 = "idgen-leases-v2"
@@ -15,8 +16,8 @@ const (
 	TableHistory = "idgen-lease-history"
 )
 
-// Quarantine values (SPEC §3): a row held by QuarantineHolder until QuarantineExpiry (2100-01-01)
-// can be neither claimed nor renewed.
+// Quarantine values (docs/leases.md#quarantine-and-lift): a row held by QuarantineHolder until
+// QuarantineExpiry (2100-01-01) can be neither claimed nor renewed.
 const (
 	QuarantineHolder       = "QUARANTINED"
 	QuarantineExpiryUnixMs = 4102444800000

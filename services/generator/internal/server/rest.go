@@ -17,7 +17,7 @@ import (
 // maxBody is the largest request body the REST API reads.
 const maxBody = 4 << 10
 
-// rest is the REST API (SPEC §5) on echo.
+// rest is the REST API (docs/api.md) on echo.
 func (s *Server) rest() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -145,7 +145,7 @@ func (s *Server) postBatch(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, b)
 }
 
-// decoded is the decode response (SPEC §5); v1 IDs have no region fields.
+// decoded is the decode response (docs/api.md#decode); v1 IDs have no region fields.
 type decoded struct {
 	ID           string  `json:"id"`
 	Layout       string  `json:"layout"`
