@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
 export GOTOOLCHAIN="$(cat .go-version)"
-state="$PWD/.idgen"
+state="${IDGEN_RUN_STATE:-$PWD/.idgen}" # IDGEN_RUN_STATE: another state directory (tests)
 mkdir -p "$state/bin" "$state/logs"
 
 # One stack per checkout: the lock is held for as long as this script runs.
@@ -57,11 +57,16 @@ cleanup() {
 trap 'cleanup; exit 0' INT TERM HUP
 trap cleanup EXIT
 
-# ready NAME URL: wait up to 30 s for /healthz; a service that never becomes ready stops the run
-# with the end of its log, rather than a banner saying idgen is running.
+# ready NAME URL PID: wait up to 30 s for /healthz; a service that exits or never becomes ready
+# stops the run with the end of its log, rather than a banner saying idgen is running.
 ready() {
   for _ in $(seq 1 300); do
     curl -fsS "$2" >/dev/null 2>&1 && return 0
+    if ! kill -0 "$3" 2>/dev/null; then
+      echo "run-local: $1 exited before it became ready; the end of $logs/$1.log:" >&2
+      tail -n 20 "$logs/$1.log" >&2 || true
+      exit 1
+    fi
     sleep 0.1
   done
   echo "run-local: $1 did not become ready within 30 s ($2); the end of $logs/$1.log:" >&2
@@ -72,7 +77,7 @@ ready() {
 "$state/bin/registry" --insecure-dev --listen 127.0.0.1:7000 --store "sqlite:$state/registry.db" \
   >"$logs/registry.log" 2>&1 &
 pids+=($!)
-ready registry http://127.0.0.1:7000/healthz
+ready registry http://127.0.0.1:7000/healthz "${pids[0]}"
 
 start_generator() { # region port
   "$state/bin/generator" --insecure-dev --clock-check warn --schedule v2 --registry http://127.0.0.1:7000 \
@@ -99,10 +104,10 @@ pids+=($!)
   >"$logs/demo-orders.log" 2>&1 &
 pids+=($!)
 
-ready generator-us-east-1 http://127.0.0.1:7001/healthz
-ready generator-eu-west-1 http://127.0.0.1:7002/healthz
-ready public-id http://127.0.0.1:7003/healthz
-ready demo-orders http://127.0.0.1:7005/healthz
+ready generator-us-east-1 http://127.0.0.1:7001/healthz "${pids[1]}"
+ready generator-eu-west-1 http://127.0.0.1:7002/healthz "${pids[2]}"
+ready public-id http://127.0.0.1:7003/healthz "${pids[3]}"
+ready demo-orders http://127.0.0.1:7005/healthz "${pids[4]}"
 
 cat <<INFO
 

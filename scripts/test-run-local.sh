@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make run as a user meets it, on its fixed ports with a state directory of its own: the stack
+# comes up and issues IDs; a second run says one is running and leaves the first one's logs
+# alone; a SIGTERM to the process that started it (make, here a shell) stops every service; a
+# service that cannot start stops the run with its log instead of a "running" banner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN="$(cat .go-version)"
+
+for port in 7000 7001 7002 7003 7004 7005; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "test-run-local: SKIPPED: port $port is in use (is a make run up?); stop it to run this test" >&2
+    exit 0
+  fi
+done
+
+work=$(mktemp -d)
+starter=""
+fail() {
+  echo "test-run-local: FAIL: $*" >&2
+  for f in "$work"/*.out; do echo "--- $f" >&2; cat "$f" >&2; done
+  exit 1
+}
+cleanup() {
+  if [ -n "$starter" ]; then kill -TERM "$starter" 2>/dev/null || true; fi
+  if [ -f "$work/state/run.pid" ]; then kill -TERM "$(cat "$work/state/run.pid")" 2>/dev/null || true; fi
+  sleep 1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The first stack, started by a shell that stands in for make (": " keeps bash from exec'ing).
+IDGEN_RUN_STATE="$work/state" setsid bash -c 'scripts/run-local.sh; :' >"$work/first.out" 2>&1 &
+starter=$!
+for _ in $(seq 1 240); do
+  grep -q "Ctrl-C stops everything" "$work/first.out" && break
+  kill -0 "$starter" 2>/dev/null || fail "the first run exited before it was ready"
+  sleep 0.5
+done
+grep -q "Ctrl-C stops everything" "$work/first.out" || fail "the first run never printed that it is running"
+curl -fsS -X POST http://127.0.0.1:7001/v1/ids -d '{}' | grep -q '"id":"' || fail "the us-east-1 generator issues no ID"
+
+logdir=$(readlink -f "$work/state/logs/latest")
+before=$(cat "$logdir"/*.log | wc -c)
+code=0
+IDGEN_RUN_STATE="$work/state" scripts/run-local.sh >"$work/second.out" 2>&1 || code=$?
+[ "$code" = 1 ] || fail "a second run exited $code, want 1"
+grep -q "already running" "$work/second.out" || fail "a second run does not say a stack is running"
+grep -q "idgen is running" "$work/second.out" && fail "a second run printed the running banner"
+[ "$(readlink -f "$work/state/logs/latest")" = "$logdir" ] || fail "a second run moved logs/latest"
+after=$(cat "$logdir"/*.log | wc -c)
+[ "$after" -ge "$before" ] || fail "a second run truncated the first run's logs ($before -> $after bytes)"
+curl -fsS http://127.0.0.1:7001/healthz >/dev/null || fail "a second run disturbed the first stack"
+
+# SIGTERM to the starter alone: every service stops and the generators release their leases.
+kill -TERM "$starter"
+for _ in $(seq 1 30); do
+  curl -fsS -m 1 http://127.0.0.1:7001/healthz >/dev/null 2>&1 || break
+  sleep 0.5
+done
+sleep 1
+for port in 7000 7001 7002 7003 7004 7005; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after SIGTERM to the starter"; fi
+done
+grep -q "release their leases" "$work/first.out" || fail "the stack did not say it stopped"
+grep -q '"lease released"\|lease released\|released' "$logdir"/generator-us-east-1.log || fail "the us-east-1 generator did not log its release"
+starter=""
+
+# A service that cannot start: the registry's database path is a directory.
+rm -f "$work/state/registry.db" "$work/state/registry.db-wal" "$work/state/registry.db-shm"
+mkdir "$work/state/registry.db"
+code=0
+IDGEN_RUN_STATE="$work/state" scripts/run-local.sh >"$work/broken.out" 2>&1 || code=$?
+[ "$code" = 1 ] || fail "a run whose registry cannot start exited $code, want 1"
+grep -q "registry exited before it became ready" "$work/broken.out" || fail "a run whose registry cannot start does not say so"
+grep -q "idgen is running" "$work/broken.out" && fail "a run whose registry cannot start printed the running banner"
+echo "test-run-local: ok (start, second run refused, SIGTERM to the starter stops all, a failed start reported)"
