@@ -33,6 +33,7 @@ setup: ## install what the tests need (Go tools at pinned versions, dynalite, re
 test: setup ## install what the tests need when missing, then verify, lint and run every module's tests
 	$(MAKE) --no-print-directory verify lint checkgenerate infra-lint build-arm64 vulncheck
 	go test -race -count=1 -timeout 20m $(PKGS)
+	scripts/test-run-local.sh
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 .PHONY: infra-lint
