@@ -12,6 +12,9 @@ require (
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
+	github.com/mattn/go-isatty v0.0.24
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.10
 )
 
 require (
@@ -42,7 +45,7 @@ require (
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
 	github.com/hashicorp/hcl/v2 v2.20.1 // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
-	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect

@@ -71,6 +71,15 @@ type Event struct {
 	ExpiryUnixMs int64
 }
 
+// Event kinds (Event.Kind).
+const (
+	KindClaim      = "claim"
+	KindRelease    = "release"
+	KindQuarantine = "quarantine"
+	KindLift       = "lift"
+	KindFence      = "fence"
+)
+
 // Store is the driver contract for one lease table and its history table. Every method must be
 // safe for concurrent use by many goroutines and, for shared stores, many processes.
 type Store interface {

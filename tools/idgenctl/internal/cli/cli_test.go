@@ -60,8 +60,9 @@ func mustRun(t *testing.T, args ...string) string {
 
 func jsonOf(t *testing.T, s string) map[string]any {
 	t.Helper()
+	// The first JSON value: what a change prints on stderr follows it.
 	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
+	if err := json.NewDecoder(strings.NewReader(s)).Decode(&m); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, s)
 	}
 	return m
@@ -132,11 +133,11 @@ func TestLocalStack(t *testing.T) {
 	if m["number"] != float64(5) || m["status"] != "active" {
 		t.Fatalf("regions add: %v", m)
 	}
-	m = jsonOf(t, mustRun(t, "regions", "retire", "eu-central-1", "--registry", reg, "--output", "json"))
+	m = jsonOf(t, mustRun(t, "regions", "retire", "eu-central-1", "--registry", reg, "--output", "json", "--yes"))
 	if m["status"] != "retired" || m["retired_at"] == nil {
 		t.Fatalf("regions retire: %v", m)
 	}
-	if code, out := run(t, "regions", "retire", "eu-central-1", "--registry", reg); code != 1 || !strings.Contains(out, "already retired") {
+	if code, out := run(t, "regions", "retire", "eu-central-1", "--registry", reg, "--yes"); code != 1 || !strings.Contains(out, "already retired") {
 		t.Fatalf("second retire: %d %s", code, out)
 	}
 	m = jsonOf(t, mustRun(t, "regions", "add", "eu-north-1", "--peer", "eu-west-1", "--registry", reg, "--output", "json"))
@@ -171,7 +172,7 @@ func TestLocalStack(t *testing.T) {
 		t.Fatalf("who-held:\n%s", out)
 	}
 	// Quarantine the generator's number: it drops it at its next renewal and reports no_lease.
-	out = mustRun(t, "leases", "quarantine", "3", "--lease-store", "sqlite:"+leases)
+	out = mustRun(t, "leases", "quarantine", "3", "--lease-store", "sqlite:"+leases, "--yes")
 	if !strings.Contains(out, "quarantined  QUARANTINED") {
 		t.Fatalf("quarantine:\n%s", out)
 	}
@@ -189,7 +190,7 @@ func TestLocalStack(t *testing.T) {
 	// A lift leaves the number unclaimable for one lease and the margin: a holder paused through
 	// the quarantine may still issue up to its own fence until then (model rule lift_waits).
 	lifted := time.Now()
-	m = jsonOf(t, mustRun(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--lease", "3s", "--margin", "500ms", "--output", "json"))
+	m = jsonOf(t, mustRun(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--lease", "3s", "--margin", "500ms", "--output", "json", "--yes"))
 	if exp, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(m["lease_expiry"])); exp.Before(lifted.Add(3500 * time.Millisecond)) {
 		t.Fatalf("lift set the expiry to %v, want at least one lease and the margin from now: %v", m["lease_expiry"], m)
 	}
@@ -206,7 +207,7 @@ func TestLocalStack(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if code, out := run(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases); code != 1 || !strings.Contains(out, "not quarantined") {
+	if code, out := run(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--yes"); code != 1 || !strings.Contains(out, "not quarantined") {
 		t.Fatalf("lift of a held number: %d %s", code, out)
 	}
 }
@@ -239,15 +240,15 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 	if !strings.Contains(out, "held by host-a/pid-1/1") {
 		t.Fatalf("who-held:\n%s", out)
 	}
-	m = jsonOf(t, mustRun(t, "leases", "quarantine", "12", "--lease-store", store, "--output", "json"))
+	m = jsonOf(t, mustRun(t, "leases", "quarantine", "12", "--lease-store", store, "--output", "json", "--yes"))
 	if m["state"] != "quarantined" {
 		t.Fatalf("quarantine: %v", m)
 	}
-	m = jsonOf(t, mustRun(t, "leases", "lift", "12", "--lease-store", store, "--output", "json"))
+	m = jsonOf(t, mustRun(t, "leases", "lift", "12", "--lease-store", store, "--output", "json", "-y"))
 	if m["holder"] != lease.LiftedHolder {
 		t.Fatalf("lift: %v", m)
 	}
-	out = mustRun(t, "leases", "fence-restore", "--lease-store", store, "--lease", "3s", "--margin", "1s")
+	out = mustRun(t, "--yes", "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--lease", "3s", "--margin", "1s")
 	if !strings.Contains(out, "fenced 1 lease rows") {
 		t.Fatalf("fence-restore:\n%s", out)
 	}

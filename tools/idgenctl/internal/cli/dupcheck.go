@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/spf13/cobra"
 )
 
 const (
@@ -409,6 +410,24 @@ func readCSV(r io.Reader, file, column string, add func(int64) error) (int64, er
 		}
 		n++
 	}
+}
+
+func (o *opts) dupcheckCmd() *cobra.Command {
+	c := &cobra.Command{Use: "dupcheck FILE...", Short: "IDs seen more than once in exported files: exit 1 when any, 0 when none, 2 unreadable",
+		Long: "Reads IDs, one a line (\"-\" for stdin; --column NAME for CSV files with a header), and reports every ID\n" +
+			"seen more than once, decoded, grouped by region and machine number: where to look. Memory is bounded\n" +
+			"whatever the input (an external sort in runs of --run-ids IDs, 8 bytes each).",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{"dupcheck FILE...: want at least one file (- for stdin)"}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.dupcheck(cmd.Context(), args) }}
+	c.Flags().StringVar(&o.column, "column", "", "CSV column holding the IDs")
+	c.Flags().StringVar(&o.tmpDir, "tmp-dir", "", "folder for the sorted runs (default: the system's)")
+	c.Flags().IntVar(&o.runIDs, "run-ids", defaultRunIDs, "IDs per sorted run (memory is 8 bytes each)")
+	return c
 }
 
 func (o *opts) dupcheck(ctx context.Context, files []string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/svc/healthz"
 )
 
 // TestHealthComparesTheLeaseTable: a generator learns of a quarantine only at its next renewal;
@@ -28,21 +29,21 @@ func TestHealthComparesTheLeaseTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &opts{stderr: io.Discard, leaseStore: "sqlite:" + path, region: "us-east-1"}
-	healthz := func(epoch int64) map[string]any {
-		return map[string]any{"leases": []any{map[string]any{"layout": "v2", "held": true, "machine": float64(3), "epoch": float64(epoch)}}}
+	report := func(machine int, epoch int64) *healthz.Generator {
+		return &healthz.Generator{Leases: []healthz.Lease{{Layout: "v2", Held: true, Machine: machine, Epoch: epoch}}}
 	}
 	tables := map[string]lease.Store{}
-	if got := o.leaseLost(ctx, tables, healthz(row.Epoch)); got != "" {
+	if got := o.leaseLost(ctx, tables, report(3, row.Epoch)); got != "" {
 		t.Fatalf("a lease the table agrees with: %q", got)
 	}
 	if _, err := st.Quarantine(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	got := o.leaseLost(ctx, tables, healthz(row.Epoch))
+	got := o.leaseLost(ctx, tables, report(3, row.Epoch))
 	if want := fmt.Sprintf("v2:3 epoch %d, the table has epoch %d (QUARANTINED)", row.Epoch, row.Epoch+1); got != want {
 		t.Fatalf("after a quarantine: %q, want %q", got, want)
 	}
-	if got := o.leaseLost(ctx, tables, map[string]any{"leases": []any{map[string]any{"layout": "v2", "held": true, "machine": float64(4), "epoch": float64(1)}}}); !strings.Contains(got, "no row") {
+	if got := o.leaseLost(ctx, tables, report(4, 1)); !strings.Contains(got, "no row") {
 		t.Fatalf("a number the table does not have: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/spf13/cobra"
 )
 
 // quarantineAWS is the AWS CLI form of a quarantine (the design's playbook): holder QUARANTINED,
@@ -18,6 +19,12 @@ func quarantineAWS(regionName, table string, m int) string {
 		`--update-expression "SET #h = :q, lease_expiry = :far ADD lease_epoch :one" --expression-attribute-names '{"#h": "holder"}' `+
 		`--expression-attribute-values '{":q": {"S": "QUARANTINED"}, ":far": {"N": "4102444800000"}, ":one": {"N": "1"}}'`,
 		regionName, table, m)
+}
+
+func (o *opts) incidentCmd() *cobra.Command {
+	c := idCommand("incident ID", "a duplicate ID: decode it, who held its machine number then, and the quarantine to run (changes nothing)", o.incident)
+	c.Flags().DurationVar(&o.window, "window", time.Hour, "lease-history events shown either side of the ID's time")
+	return c
 }
 
 // incident is the duplicate-ID procedure's steps 2 to 4 for one ID: decode it, find who held its
@@ -67,7 +74,7 @@ func (o *opts) incident(ctx context.Context, s string) error {
 				holders = append(holders, last.Holder)
 			}
 			for _, e := range around {
-				if e.Kind == "claim" && !slices.Contains(holders, e.Holder) {
+				if e.Kind == lease.KindClaim && !slices.Contains(holders, e.Holder) {
 					holders = append(holders, e.Holder)
 				}
 			}
@@ -80,10 +87,6 @@ func (o *opts) incident(ctx context.Context, s string) error {
 		}
 	}
 	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			return err
-		}
 		histErr = fmt.Errorf("lease history of number %d in %s: %w", d.Machine, o.region, err)
 	}
 

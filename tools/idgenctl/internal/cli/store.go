@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/region"
+)
+
+// openLeaseTable opens the lease table of a layout ("v2" or "v1") in a region's lease store. spec
+// is --lease-store: sqlite:PATH, dynamodb:ENDPOINT_URL, REGION=STORE pairs, or "" for the local
+// stack's .idgen/leases-<region>.db.
+func openLeaseTable(ctx context.Context, spec, regionName, layout string) (lease.Store, error) {
+	table := lease.TableV2
+	if layout == "v1" {
+		table = lease.TableV1
+	}
+	if vals, per := forRegion(spec, regionName); per {
+		if len(vals) != 1 {
+			return nil, usagef("--lease-store names no single store for region %s (it has %s): pass --region one of those, or add %s=STORE",
+				regionName, storeRegions(spec), regionName)
+		}
+		spec = vals[0]
+	}
+	local := spec == ""
+	if local {
+		spec = "sqlite:.idgen/leases-" + regionName + ".db"
+	}
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "sqlite":
+		if _, err := os.Stat(arg); err != nil {
+			if local {
+				hint := ""
+				if _, err := region.Find(region.Defaults(), regionName); err != nil {
+					hint = fmt.Sprintf("; region %q is none of the built-in regions (%s): check --region", regionName, builtinRegionNames())
+				}
+				return nil, usagef("no lease store for region %s: no --lease-store given, and the local stack's %s does not exist "+
+					"(make run creates it); pass --lease-store sqlite:PATH or dynamodb:ENDPOINT_URL (or IDGEN_LEASE_STORE)%s", regionName, arg, hint)
+			}
+			return nil, fmt.Errorf("lease store %s: %w", arg, err)
+		}
+		return sqlitelease.Open(ctx, arg, table)
+	case "dynamodb":
+		db, err := dynamolease.NewClient(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		return dynamolease.New(db, table, lease.TableHistory), nil
+	}
+	return nil, usagef("--lease-store %q: want sqlite:PATH or dynamodb:ENDPOINT_URL, or REGION=STORE pairs", spec)
+}
+
+// storeRegions lists the regions of a REGION=STORE flag value.
+func storeRegions(spec string) string {
+	var names []string
+	for _, p := range strings.Split(spec, ",") {
+		k, _, _ := strings.Cut(p, "=")
+		names = append(names, k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func builtinRegionNames() string {
+	var names []string
+	for _, r := range region.Defaults() {
+		names = append(names, r.Name)
+	}
+	return strings.Join(names, ", ")
+}
