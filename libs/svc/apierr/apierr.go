@@ -149,3 +149,30 @@ func CodeOfStatus(status int) string {
 	}
 	return connect.CodeInternal.String()
 }
+
+// Body is the JSON body of every REST error of every service: what is wrong, in words a caller
+// can act on, and a stable name for it (a metric label, a branch in a caller's code).
+type Body struct {
+	Error  string `json:"error"`
+	Reason string `json:"reason"`
+}
+
+// Body returns e's REST body; an error without a reason of its own is named by its Connect
+// code ("not_found", "already_exists", …).
+func (e *Error) Body() Body {
+	b := Body{Error: e.Msg, Reason: e.Reason}
+	if b.Reason == "" {
+		b.Reason = e.Code.String()
+	}
+	return b
+}
+
+// Mapper is a service's own error mapping for Map: the *Error for an error of its domain, nil
+// for one it does not know. It is the one place a service maps its errors for REST and Connect.
+type Mapper func(error) *Error
+
+// Map returns err as an *Error (Map with m).
+func (m Mapper) Map(err error) *Error { return Map(err, m) }
+
+// Connect returns err for a Connect handler (Map with m, then Connect).
+func (m Mapper) Connect(err error) error { return Map(err, m).Connect() }

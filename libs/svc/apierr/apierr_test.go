@@ -53,3 +53,25 @@ func TestMessagesWithoutPackageNames(t *testing.T) {
 		t.Errorf("a field name was taken for a package: %q", m)
 	}
 }
+
+func TestBodyNamesEveryError(t *testing.T) {
+	m := apierr.Mapper(func(err error) *apierr.Error {
+		return apierr.New(http.StatusNotFound, connect.CodeNotFound, err.Error())
+	})
+	for _, tt := range []struct {
+		err  error
+		want apierr.Body
+	}{
+		{errors.New("registry: no region mars-1"), apierr.Body{Error: "no region mars-1", Reason: "not_found"}},
+		{apierr.BadRequest("count is 0"), apierr.Body{Error: "count is 0", Reason: "bad_request"}},
+		{apierr.TooLarge(4096), apierr.Body{Error: "the body is larger than the limit of 4096 bytes", Reason: "too_large"}},
+		{context.Canceled, apierr.Body{Error: "the caller canceled the request", Reason: "canceled"}},
+	} {
+		if got := m.Map(tt.err).Body(); got != tt.want {
+			t.Errorf("%v: body %+v, want %+v", tt.err, got, tt.want)
+		}
+	}
+	if c := connect.CodeOf(m.Connect(errors.New("x"))); c != connect.CodeNotFound {
+		t.Errorf("Connect code %v", c)
+	}
+}

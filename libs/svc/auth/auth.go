@@ -263,23 +263,27 @@ type Edge struct {
 	CallersFile, CertFile, KeyFile, ClientCA string
 }
 
-// RegisterFlags defines the edge flags on fs, each with its IDGEN_* name in the usage:
-// --callers, --tls-cert, --tls-key, --client-ca and --insecure-dev (devUsage says who the
-// development caller is).
+// RegisterFlags defines the edge flags on fs: --callers, --tls-cert, --tls-key, --client-ca and
+// --insecure-dev (devUsage says who the development caller is).
 func (e *Edge) RegisterFlags(fs *flag.FlagSet, callersUsage, devUsage string) {
-	fs.StringVar(&e.CallersFile, "callers", "", callersUsage+" ($IDGEN_CALLERS)")
-	fs.StringVar(&e.CertFile, "tls-cert", "", "server certificate, PEM ($IDGEN_TLS_CERT)")
-	fs.StringVar(&e.KeyFile, "tls-key", "", "server key, PEM ($IDGEN_TLS_KEY)")
-	fs.StringVar(&e.ClientCA, "client-ca", "", "CA that signs callers' certificates, PEM ($IDGEN_CLIENT_CA)")
-	fs.BoolVar(&e.InsecureDev, "insecure-dev", false, devUsage+" (development only) ($IDGEN_INSECURE_DEV)")
+	fs.StringVar(&e.CallersFile, "callers", "", callersUsage)
+	fs.StringVar(&e.CertFile, "tls-cert", "", "server certificate, PEM")
+	fs.StringVar(&e.KeyFile, "tls-key", "", "server key, PEM")
+	fs.StringVar(&e.ClientCA, "client-ca", "", "CA that signs callers' certificates, PEM")
+	fs.BoolVar(&e.InsecureDev, "insecure-dev", false, devUsage+" (development only)")
 }
 
 // TLSSet reports whether any TLS setting was given.
 func (e Edge) TLSSet() bool { return e.CertFile != "" || e.KeyFile != "" || e.ClientCA != "" }
 
-// Complete says what is missing for mutual TLS, unless the edge is in development mode.
-func (e Edge) Complete() error {
-	if !e.InsecureDev && (e.CertFile == "" || e.KeyFile == "" || e.ClientCA == "" || e.CallersFile == "") {
+// Check refuses an edge that is neither complete mutual TLS nor development mode, and one that
+// is both: --insecure-dev with a TLS setting would serve plaintext while the operator believes
+// the certificates are in use.
+func (e Edge) Check() error {
+	switch {
+	case e.InsecureDev && e.TLSSet():
+		return errors.New("--insecure-dev and TLS settings (--tls-cert, --tls-key, --client-ca) exclude each other")
+	case !e.InsecureDev && (e.CertFile == "" || e.KeyFile == "" || e.ClientCA == "" || e.CallersFile == ""):
 		return errors.New("mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev for development)")
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/idgen/idgen/libs/svc/auth"
@@ -69,5 +70,29 @@ func TestLoadCallers(t *testing.T) {
 		if _, err := auth.LoadCallers(write(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+}
+
+func TestEdgeCheck(t *testing.T) {
+	full := auth.Edge{CallersFile: "c.json", CertFile: "s.pem", KeyFile: "s.key", ClientCA: "ca.pem"}
+	for _, tt := range []struct {
+		name string
+		edge auth.Edge
+		want string // "" for accepted
+	}{
+		{"mutual TLS", full, ""},
+		{"development", auth.Edge{InsecureDev: true}, ""},
+		{"neither", auth.Edge{}, "mutual TLS needs"},
+		{"TLS without callers", auth.Edge{CertFile: "s.pem", KeyFile: "s.key", ClientCA: "ca.pem"}, "--callers"},
+		{"development with a certificate", auth.Edge{InsecureDev: true, CertFile: "s.pem"}, "exclude each other"},
+		{"development with a client CA", auth.Edge{InsecureDev: true, ClientCA: "ca.pem"}, "exclude each other"},
+		{"development with full TLS", func() auth.Edge { e := full; e.InsecureDev = true; return e }(), "exclude each other"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.edge.Check()
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("Check() = %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -16,9 +16,9 @@ type Browsers struct {
 	Origins []string
 }
 
-// RegisterFlags adds --cors-origins, with its IDGEN_* fallback.
+// RegisterFlags adds --cors-origins.
 func (b *Browsers) RegisterFlags(fs *flag.FlagSet) {
-	fs.Func("cors-origins", "comma-separated origins (https://app.example.com) whose pages may call the API from a browser; default none ($IDGEN_CORS_ORIGINS)", func(v string) error {
+	fs.Func("cors-origins", "comma-separated origins (https://app.example.com) whose pages may call the API from a browser; default none", func(v string) error {
 		b.Origins = nil
 		for _, o := range strings.Split(v, ",") {
 			if o = strings.TrimSpace(o); o == "" {

@@ -2,11 +2,69 @@ package serve
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 )
+
+// Health is a service's gRPC health (grpc.health.v1): each of its Connect services and "" (the
+// server as a whole) share one status, so a client checking any of them sees the same answer.
+// Drain turns them all to NOT_SERVING for good, when a graceful shutdown starts.
+type Health struct {
+	checker  HealthChecker
+	services []string
+	mu       sync.Mutex // orders SetServing and Drain
+	draining bool
+}
+
+// NewHealth returns the health of a server that serves services, SERVING or NOT_SERVING.
+func NewHealth(serving bool, services ...string) *Health {
+	h := &Health{checker: NewHealthChecker(services...), services: services}
+	h.SetServing(serving)
+	return h
+}
+
+// SetServing sets every service's status (and the server's); after Drain it stays NOT_SERVING.
+func (h *Health) SetServing(ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.set(ok && !h.draining)
+}
+
+func (h *Health) set(ok bool) {
+	st := grpchealth.StatusNotServing
+	if ok {
+		st = grpchealth.StatusServing
+	}
+	for _, s := range h.services {
+		h.checker.SetStatus(s, st)
+	}
+	h.checker.SetStatus("", st)
+}
+
+// Drain turns every status to NOT_SERVING for the rest of the process (Serve's beforeDrain).
+func (h *Health) Drain() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.draining = true
+	h.set(false)
+}
+
+// Draining reports whether Drain was called (a /healthz answers 503 from then on).
+func (h *Health) Draining() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.draining
+}
+
+// Checker returns the checker the gRPC health handler serves.
+func (h *Health) Checker() grpchealth.Checker { return h.checker }
+
+// Handler returns the gRPC health handler and its path.
+func (h *Health) Handler() (string, http.Handler) { return grpchealth.NewHandler(h.checker) }
 
 // statusServiceUnknown is grpc.health.v1's SERVICE_UNKNOWN, which only Watch sends.
 const statusServiceUnknown grpchealth.Status = 3

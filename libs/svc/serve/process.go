@@ -13,10 +13,10 @@ type Process struct {
 	Drain    time.Duration
 }
 
-// RegisterFlags adds --log-level and --drain (default drain) to fs, with IDGEN_* fallbacks.
+// RegisterFlags adds --log-level and --drain (default drain) to fs.
 func (p *Process) RegisterFlags(fs *flag.FlagSet, drain time.Duration) {
-	fs.StringVar(&p.LogLevel, "log-level", "info", "debug, info, warn or error ($IDGEN_LOG_LEVEL)")
-	fs.DurationVar(&p.Drain, "drain", drain, "how long graceful shutdown waits for requests in flight ($IDGEN_DRAIN)")
+	fs.StringVar(&p.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&p.Drain, "drain", drain, "how long graceful shutdown waits for requests in flight")
 }
 
 // Check refuses a negative drain time (Main checks the log level).

@@ -1,6 +1,9 @@
-// Package serve runs an idgen service's HTTP server: HTTP/1.1 and HTTP/2 (h2c in plaintext
-// development mode, ALPN over TLS), bounded timeouts, and a graceful shutdown that stops
-// accepting, drains requests in flight for up to a drain time, then closes what is left.
+// Package serve is the skeleton every idgen service runs on. Main starts the process (flags
+// parsed, a JSON log, a context SIGTERM ends); Serve runs the HTTP server: HTTP/1.1 and HTTP/2
+// (h2c in plaintext development mode, ALPN over TLS), bounded timeouts, and a graceful shutdown
+// that turns health to NOT_SERVING, stops accepting, drains requests in flight for up to a drain
+// time, then closes what is left. API puts a service's Connect service, gRPC health (Health) and
+// reflection, /metrics and its REST API (REST, with the one error handler) on one handler.
 package serve
 
 import (

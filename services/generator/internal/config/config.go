@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/svc/storespec"
 )
 
 // Config is the generator's configuration. Defaults are in the flag definitions.
@@ -35,36 +35,39 @@ type Config struct {
 	DevQuota       float64
 	serve.Process  // --log-level, --drain
 	serve.Browsers // --cors-origins
+	// Clock and ClockHealth replace the system clock and the kernel's clock health. Nil (the
+	// defaults) in every build but one with the chaos tag (chaosclock.go).
+	Clock       idcore.Clock
+	ClockHealth idcore.HealthSource
 }
 
-// Parse reads args (without the program name) and the environment (getenv).
+// testFlags registers the options of test-only builds; it does nothing in a production build.
+var testFlags = func(*flag.FlagSet, *Config) {}
+
+// Parse reads args (without the program name) and the environment (getenv); the usage names each
+// flag's environment variable.
 func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("generator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	str := func(p *string, name, def, usage string) {
-		fs.StringVar(p, name, def, usage+" ($"+flagenv.Name(name)+")")
-	}
-	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		fs.DurationVar(p, name, def, usage+" ($"+flagenv.Name(name)+")")
-	}
-	str(&c.Listen, "listen", "127.0.0.1:7001", "address for REST, Connect, gRPC, /healthz and /metrics")
-	str(&c.HealthListen, "health-listen", "", "optional plaintext address serving only /healthz and /metrics (for NLB health checks, which present no client certificate)")
-	str(&c.Region, "region", "us-east-1", "this generator's region name")
-	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's) ($IDGEN_REGION_NUMBER)")
-	str(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
-	str(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
-	str(&c.Range, "range", "service", "machine numbers to claim: service (0-63), embedded (64-) or A-B")
-	str(&c.Schedule, "schedule", "v2", "layout schedule: v2 or v1-v2")
-	dur(&c.Lease, "lease", 5*time.Minute, "lease length")
-	dur(&c.Renew, "renew", 10*time.Second, "renewal interval")
-	dur(&c.FenceMargin, "fence-margin", 5*time.Second, "no ID at or after lease expiry minus this")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7001", "address for REST, Connect, gRPC, /healthz and /metrics")
+	fs.StringVar(&c.HealthListen, "health-listen", "", "optional plaintext address serving only /healthz and /metrics (for NLB health checks, which present no client certificate)")
+	fs.StringVar(&c.Region, "region", "us-east-1", "this generator's region name")
+	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's)")
+	fs.StringVar(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
+	fs.StringVar(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
+	fs.StringVar(&c.Range, "range", "service", "machine numbers to claim: service (0-63), embedded (64-) or A-B")
+	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule: v2 or v1-v2")
+	fs.DurationVar(&c.Lease, "lease", 5*time.Minute, "lease length")
+	fs.DurationVar(&c.Renew, "renew", 10*time.Second, "renewal interval")
+	fs.DurationVar(&c.FenceMargin, "fence-margin", 5*time.Second, "no ID at or after lease expiry minus this")
 	clock := "strict"
-	str(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
+	fs.StringVar(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
 	c.Edge.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
-	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none ($IDGEN_DEV_QUOTA)")
+	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none")
 	c.Process.RegisterFlags(fs, 10*time.Second)
 	c.Browsers.RegisterFlags(fs)
+	testFlags(fs, &c)
 
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
@@ -78,22 +81,20 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 
 // Validate checks the combination of settings.
 func (c Config) Validate() error {
+	_, schedErr := idcore.ScheduleByName(c.Schedule)
+	_, storeErr := c.LeaseStoreSpec()
 	var errs []error
-	if _, err := idcore.ScheduleByName(c.Schedule); err != nil {
-		errs = append(errs, err)
-	}
-	if kind, arg, ok := strings.Cut(c.LeaseStore, ":"); !ok || arg == "" || (kind != "sqlite" && kind != "dynamodb") {
-		errs = append(errs, fmt.Errorf("config: --lease-store %q: want sqlite:PATH or dynamodb:ENDPOINT_URL", c.LeaseStore))
-	}
-	if c.InsecureDev && c.TLSSet() {
-		errs = append(errs, errors.New("config: --insecure-dev and TLS settings exclude each other"))
-	} else if err := c.Complete(); err != nil {
-		errs = append(errs, fmt.Errorf("config: %w", err))
-	}
-	if err := c.Process.Check(); err != nil {
-		errs = append(errs, fmt.Errorf("config: %w", err))
+	for _, err := range []error{schedErr, storeErr, c.Edge.Check(), c.Process.Check()} {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("config: %w", err))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// LeaseStoreSpec returns --lease-store parsed: sqlite:PATH or dynamodb:ENDPOINT_URL.
+func (c Config) LeaseStoreSpec() (storespec.Spec, error) {
+	return storespec.Parse("--lease-store", c.LeaseStore, storespec.SQLite, storespec.DynamoDB)
 }
 
 // Getenv is os.Getenv, for main.

@@ -1,11 +1,16 @@
 package config_test
 
 import (
+	"bytes"
+	"errors"
+	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/services/generator/internal/config"
 )
 
@@ -22,16 +27,64 @@ func TestEnvironmentFallbackAndFlagsWin(t *testing.T) {
 
 func TestRejected(t *testing.T) {
 	none := func(string) string { return "" }
-	for _, args := range [][]string{
-		{},                                    // neither TLS nor --insecure-dev
-		{"--insecure-dev", "--tls-cert", "x"}, // both
-		{"--insecure-dev", "--schedule", "v3"},
-		{"--insecure-dev", "--lease-store", "redis:x"},
-		{"--insecure-dev", "--clock-check", "off"},
-		{"--insecure-dev", "extra"},
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"neither TLS nor --insecure-dev", []string{}, "mutual TLS needs"},
+		{"--insecure-dev with a TLS certificate", []string{"--insecure-dev", "--tls-cert", "x"}, "exclude each other"},
+		{"--insecure-dev with a client CA", []string{"--insecure-dev", "--client-ca", "ca.pem"}, "exclude each other"},
+		{"unknown schedule", []string{"--insecure-dev", "--schedule", "v3"}, "v3"},
+		{"a store leases cannot live in", []string{"--insecure-dev", "--lease-store", "redis:x"}, "--lease-store"},
+		{"a lease store without a path", []string{"--insecure-dev", "--lease-store", "sqlite:"}, "--lease-store"},
+		{"unknown clock check", []string{"--insecure-dev", "--clock-check", "off"}, "off"},
+		{"negative drain", []string{"--insecure-dev", "--drain", "-1s"}, "--drain"},
+		{"a leftover argument", []string{"--insecure-dev", "extra"}, "unexpected arguments"},
 	} {
-		if _, err := config.Parse(args, none, io.Discard); err == nil {
-			t.Errorf("Parse(%q) accepted", args)
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := config.Parse(tt.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLeaseStoreSpec(t *testing.T) {
+	c, err := config.Parse([]string{"--insecure-dev", "--lease-store", "dynamodb:http://127.0.0.1:8000"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.LeaseStoreSpec(); err != nil || s.Kind != "dynamodb" || s.Where != "http://127.0.0.1:8000" {
+		t.Fatalf("LeaseStoreSpec() = %+v, %v", s, err)
+	}
+}
+
+// TestUsageNamesVariables: --help names every flag's IDGEN_* variable.
+func TestUsageNamesVariables(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := config.Parse([]string{"--help"}, func(string) string { return "" }, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	checkUsage(t, out.String())
+}
+
+// checkUsage checks that each flag of a usage text names its variable once.
+func checkUsage(t *testing.T, usage string) {
+	t.Helper()
+	flags := 0
+	for _, line := range strings.Split(usage, "\n") {
+		name, ok := strings.CutPrefix(line, "  -")
+		if !ok {
+			continue
 		}
+		name, _, _ = strings.Cut(name, " ")
+		flags++
+		if n := strings.Count(usage, "($"+flagenv.Name(name)+")"); n != 1 {
+			t.Errorf("-%s: its variable named %d times", name, n)
+		}
+	}
+	if flags < 10 {
+		t.Fatalf("%d flags in the usage:\n%s", flags, usage)
 	}
 }

@@ -11,57 +11,24 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
 )
 
 // maxBody is the largest request body the REST API reads.
 const maxBody = 4 << 10
 
-// rest is the REST API (docs/api.md) on echo.
+// rest is the REST API (docs/api.md) on echo, with every service's error handler: errors are
+// {"error": message, "reason": name}; 400s say what is wrong, refusals say why, quota refusals
+// carry Retry-After.
 func (s *Server) rest() http.Handler {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.restError
-	e.Use(s.metrics.Echo(restStatus))
+	e := serve.REST(s.metrics.RequestMetrics, errs)
 	e.POST("/v1/ids", s.postID)
 	e.POST(`/v1/ids\:batch`, s.postBatch)
 	e.GET("/v1/ids/:id/decode", s.getDecode)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
 	return e
-}
-
-func restStatus(err error) int {
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		return he.Code
-	}
-	return mapErr(err).Status
-}
-
-// restError writes every error as JSON {"error": message, "reason": name}: 400s say what is
-// wrong, refusals say why, quota refusals carry Retry-After.
-func (s *Server) restError(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		msg := http.StatusText(he.Code)
-		if m, ok := he.Message.(string); ok {
-			msg = m
-		}
-		reason := "not_found"
-		if he.Code == http.StatusMethodNotAllowed {
-			reason = "method_not_allowed"
-		}
-		_ = c.JSON(he.Code, map[string]string{"error": msg, "reason": reason})
-		return
-	}
-	ae := mapErr(err)
-	if ae.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
-	}
-	_ = c.JSON(ae.Status, map[string]string{"error": ae.Msg, "reason": ae.Reason})
 }
 
 // readBody reads a small JSON object body; an empty body reads as {} when allowEmpty.
@@ -189,7 +156,7 @@ func (s *Server) getDecode(c echo.Context) error {
 }
 
 func authResult(c echo.Context) error {
-	if res := authFrom(c.Request()); res.Err != nil {
+	if res := auth.FromContext(c.Request().Context()); res.Err != nil {
 		return res.Err
 	}
 	return nil
@@ -234,7 +201,7 @@ func (s *Server) getHealthz(c echo.Context) error {
 	body.Clock = clock
 	code := http.StatusOK
 	err := s.node.Ready()
-	if s.stopping.Load() {
+	if s.health.Draining() {
 		err = errors.New("shutting down")
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
@@ -16,18 +15,12 @@ import (
 // rpc implements idgen.v1.IdService over Connect, gRPC and gRPC-Web.
 type rpc struct{ s *Server }
 
+// rpcOptions are every service's Connect options; batches of IDs compress, single IDs do not.
 func rpcOptions(s *Server) []connect.HandlerOption {
-	return append(serve.JSONCodec(),
-		connect.WithReadMaxBytes(maxBody),
-		// Gzip costs more than it saves on small messages; batches of IDs still compress.
-		connect.WithCompressMinBytes(1024),
-		s.metrics.Interceptor(),
-	)
+	return serve.ConnectOptions(maxBody, s.metrics.RequestMetrics)
 }
 
-func toConnect(err error) error {
-	return mapErr(err).Connect()
-}
+func toConnect(err error) error { return errs.Connect(err) }
 
 func (r *rpc) Generate(ctx context.Context, _ *connect.Request[idgenv1.GenerateRequest]) (*connect.Response[idgenv1.GenerateResponse], error) {
 	var buf [1]idcore.ID
@@ -77,5 +70,3 @@ func (r *rpc) Decode(ctx context.Context, req *connect.Request[idgenv1.DecodeReq
 	}
 	return connect.NewResponse(out), nil
 }
-
-func authFrom(r *http.Request) *auth.Result { return auth.FromContext(r.Context()) }

@@ -10,14 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/embedded"
@@ -29,6 +25,7 @@ import (
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/quota"
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/svc/storespec"
 	"github.com/idgen/idgen/services/generator/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -53,9 +50,8 @@ type Server struct {
 	tls       *tls.Config
 	reg       *prometheus.Registry
 	metrics   *metrics
-	health    serve.HealthChecker
+	health    *serve.Health // NOT_SERVING until the node is ready, and from the start of a drain
 	handler   http.Handler
-	stopping  atomic.Bool
 }
 
 // Option changes how New builds the server (tests inject a clock-health source).
@@ -91,7 +87,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
 		return nil, err
 	}
-	stores, err := openStores(ctx, cfg.LeaseStore, s.sched)
+	stores, err := openStores(ctx, cfg, s.sched)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +103,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	ecfg := embedded.Config{
 		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
 		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,
-		ClockEvery: 250 * time.Millisecond,
+		ClockEvery: 250 * time.Millisecond, Clock: cfg.Clock, Health: cfg.ClockHealth,
 		Logger:     log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
 	}
 	for _, o := range opts {
@@ -118,10 +114,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		s.closeStores()
 		return nil, err
 	}
-	s.health = serve.NewHealthChecker(idgenv1connect.IdServiceName)
-	s.health.SetStatus(idgenv1connect.IdServiceName, grpchealth.StatusNotServing)
-	s.health.SetStatus("", grpchealth.StatusNotServing)
-	s.handler = cfg.Browsers.Wrap(s.routes())
+	s.health = serve.NewHealth(false, idgenv1connect.IdServiceName)
+	s.handler = s.routes()
 	log.Info("generator configured", "region", s.region.Name, "region_number", s.region.Number,
 		"schedule", s.sched.Name(), "range", cfg.Range, "lease_store", cfg.LeaseStore, "clock_check", cfg.ClockCheck.String())
 	return s, nil
@@ -134,29 +128,30 @@ type storeSet struct {
 
 // openStores opens the lease table of every layout of the schedule: the region's
 // idgen-leases-v2 and, for v1-v2, the global idgen-leases.
-func openStores(ctx context.Context, spec string, sched idcore.Schedule) (storeSet, error) {
+func openStores(ctx context.Context, cfg config.Config, sched idcore.Schedule) (storeSet, error) {
 	set := storeSet{byLayout: map[string]lease.Store{}}
-	kind, arg, _ := strings.Cut(spec, ":")
+	spec, err := cfg.LeaseStoreSpec()
+	if err != nil {
+		return set, err
+	}
+	if err := spec.MakeDir(); err != nil {
+		return set, err
+	}
 	for _, p := range sched.Periods() {
 		table := lease.TableV2
 		if p.Layout.Name() == "v1" {
 			table = lease.TableV1
 		}
 		var st lease.Store
-		switch kind {
-		case "sqlite":
-			if dir := filepath.Dir(arg); dir != "" {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return set, err
-				}
-			}
-			s, err := sqlitelease.Open(ctx, arg, table)
+		switch spec.Kind {
+		case storespec.SQLite:
+			s, err := sqlitelease.Open(ctx, spec.Where, table)
 			if err != nil {
 				return set, err
 			}
 			st = s
-		case "dynamodb":
-			db, err := dynamolease.NewClient(ctx, arg)
+		case storespec.DynamoDB:
+			db, err := dynamolease.NewClient(ctx, spec.Where)
 			if err != nil {
 				return set, err
 			}
@@ -191,10 +186,7 @@ func (s *Server) Region() region.Region { return s.region }
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	go s.watchReady(ctx)
 	go s.refreshNames(ctx)
-	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, func() {
-		s.stopping.Store(true)
-		s.setServing(false)
-	})
+	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, s.health.Drain)
 	s.shutdownNode()
 	return err
 }
@@ -204,7 +196,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 func (s *Server) HealthHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", s.rest())
-	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle("GET /metrics", serve.MetricsHandler(s.reg))
 	return mux
 }
 
@@ -220,12 +212,12 @@ func (s *Server) shutdownNode() {
 	s.closeStores()
 }
 
-// watchReady keeps the gRPC health status in step with readiness.
+// watchReady keeps the gRPC health status in step with readiness (a drain ends it for good).
 func (s *Server) watchReady(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s.setServing(!s.stopping.Load() && s.node.Ready() == nil)
+		s.health.SetServing(s.node.Ready() == nil)
 		select {
 		case <-ctx.Done():
 			return
@@ -234,37 +226,16 @@ func (s *Server) watchReady(ctx context.Context) {
 	}
 }
 
-func (s *Server) setServing(ok bool) {
-	st := grpchealth.StatusNotServing
-	if ok {
-		st = grpchealth.StatusServing
-	}
-	s.health.SetStatus(idgenv1connect.IdServiceName, st)
-	s.health.SetStatus("", st)
-}
-
-// routes mounts every handler on one mux: Connect (with gRPC health and reflection) by their
-// generated paths, /metrics, and the REST API (echo) for the rest.
+// routes puts the IdService, gRPC health and reflection, /metrics and the REST API on one
+// handler (serve.API), with the hot paths by exact pattern.
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
 	path, h := idgenv1connect.NewIdServiceHandler(&rpc{s: s}, rpcOptions(s)...)
-	// Each procedure by exact pattern (a prefix pattern costs a path match per request); the
-	// service's prefix catches the procedures it does not have.
-	mux.Handle(path, serve.Unimplemented)
-	for _, proc := range []string{idgenv1connect.IdServiceGenerateProcedure, idgenv1connect.IdServiceGenerateBatchProcedure, idgenv1connect.IdServiceDecodeProcedure} {
-		mux.Handle(proc, h)
-	}
-	mux.Handle(grpchealth.NewHandler(s.health))
-	reflector := serve.Reflector(idgenv1connect.IdServiceName, grpchealth.HealthV1ServiceName)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
-	mux.Handle("/metrics", auth.ScrapersOnly(s.metricsHandler()))
-	rest := s.rest()
-	mux.Handle("/", serve.RPCOr(rest))
-	// The hot paths by exact pattern as well: the catch-all "/" costs a path match per request.
-	mux.Handle("/v1/ids", rest)
-	mux.Handle("/v1/ids:batch", rest)
-	return s.metrics.InFlight(withContext(s.resolver, mux))
+	return serve.API{
+		ConnectPath: path, Connect: h,
+		Procedures: []string{idgenv1connect.IdServiceGenerateProcedure, idgenv1connect.IdServiceGenerateBatchProcedure, idgenv1connect.IdServiceDecodeProcedure},
+		REST:       s.rest(), RESTPaths: []string{"/v1/ids", "/v1/ids:batch"},
+		Health: s.health, Metrics: s.reg, Requests: s.metrics.RequestMetrics, Resolver: s.resolver, Browsers: s.cfg.Browsers,
+	}.Handler()
 }
 
 // issue is the one request path to IDs for REST and Connect alike: caller check, quota, then the
@@ -295,7 +266,7 @@ func (s *Server) issue(ctx context.Context, n int, dst []idcore.ID) ([]idcore.ID
 	}
 	if err != nil {
 		if r := idcore.Reason(err); r != "" {
-			s.log.Warn("refused", "reason", r, "caller", res.Caller.Name, "request_id", requestID(ctx), "error", err)
+			s.log.Warn("refused", "reason", r, "caller", res.Caller.Name, "request_id", serve.RequestID(ctx), "error", err)
 		}
 		return dst, err
 	}

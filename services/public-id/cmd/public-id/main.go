@@ -9,15 +9,16 @@ import (
 	"os"
 
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/services/public-id/internal/config"
 	"github.com/idgen/idgen/services/public-id/internal/server"
 )
 
 func main() {
-	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
+	cfg, err := config.Parse(os.Args[1:], config.Getenv, os.Stderr)
 	serve.Main("public-id", err, cfg.LogLevel, func(ctx context.Context, log *slog.Logger) error { return run(ctx, cfg, log) })
 }
 
-func run(ctx context.Context, cfg server.Config, log *slog.Logger) error {
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -29,6 +30,7 @@ func run(ctx context.Context, cfg server.Config, log *slog.Logger) error {
 	var gw net.Listener
 	if cfg.GatewayListen != "" && srv.Gateway() != nil {
 		if gw, err = net.Listen("tcp", cfg.GatewayListen); err != nil {
+			api.Close()
 			return err
 		}
 	}

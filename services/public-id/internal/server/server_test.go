@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -14,12 +15,13 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/internal/config"
 	"github.com/idgen/idgen/services/public-id/internal/server"
 )
 
 func start(t *testing.T, store string, extra ...string) string {
 	t.Helper()
-	cfg, err := server.ParseConfig(append([]string{"--insecure-dev", "--store", store, "--resources", "ord,cus"}, extra...), func(string) string { return "" }, io.Discard)
+	cfg, err := config.Parse(append([]string{"--insecure-dev", "--store", store, "--resources", "ord,cus"}, extra...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,32 +97,23 @@ func TestInternalAPI(t *testing.T) {
 	}
 }
 
+// TestStoreRefused: a store setting is refused before anything listens when it names no store the
+// service has, and at start-up when the store cannot be reached or read; no error repeats a
+// password.
 func TestStoreRefused(t *testing.T) {
 	for _, c := range []struct{ store, want string }{
 		{"memcached:127.0.0.1:11211", "want sqlite:PATH"},
+		{"memcached://:hunter2@127.0.0.1:11211", "want sqlite:PATH"},
 		{"redis-cluster:rediss://:hunter2@[127.0.0.1:1", "URL"},
 		{"rediss://:hunter2@127.0.0.1:1?dial_timeout=forever", "dial_timeout"},
 		{"redis:127.0.0.1:1", "unavailable"},
 	} {
-		cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", c.store}, func(string) string { return "" }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
+		cfg, err := config.Parse([]string{"--insecure-dev", "--store", c.store}, func(string) string { return "" }, io.Discard)
+		if err == nil {
+			_, err = server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		}
-		_, err = server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("--store %s: %v (want an error that says %q and not the password)", c.store, err, c.want)
-		}
-	}
-}
-
-func TestConfigRefused(t *testing.T) {
-	for _, args := range [][]string{
-		{"--insecure-dev", "--redis-replicas", "-1"},
-		{"--insecure-dev", "--redis-replicas", "two"},
-		{"--insecure-dev", "--drain", "-1s"},
-	} {
-		if _, err := server.ParseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), strings.TrimLeft(args[1], "-")) {
-			t.Errorf("%v: %v", args, err)
 		}
 	}
 }
@@ -129,7 +122,7 @@ func TestConfigRefused(t *testing.T) {
 // accepts it; with that flag it starts, and says so in its metrics.
 func TestVolatileStore(t *testing.T) {
 	r := testenv.StartRedis(t, t.TempDir(), "--appendonly", "no")
-	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", "redis:" + r.Addr}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.Parse([]string{"--insecure-dev", "--store", "redis:" + r.Addr}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +225,7 @@ func TestCORS(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
 		t.Fatalf("a CORS request: %d %v", resp.StatusCode, resp.Header)
 	}
-	if _, err := server.ParseConfig([]string{"--insecure-dev", "--cors-origins", "app.example.com/x"}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := config.Parse([]string{"--insecure-dev", "--cors-origins", "app.example.com/x"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Fatal("a malformed origin was accepted")
 	}
 }
@@ -259,6 +252,43 @@ func TestRequestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestErrorBodies: every REST error is {"error": message, "reason": name}, as in every service,
+// and unknown and malformed public IDs get the same one.
+func TestErrorBodies(t *testing.T) {
+	base := start(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
+	for _, tt := range []struct {
+		method, path, body string
+		status             int
+		reason             string
+	}{
+		{"GET", "/v1/public-ids/ord_doesNotExist", "", 404, "not_found"},
+		{"GET", "/v1/public-ids/nonsense", "", 404, "not_found"},
+		{"GET", "/v2/public-ids", "", 404, "not_found"},
+		{"DELETE", "/v1/public-ids", "", 405, "method_not_allowed"},
+		{"POST", "/v1/public-ids", `{}`, 400, "bad_request"},
+		{"POST", "/v1/public-ids", `{"internal_id":"1","pad":"` + strings.Repeat("x", 5000) + `"}`, 413, "too_large"},
+	} {
+		code, b := call(t, tt.method, base+tt.path, tt.body)
+		var body map[string]string
+		if err := json.Unmarshal([]byte(b), &body); err != nil || len(body) != 2 || body["error"] == "" || body["reason"] != tt.reason || code != tt.status {
+			t.Errorf("%s %s: %d %s, want %d with reason %q", tt.method, tt.path, code, b, tt.status, tt.reason)
+		}
+	}
+	for _, svc := range []string{idgenv1connect.PublicIdServiceName, ""} {
+		req, _ := http.NewRequest("POST", base+"/grpc.health.v1.Health/Check", strings.NewReader(`{"service":"`+svc+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"SERVING_STATUS_SERVING"`) {
+			t.Errorf("health of %q: %d %s", svc, resp.StatusCode, b)
 		}
 	}
 }

@@ -6,22 +6,18 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/services/registry/internal/config"
 	"github.com/idgen/idgen/services/registry/internal/server"
 )
 
 func main() {
-	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
+	cfg, err := config.Parse(os.Args[1:], config.Getenv, os.Stderr)
 	serve.Main("registry", err, cfg.LogLevel, func(ctx context.Context, log *slog.Logger) error { return run(ctx, cfg, log) })
 }
 
-func run(ctx context.Context, cfg server.Config, log *slog.Logger) error {
-	if path, ok := strings.CutPrefix(cfg.Store, "sqlite:"); ok {
-		_ = os.MkdirAll(filepath.Dir(path), 0o755)
-	}
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

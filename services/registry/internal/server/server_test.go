@@ -21,10 +21,11 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/registry/internal/config"
 	"github.com/idgen/idgen/services/registry/internal/server"
 )
 
-func start(t *testing.T, cfg server.Config) string {
+func start(t *testing.T, cfg config.Config) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,8 +42,8 @@ func start(t *testing.T, cfg server.Config) string {
 	return l.Addr().String()
 }
 
-func devConfig(t *testing.T) server.Config {
-	cfg, err := server.ParseConfig([]string{"--insecure-dev", "--store", "sqlite:" + filepath.Join(t.TempDir(), "r.db")}, func(string) string { return "" }, io.Discard)
+func devConfig(t *testing.T) config.Config {
+	cfg, err := config.Parse([]string{"--insecure-dev", "--store", "sqlite:" + filepath.Join(t.TempDir(), "r.db")}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestAdminOnlyChanges(t *testing.T) {
 	caFile, callers := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "callers.json")
 	_ = os.WriteFile(caFile, ca.PEM, 0o600)
 	_ = os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600)
-	cfg, err := server.ParseConfig([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
+	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
 		"--client-ca", caFile, "--callers", callers}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +245,45 @@ func TestRequestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestErrorBodies: every REST error is {"error": message, "reason": name}, as in every service.
+func TestErrorBodies(t *testing.T) {
+	base := "http://" + start(t, devConfig(t))
+	for _, tt := range []struct {
+		method, path, body string
+		status             int
+		reason             string
+	}{
+		{"GET", "/v1/regions/mars-1", "", 404, "not_found"},
+		{"POST", "/v1/regions/us-east-1:explode", "", 404, "not_found"},
+		{"GET", "/v2/regions", "", 404, "not_found"},
+		{"DELETE", "/v1/regions", "", 405, "method_not_allowed"},
+		{"POST", "/v1/regions", `{"name":"Not A Region","peer":"eu-west-1"}`, 400, "bad_request"},
+		{"POST", "/v1/regions", `{"name":"us-east-1","peer":"us-west-2"}`, 409, "exists"},
+	} {
+		req, _ := http.NewRequest(tt.method, base+tt.path, strings.NewReader(tt.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body map[string]string
+		if err := json.Unmarshal(b, &body); err != nil || len(body) != 2 || body["error"] == "" || body["reason"] != tt.reason || resp.StatusCode != tt.status {
+			t.Errorf("%s %s: %d %s, want %d with reason %q", tt.method, tt.path, resp.StatusCode, b, tt.status, tt.reason)
+		}
+		if strings.Contains(body["error"], "registry:") {
+			t.Errorf("%s %s: a package name in %q", tt.method, tt.path, body["error"])
+		}
+	}
+	// gRPC health names the service and the server, both serving.
+	for _, svc := range []string{idgenv1connect.RegistryServiceName, ""} {
+		code, body := post(t, http.DefaultClient, base+"/grpc.health.v1.Health/Check", `{"service":"`+svc+`"}`)
+		if code != 200 || !strings.Contains(body, `"SERVING_STATUS_SERVING"`) {
+			t.Errorf("health of %q: %d %s", svc, code, body)
 		}
 	}
 }

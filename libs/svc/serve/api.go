@@ -1,0 +1,97 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// API is what a service serves on its port, the same way in every service: its Connect service
+// (Connect, gRPC, gRPC-Web) by each procedure's exact path and UNIMPLEMENTED for the others, gRPC
+// health and reflection, /metrics for scrapers, and its REST API for every other request that
+// is no RPC. Each request's context carries its request ID and caller (WithRequest); the
+// requests in flight are counted, and browsers of the configured origins admitted.
+type API struct {
+	ConnectPath string       // the Connect handler's path, from idgenv1connect.New…ServiceHandler
+	Connect     http.Handler // the Connect handler
+	Procedures  []string     // the service's procedures (idgenv1connect.…Procedure)
+	REST        http.Handler // the REST API
+	// RESTPaths are REST paths mounted by exact pattern as well, for hot paths: the catch-all
+	// costs a path match per request.
+	RESTPaths []string
+	Health    *Health // its services are the ones reflection lists
+	Metrics   prometheus.Gatherer
+	Requests  *RequestMetrics
+	Resolver  *auth.Resolver
+	Browsers  Browsers
+}
+
+// Handler returns the port's handler.
+func (a API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	Mount(mux, a.ConnectPath, a.Connect, a.Procedures...)
+	mux.Handle(a.Health.Handler())
+	refl := Reflector(append(append([]string(nil), a.Health.services...), grpchealth.HealthV1ServiceName)...)
+	mux.Handle(grpcreflect.NewHandlerV1(refl))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
+	mux.Handle("/metrics", auth.ScrapersOnly(MetricsHandler(a.Metrics)))
+	mux.Handle("/", RPCOr(a.REST))
+	for _, p := range a.RESTPaths {
+		mux.Handle(p, a.REST)
+	}
+	return a.Browsers.Wrap(a.Requests.InFlight(WithRequest(a.Resolver, mux)))
+}
+
+// MetricsHandler serves g in the Prometheus exposition formats.
+func MetricsHandler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+}
+
+// ConnectOptions are the Connect handler options of every service: the services' JSON codec,
+// request messages of at most maxBytes, compression only of responses of 1 KiB or more (gzip
+// costs more than it saves on small messages), and the request metrics.
+func ConnectOptions(maxBytes int, m *RequestMetrics) []connect.HandlerOption {
+	return append(JSONCodec(),
+		connect.WithReadMaxBytes(maxBytes),
+		connect.WithCompressMinBytes(1024),
+		m.Interceptor(),
+	)
+}
+
+type reqIDKey struct{}
+
+var (
+	reqPrefix = func() string { var b [4]byte; _, _ = rand.Read(b[:]); return hex.EncodeToString(b[:]) + "-" }()
+	reqSeq    atomic.Uint64
+)
+
+// WithRequest builds each request's context once: its request ID (the caller's X-Request-Id when
+// it has one of at most 128 bytes, else a per-process prefix and a counter), echoed in the
+// response, and its caller as rv resolves it (auth.FromContext).
+func WithRequest(rv *auth.Resolver, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 128 {
+			id = reqPrefix + strconv.FormatUint(reqSeq.Add(1), 10)
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := rv.Attach(context.WithValue(r.Context(), reqIDKey{}, id), r)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// RequestID returns the request ID WithRequest gave the request of ctx ("" outside one).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(reqIDKey{}).(string)
+	return id
+}

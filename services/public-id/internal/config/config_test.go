@@ -1,0 +1,77 @@
+package config_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/svc/flagenv"
+	"github.com/idgen/idgen/libs/svc/storespec"
+	"github.com/idgen/idgen/services/public-id/internal/config"
+)
+
+func TestEnvironmentFallbackAndFlagsWin(t *testing.T) {
+	env := map[string]string{"IDGEN_LISTEN": "127.0.0.1:9999", "IDGEN_INSECURE_DEV": "true", "IDGEN_STORE": "rediss://:pw@127.0.0.1:6380",
+		"IDGEN_IDS_SINCE": "2026-02-01", "IDGEN_TRUSTED_PROXIES": "10.0.0.0/8"}
+	c, err := config.Parse([]string{"--listen", "127.0.0.1:8888", "--redis-replicas", "1"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8888" || !c.InsecureDev || c.RedisReplicas != 1 || !c.IDsSince.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) || len(c.TrustedProxies) != 1 {
+		t.Fatalf("config %+v", c)
+	}
+	if s, err := c.StoreSpec(); err != nil || s.Kind != storespec.Redis || s.Where != "rediss://:pw@127.0.0.1:6380" {
+		t.Fatalf("StoreSpec() = %+v, %v", s, err)
+	}
+}
+
+func TestRejected(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"neither TLS nor --insecure-dev", []string{}, "mutual TLS needs"},
+		{"--insecure-dev with TLS settings", []string{"--insecure-dev", "--client-ca", "ca.pem"}, "exclude each other"},
+		{"an unknown store", []string{"--insecure-dev", "--store", "memcached:127.0.0.1:11211"}, "want sqlite:PATH"},
+		{"a store mappings cannot live in", []string{"--insecure-dev", "--store", "dynamodb:http://127.0.0.1:8000"}, "--store"},
+		{"negative replicas", []string{"--insecure-dev", "--redis-replicas", "-1"}, "redis-replicas"},
+		{"replicas not a number", []string{"--insecure-dev", "--redis-replicas", "two"}, "redis-replicas"},
+		{"negative drain", []string{"--insecure-dev", "--drain", "-1s"}, "drain"},
+		{"a bad date", []string{"--insecure-dev", "--ids-since", "yesterday"}, "ids-since"},
+		{"a malformed origin", []string{"--insecure-dev", "--cors-origins", "app.example.com/x"}, "origins"},
+		{"a leftover argument", []string{"--insecure-dev", "extra"}, "unexpected arguments"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := config.Parse(tt.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestUsageNamesVariables: --help names every flag's IDGEN_* variable.
+func TestUsageNamesVariables(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := config.Parse([]string{"--help"}, func(string) string { return "" }, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	flags := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if name, ok := strings.CutPrefix(line, "  -"); ok {
+			name, _, _ = strings.Cut(name, " ")
+			flags++
+			if n := strings.Count(out.String(), "($"+flagenv.Name(name)+")"); n != 1 {
+				t.Errorf("-%s: its variable named %d times", name, n)
+			}
+		}
+	}
+	if flags != 20 {
+		t.Fatalf("%d flags in the usage, want 20:\n%s", flags, out.String())
+	}
+}

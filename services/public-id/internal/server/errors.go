@@ -1,0 +1,37 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"connectrpc.com/connect"
+	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/publicid"
+)
+
+// errs maps the service's errors (apierr.Map does identities, deadlines and the rest) for REST
+// and Connect alike: the one place they are mapped. Unknown and malformed public IDs get the
+// same answer, so a caller learns nothing from the difference.
+var errs apierr.Mapper = func(err error) *apierr.Error {
+	switch {
+	case errors.Is(err, mapping.ErrNotFound), errors.Is(err, publicid.ErrMalformed):
+		return &apierr.Error{Status: http.StatusNotFound, Code: connect.CodeNotFound, Reason: "not_found", Msg: "public id not found"}
+	case errors.Is(err, mapping.ErrUnavailable):
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "store_unavailable", Msg: "mapping store unavailable"}
+	}
+	return nil
+}
+
+// outcome names a store call's result for idgen_publicid_store_calls_total.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, mapping.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, mapping.ErrUnavailable):
+		return "store_unavailable"
+	}
+	return "error"
+}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/labstack/echo/v4"
+)
+
+// rest is the internal REST API (SPEC §8) on echo, with every service's error handler: errors
+// are {"error": message, "reason": name}.
+func (s *Server) rest() http.Handler {
+	e := serve.REST(s.metrics, errs)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
+	e.POST("/v1/public-ids", func(c echo.Context) error {
+		var req struct {
+			InternalID *idcore.ID `json:"internal_id"`
+			Resource   string     `json:"resource"`
+		}
+		if err := apierr.DecodeBody(c.Request().Body, maxBody, &req); err != nil {
+			return err
+		}
+		if req.InternalID == nil {
+			return apierr.BadRequest(`"internal_id" is missing: want {"internal_id": "<decimal id>"}`)
+		}
+		pub, err := s.publish(c.Request().Context(), int64(*req.InternalID), req.Resource)
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, []byte(`{"public_id":`+strconv.Quote(pub)+`}`))
+	})
+	e.GET("/v1/public-ids/:public_id", func(c echo.Context) error {
+		in, err := s.resolve(c.Request().Context(), c.Param("public_id"))
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, []byte(`{"internal_id":"`+idcore.ID(in).String()+`"}`))
+	})
+	return e
+}
+
+// health is the /healthz body: "ok", or "unavailable" with the reason and the error.
+type health struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// getHealthz answers 200, and 503 from the start of a drain.
+func (s *Server) getHealthz(c echo.Context) error {
+	if s.health.Draining() {
+		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "shutting_down", Error: "shutting down"})
+	}
+	return c.JSON(http.StatusOK, health{Status: "ok"})
+}

@@ -1,0 +1,74 @@
+package config_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idgen/idgen/libs/svc/flagenv"
+	"github.com/idgen/idgen/libs/svc/storespec"
+	"github.com/idgen/idgen/services/registry/internal/config"
+)
+
+func TestEnvironmentFallbackAndFlagsWin(t *testing.T) {
+	env := map[string]string{"IDGEN_LISTEN": "127.0.0.1:9999", "IDGEN_INSECURE_DEV": "true", "IDGEN_STORE": "dynamodb:http://127.0.0.1:8000", "IDGEN_DRAIN": "1s"}
+	c, err := config.Parse([]string{"--listen", "127.0.0.1:8888", "--schedule", "v1-v2"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8888" || !c.InsecureDev || c.Schedule != "v1-v2" || c.Drain != time.Second {
+		t.Fatalf("config %+v", c)
+	}
+	if s, err := c.StoreSpec(); err != nil || s.Kind != storespec.DynamoDB || s.Where != "http://127.0.0.1:8000" {
+		t.Fatalf("StoreSpec() = %+v, %v", s, err)
+	}
+}
+
+func TestRejected(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"neither TLS nor --insecure-dev", []string{}, "mutual TLS needs"},
+		{"--insecure-dev with TLS settings", []string{"--insecure-dev", "--tls-cert", "s.pem", "--tls-key", "s.key"}, "exclude each other"},
+		{"unknown schedule", []string{"--insecure-dev", "--schedule", "v3"}, "v3"},
+		{"a store the registry cannot live in", []string{"--insecure-dev", "--store", "redis:127.0.0.1:6379"}, "--store"},
+		{"a store without a path", []string{"--insecure-dev", "--store", "sqlite:"}, "--store"},
+		{"negative drain", []string{"--insecure-dev", "--drain", "-1s"}, "--drain"},
+		{"a malformed origin", []string{"--insecure-dev", "--cors-origins", "app.example.com/x"}, "origins"},
+		{"a leftover argument", []string{"--insecure-dev", "extra"}, "unexpected arguments"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := config.Parse(tt.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestUsageNamesVariables: --help names every flag's IDGEN_* variable.
+func TestUsageNamesVariables(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := config.Parse([]string{"--help"}, func(string) string { return "" }, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	flags := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if name, ok := strings.CutPrefix(line, "  -"); ok {
+			name, _, _ = strings.Cut(name, " ")
+			flags++
+			if n := strings.Count(out.String(), "($"+flagenv.Name(name)+")"); n != 1 {
+				t.Errorf("-%s: its variable named %d times", name, n)
+			}
+		}
+	}
+	if flags != 11 {
+		t.Fatalf("%d flags in the usage, want 11:\n%s", flags, out.String())
+	}
+}
