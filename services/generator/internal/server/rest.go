@@ -12,6 +12,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
 )
@@ -165,40 +166,22 @@ func authResult(c echo.Context) error {
 // getHealthz answers 200 when the generator can issue now, else 503 with the reason; the detail
 // names the lease, the fence and the clock (and says so loudly when the clock check is warn).
 func (s *Server) getHealthz(c echo.Context) error {
-	type leaseInfo struct {
-		Layout      string `json:"layout"`
-		Held        bool   `json:"held"`
-		Machine     int    `json:"machine"`
-		Epoch       int64  `json:"epoch"`
-		LeaseExpiry string `json:"lease_expiry,omitempty"`
-		FenceInMs   int64  `json:"fence_in_ms"`
-		Problem     string `json:"problem,omitempty"`
-	}
 	st := s.node.Generator().ClockStatus()
-	body := struct {
-		Status       string      `json:"status"`
-		Reason       string      `json:"reason,omitempty"`
-		Error        string      `json:"error,omitempty"`
-		Region       string      `json:"region"`
-		RegionNumber int         `json:"region_number"`
-		Leases       []leaseInfo `json:"leases"`
-		Clock        any         `json:"clock"`
-	}{Status: "ok", Region: s.region.Name, RegionNumber: s.region.Number}
+	body := healthz.Generator{Status: "ok", Region: s.region.Name, RegionNumber: s.region.Number}
 	now := time.Now().UnixMilli()
 	for _, l := range s.node.Leases() {
-		li := leaseInfo{Layout: l.Layout, Held: l.Held, Machine: l.Machine, Epoch: l.Epoch, Problem: l.Problem}
+		li := healthz.Lease{Layout: l.Layout, Held: l.Held, Machine: l.Machine, Epoch: l.Epoch, Problem: l.Problem}
 		if l.Held {
 			li.LeaseExpiry = time.UnixMilli(l.ExpiryUnixMs).UTC().Format(time.RFC3339Nano)
 			li.FenceInMs = l.FenceUnixMs - now
 		}
 		body.Leases = append(body.Leases, li)
 	}
-	clock := map[string]any{"healthy": st.Healthy, "problem": st.Problem, "detail": st.Detail,
-		"estimated_error_ms": float64(st.EstimatedError.Microseconds()) / 1000, "check": st.Mode.String()}
+	body.Clock = &healthz.Clock{Healthy: st.Healthy, Problem: st.Problem, Detail: st.Detail,
+		EstimatedErrorMs: float64(st.EstimatedError.Microseconds()) / 1000, Check: st.Mode.String()}
 	if st.Mode == idcore.ClockWarn {
-		clock["warning"] = "clock check is warn: IDs are issued on an undisciplined clock (development only)"
+		body.Clock.Warning = "clock check is warn: IDs are issued on an undisciplined clock (development only)"
 	}
-	body.Clock = clock
 	code := http.StatusOK
 	err := s.node.Ready()
 	if s.health.Draining() {

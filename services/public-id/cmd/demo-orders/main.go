@@ -30,10 +30,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var c config
 	fs := flag.NewFlagSet("demo-orders", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7005", "address ($IDGEN_LISTEN)")
-	fs.StringVar(&c.DB, "db", ".idgen/demo-orders.db", "SQLite file of customers and orders ($IDGEN_DB)")
-	fs.StringVar(&c.Generator, "generator", "http://127.0.0.1:7001", "generator REST API the IDs come from ($IDGEN_GENERATOR)")
-	fs.StringVar(&c.PublicIDs, "public-ids", "http://127.0.0.1:7003", "public-ID service internal API ($IDGEN_PUBLIC_IDS)")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7005", "address")
+	fs.StringVar(&c.DB, "db", ".idgen/demo-orders.db", "SQLite file of customers and orders")
+	fs.StringVar(&c.Generator, "generator", "http://127.0.0.1:7001", "generator REST API the IDs come from")
+	fs.StringVar(&c.PublicIDs, "public-ids", "http://127.0.0.1:7003", "public-ID service internal API")
 	c.Process.RegisterFlags(fs, 5*time.Second)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
