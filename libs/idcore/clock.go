@@ -3,7 +3,9 @@ package idcore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -165,4 +167,86 @@ type ClockStatus struct {
 	EstimatedError time.Duration
 	Mode           ClockCheck
 	CheckedAt      time.Time
+}
+
+// clockWatch is a generator's view of its clock's health: the last check, what the next one needs
+// to see a forward jump, and the refusal a strict generator gives until a check finds the clock
+// healthy again.
+type clockWatch struct {
+	mu        sync.Mutex
+	status    ClockStatus
+	lastWall  time.Time
+	lastMono  time.Duration
+	jumpUntil time.Duration
+	// refusal is ErrClockUnsynced, with the check's detail, while a strict generator must refuse;
+	// nil while it may issue. The issue path reads it without a lock.
+	refusal atomic.Pointer[error]
+}
+
+// CheckClock reads the clock's health once and returns it. Until the next check, a strict
+// generator refuses while it is unhealthy. WatchClock calls it periodically.
+func (g *Generator) CheckClock() ClockStatus {
+	w := &g.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wall, mono := g.clock.Now(), g.clock.Monotonic()
+	st := ClockStatus{Healthy: true, Mode: g.mode, CheckedAt: wall}
+	if !w.lastWall.IsZero() {
+		jump := wall.Sub(w.lastWall) - (mono - w.lastMono)
+		if jump > g.errLim {
+			w.jumpUntil = mono + g.hold
+			g.log.Error("clock jumped forward", "jump", jump.String())
+		}
+	}
+	w.lastWall, w.lastMono = wall, mono
+	kc, err := g.health.ReadClock()
+	switch {
+	case err != nil:
+		st.Healthy, st.Problem, st.Detail = false, "read_error", err.Error()
+	case !kc.Synchronized:
+		st.Healthy, st.Problem, st.Detail = false, "unsynchronized", "the kernel reports the clock unsynchronized"
+	case kc.EstimatedError > g.errLim:
+		st.Healthy, st.Problem = false, "estimated_error"
+		st.Detail = fmt.Sprintf("estimated error %v above the limit %v", kc.EstimatedError, g.errLim)
+	case mono < w.jumpUntil:
+		st.Healthy, st.Problem, st.Detail = false, "forward_jump", "the wall clock jumped forward recently"
+	}
+	st.EstimatedError = kc.EstimatedError
+	if st.Healthy != w.status.Healthy || st.Problem != w.status.Problem || w.status.CheckedAt.IsZero() {
+		lvl := slog.LevelInfo
+		if !st.Healthy {
+			lvl = slog.LevelError
+			if g.mode == ClockWarn {
+				st.Detail += " (clock check is warn: issuing anyway)"
+				lvl = slog.LevelWarn
+			}
+		}
+		g.log.Log(context.Background(), lvl, "clock health", "healthy", st.Healthy, "problem", st.Problem,
+			"detail", st.Detail, "mode", g.mode.String())
+	}
+	w.status = st
+	if st.Healthy || g.mode == ClockWarn {
+		w.refusal.Store(nil)
+	} else {
+		err := fmt.Errorf("%w: %s", ErrClockUnsynced, st.Detail)
+		w.refusal.Store(&err)
+	}
+	return st
+}
+
+// ClockStatus returns the result of the last clock check.
+func (g *Generator) ClockStatus() ClockStatus {
+	g.watch.mu.Lock()
+	defer g.watch.mu.Unlock()
+	return g.watch.status
+}
+
+// WatchClock checks the clock every interval (on the monotonic clock) until ctx is done.
+func (g *Generator) WatchClock(ctx context.Context, every time.Duration) {
+	for {
+		if err := g.clock.Sleep(ctx, every); err != nil {
+			return
+		}
+		g.CheckClock()
+	}
 }

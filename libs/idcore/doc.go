@@ -37,6 +37,9 @@
 //     (docs/leases.md#the-floor, docs/leases.md#the-fence);
 //   - the timestamp fits 41 bits (timestamp_exhausted).
 //
+// One function makes that decision, for every ID and for Ready, so a generator reports itself
+// ready exactly when Next would issue an ID (at most after a wait within the back-step wait).
+//
 // When the millisecond's sequence is used up it waits for the next millisecond: it never wraps and
 // never borrows from the future. Waits happen outside the generator's lock and end when their
 // context does. The lease layer (package lease) is what calls SetLease and DropLease.

@@ -64,19 +64,19 @@ type slot struct {
 // sequence. It is safe for concurrent use; no wait happens under its lock.
 type Generator struct {
 	// turn admits one batch at a time, in arrival order (a channel's blocked senders queue FIFO).
-	turn    chan struct{}
-	sched   Schedule
-	region  int
-	clock   Clock
-	nowMs   func() int64 // the wall clock in Unix ms
-	sys     *systemClock // the system clock, called directly on the hot path; nil when injected
-	health  HealthSource
-	mode    ClockCheck
-	backMs  int64
-	errLim  time.Duration
-	hold    time.Duration
-	log     *slog.Logger
-	clockOK atomic.Bool
+	turn   chan struct{}
+	sched  Schedule
+	region int
+	clock  Clock
+	nowMs  func() int64 // the wall clock in Unix ms
+	sys    *systemClock // the system clock, called directly on the hot path; nil when injected
+	health HealthSource
+	mode   ClockCheck
+	backMs int64
+	errLim time.Duration
+	hold   time.Duration
+	log    *slog.Logger
+	watch  clockWatch // the clock's health (clock.go)
 
 	mu      sync.Mutex
 	lastMs  int64 // ms after Epoch of the last issued ID; -1 before the first
@@ -91,12 +91,6 @@ type Generator struct {
 	tickMu     sync.Mutex
 	tickTarget int64         // the timestamp the current sleeper waits for
 	tickCh     chan struct{} // closed when that sleeper wakes
-
-	checkMu   sync.Mutex
-	status    ClockStatus
-	lastWall  time.Time
-	lastMono  time.Duration
-	jumpUntil time.Duration
 }
 
 type waitCause int
@@ -364,49 +358,61 @@ func (g *Generator) wallMs() int64 {
 }
 
 // issueLocked makes one ID, or says how long to wait (waitMs ≥ 0: until the wall clock reaches
-// that timestamp, ms after Epoch), or refuses. Every ID is checked here against the clock's
-// health, last_ms, the floor and the fence.
+// that timestamp, ms after Epoch), or refuses, as admitLocked decides for the current time.
 func (g *Generator) issueLocked() (id ID, waitMs int64, cause waitCause, err error) {
-	if g.stopped {
-		return 0, 0, 0, fmt.Errorf("%w: generator stopped", ErrNoLease)
-	}
-	if g.mode == ClockStrict && !g.clockOK.Load() {
-		return 0, 0, 0, ErrClockUnsynced
-	}
-	ts := g.wallMs() - EpochUnixMs
-	seq := 0
-	switch {
-	case ts < 0:
-		return 0, 0, 0, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
-	case ts < g.lastMs:
-		if g.lastMs-ts > g.backMs {
-			return 0, 0, 0, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
-		}
-		return 0, g.lastMs, waitBackStep, nil
-	case ts == g.lastMs:
-		seq = g.seq + 1
-	}
-	if ts > MaxTimestamp {
-		return 0, 0, 0, ErrTimestampExhausted
-	}
-	s := g.slotAt(ts)
-	switch {
-	case !s.held:
-		return 0, 0, 0, s.unheld()
-	case ts >= s.fence:
-		return 0, 0, 0, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
-	case ts <= s.floor:
-		if s.floor-ts > g.backMs {
-			return 0, 0, 0, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
-		}
-		return 0, s.floor + 1, waitFloor, nil
-	case seq > s.maxSeq:
-		return 0, ts + 1, waitSequence, nil
+	ts, seq, s, waitMs, cause, err := g.admitLocked()
+	if err != nil || waitMs >= 0 {
+		return 0, waitMs, cause, err
 	}
 	g.lastMs, g.seq = ts, seq
 	g.issued++
 	// The sequence is the least significant field of every layout.
 	return ID(ts<<TimestampShift | s.base | int64(seq)), -1, 0, nil
+}
+
+// admitLocked decides whether an ID may be issued now. It reads the wall clock and returns the
+// timestamp (ms after Epoch), sequence and slot to issue with; or how long to wait (waitMs ≥ 0:
+// until the wall clock reaches that timestamp) before deciding again; or the refusal. It issues
+// nothing. Every ID (Next, AppendBatch) and every readiness answer (Ready) is decided here,
+// against the clock's health, last_ms, the end of the timestamp bits, the machine number held
+// for the timestamp's period, its floor and its fence.
+func (g *Generator) admitLocked() (ts int64, seq int, s *slot, waitMs int64, cause waitCause, err error) {
+	if g.stopped {
+		return 0, 0, nil, 0, 0, fmt.Errorf("%w: generator stopped", ErrNoLease)
+	}
+	if p := g.watch.refusal.Load(); p != nil {
+		return 0, 0, nil, 0, 0, *p
+	}
+	ts = g.wallMs() - EpochUnixMs
+	switch {
+	case ts < 0:
+		return 0, 0, nil, 0, 0, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
+	case ts < g.lastMs:
+		if g.lastMs-ts > g.backMs {
+			return 0, 0, nil, 0, 0, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
+		}
+		return 0, 0, nil, g.lastMs, waitBackStep, nil
+	case ts == g.lastMs:
+		seq = g.seq + 1
+	}
+	if ts > MaxTimestamp {
+		return 0, 0, nil, 0, 0, ErrTimestampExhausted
+	}
+	s = g.slotAt(ts)
+	switch {
+	case !s.held:
+		return 0, 0, nil, 0, 0, s.unheld()
+	case ts >= s.fence:
+		return 0, 0, nil, 0, 0, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
+	case ts <= s.floor:
+		if s.floor-ts > g.backMs {
+			return 0, 0, nil, 0, 0, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
+		}
+		return 0, 0, nil, s.floor + 1, waitFloor, nil
+	case seq > s.maxSeq:
+		return 0, 0, nil, ts + 1, waitSequence, nil
+	}
+	return ts, seq, s, -1, 0, nil
 }
 
 func (s *slot) unheld() error {
@@ -458,96 +464,15 @@ func (g *Generator) waitFor(ctx context.Context, ms int64, cause waitCause) erro
 	return err
 }
 
-// CheckClock reads the clock's health once and returns it. Until the next check, a strict
-// generator refuses while it is unhealthy. WatchClock calls it periodically.
-func (g *Generator) CheckClock() ClockStatus {
-	g.checkMu.Lock()
-	defer g.checkMu.Unlock()
-	wall, mono := g.clock.Now(), g.clock.Monotonic()
-	st := ClockStatus{Healthy: true, Mode: g.mode, CheckedAt: wall}
-	if !g.lastWall.IsZero() {
-		jump := wall.Sub(g.lastWall) - (mono - g.lastMono)
-		if jump > g.errLim {
-			g.jumpUntil = mono + g.hold
-			g.log.Error("clock jumped forward", "jump", jump.String())
-		}
-	}
-	g.lastWall, g.lastMono = wall, mono
-	kc, err := g.health.ReadClock()
-	switch {
-	case err != nil:
-		st.Healthy, st.Problem, st.Detail = false, "read_error", err.Error()
-	case !kc.Synchronized:
-		st.Healthy, st.Problem, st.Detail = false, "unsynchronized", "the kernel reports the clock unsynchronized"
-	case kc.EstimatedError > g.errLim:
-		st.Healthy, st.Problem = false, "estimated_error"
-		st.Detail = fmt.Sprintf("estimated error %v above the limit %v", kc.EstimatedError, g.errLim)
-	case mono < g.jumpUntil:
-		st.Healthy, st.Problem, st.Detail = false, "forward_jump", "the wall clock jumped forward recently"
-	}
-	st.EstimatedError = kc.EstimatedError
-	if st.Healthy != g.status.Healthy || st.Problem != g.status.Problem || g.status.CheckedAt.IsZero() {
-		lvl := slog.LevelInfo
-		if !st.Healthy {
-			lvl = slog.LevelError
-			if g.mode == ClockWarn {
-				st.Detail += " (clock check is warn: issuing anyway)"
-				lvl = slog.LevelWarn
-			}
-		}
-		g.log.Log(context.Background(), lvl, "clock health", "healthy", st.Healthy, "problem", st.Problem,
-			"detail", st.Detail, "mode", g.mode.String())
-	}
-	g.status = st
-	g.clockOK.Store(st.Healthy)
-	return st
-}
-
-// ClockStatus returns the result of the last clock check.
-func (g *Generator) ClockStatus() ClockStatus {
-	g.checkMu.Lock()
-	defer g.checkMu.Unlock()
-	return g.status
-}
-
-// WatchClock checks the clock every interval (on the monotonic clock) until ctx is done.
-func (g *Generator) WatchClock(ctx context.Context, every time.Duration) {
-	for {
-		if err := g.clock.Sleep(ctx, every); err != nil {
-			return
-		}
-		g.CheckClock()
-	}
-}
-
-// Ready reports whether the generator can issue an ID now, and if not, why: the same refusal
-// Next would return (clock, lease, fence). It issues nothing.
+// Ready reports whether the generator can issue an ID now, and if not, why: admitLocked decides,
+// as for every ID, so the answer is the refusal Next would return now. A wait Next would make
+// (a step back or a floor within the back-step wait, a used-up millisecond) is ready. It issues
+// nothing and counts no refusal.
 func (g *Generator) Ready() error {
-	if g.mode == ClockStrict && !g.clockOK.Load() {
-		st := g.ClockStatus()
-		return fmt.Errorf("%w: %s", ErrClockUnsynced, st.Detail)
-	}
-	ts := g.wallMs() - EpochUnixMs
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.stopped:
-		return fmt.Errorf("%w: generator stopped", ErrNoLease)
-	case ts < 0:
-		return fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
-	case g.lastMs-ts > g.backMs:
-		return fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
-	case ts > MaxTimestamp:
-		return ErrTimestampExhausted
-	}
-	s := g.slotAt(ts)
-	switch {
-	case !s.held:
-		return s.unheld()
-	case ts >= s.fence:
-		return fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
-	}
-	return nil
+	_, _, _, _, _, err := g.admitLocked()
+	return err
 }
 
 // Held returns the machine number held for the named layout, if any, and its fence in Unix ms.

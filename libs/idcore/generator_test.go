@@ -306,6 +306,71 @@ func TestFenceAndFloor(t *testing.T) {
 	}
 }
 
+// TestReadyRefusesAsNextDoes: Ready answers what Next does at the same moment: not ready with
+// Next's refusal, or ready when Next issues (after a wait within the back-step wait, if any).
+func TestReadyRefusesAsNextDoes(t *testing.T) {
+	lease := func(f fixture, floor, fence time.Time) {
+		t.Helper()
+		if err := f.g.SetLease("v2", idcore.Lease{Machine: 9, FloorUnixMs: floor.UnixMilli(), FenceUnixMs: fence.UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(fixture)
+		want  error // nil: ready, and Next issues
+	}{
+		{"held", func(fixture) {}, nil},
+		// A new number claimed on a clock ahead of this one: its floor lies ahead by more than
+		// the back-step wait, so Next refuses instead of waiting.
+		{"floor ahead beyond the back-step wait", func(f fixture) {
+			lease(f, start.Add(6*time.Millisecond), start.Add(time.Hour))
+		}, idcore.ErrClockBackwards},
+		{"floor ahead within the back-step wait", func(f fixture) {
+			lease(f, start.Add(4*time.Millisecond), start.Add(time.Hour))
+		}, nil},
+		{"fence reached", func(f fixture) { lease(f, start.Add(-time.Minute), start) }, idcore.ErrFence},
+		{"dropped", func(f fixture) { f.g.DropLease("v2") }, idcore.ErrNoLease},
+		{"stopped", func(f fixture) { f.g.Stop() }, idcore.ErrNoLease},
+		{"clock unsynchronized", func(f fixture) {
+			f.health.Set(idcore.KernelClock{Synchronized: false}, nil)
+			f.g.CheckClock()
+		}, idcore.ErrClockUnsynced},
+		{"clock stepped back beyond the wait", func(f fixture) {
+			f.clock.Advance(100 * time.Millisecond)
+			if _, err := f.g.Next(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Step(-50 * time.Millisecond)
+		}, idcore.ErrClockBackwards},
+		{"clock stepped back within the wait", func(f fixture) {
+			f.clock.Advance(100 * time.Millisecond)
+			if _, err := f.g.Next(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Step(-3 * time.Millisecond)
+		}, nil},
+		{"timestamp bits exhausted", func(f fixture) {
+			lease(f, idcore.Epoch, time.Unix(0, 0).Add(1<<62))
+			f.clock.Set(idcore.Epoch.Add(time.Duration(idcore.MaxTimestamp+1) * time.Millisecond))
+		}, idcore.ErrTimestampExhausted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newGen(t, nil)
+			tt.setup(f)
+			ready := f.g.Ready()
+			_, next := f.g.Next(context.Background())
+			if !errors.Is(ready, tt.want) || !errors.Is(next, tt.want) || (tt.want == nil) != (ready == nil) || (tt.want == nil) != (next == nil) {
+				t.Fatalf("Ready = %v, Next = %v; want both %v", ready, next, tt.want)
+			}
+			if idcore.Reason(ready) != idcore.Reason(next) {
+				t.Fatalf("Ready's reason %q, Next's %q", idcore.Reason(ready), idcore.Reason(next))
+			}
+		})
+	}
+}
+
 // TestNewNumberStaysAboveIssued: SetLease starts a new number above both its floor and every
 // timestamp already issued (model rule set_lease).
 func TestNewNumberStaysAboveIssued(t *testing.T) {
