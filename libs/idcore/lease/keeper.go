@@ -32,8 +32,8 @@ type Config struct {
 	Renew time.Duration
 	// FenceMargin: no ID is issued at or after lease_expiry − FenceMargin. Default: 5 s.
 	FenceMargin time.Duration
-	// Clock gives the wall time written into leases (timers use the monotonic clock).
-	// Default: idcore.SystemClock.
+	// Clock gives the wall time written into leases; the waits between claims and renewals
+	// sleep on its monotonic clock. Default: idcore.SystemClock.
 	Clock idcore.Clock
 	// Logger receives claims, losses, releases (Info/Warn) and renewals (Debug). Default: discard.
 	Logger *slog.Logger
@@ -176,12 +176,8 @@ func (k *Keeper) Run(ctx context.Context) {
 			}
 		}
 		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if err := k.cfg.Clock.Sleep(ctx, wait); err != nil {
 				return
-			case <-t.C:
 			}
 		} else if ctx.Err() != nil {
 			return

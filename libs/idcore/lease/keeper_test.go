@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,8 +14,17 @@ import (
 	"github.com/idgen/idgen/libs/idcore/clocktest"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// The keeper settings of these tests: renewals every 100 ms of a 3 s lease, fence 500 ms before
+// its expiry.
+const (
+	testLease  = 3 * time.Second
+	testRenew  = 100 * time.Millisecond
+	testMargin = 500 * time.Millisecond
 )
 
 func newKeeper(t *testing.T, st lease.Store, r lease.Range, clock idcore.Clock) (*lease.Keeper, *idcore.Generator) {
@@ -24,7 +34,7 @@ func newKeeper(t *testing.T, st lease.Store, r lease.Range, clock idcore.Clock) 
 		t.Fatal(err)
 	}
 	k, err := lease.NewKeeper(lease.Config{Store: st, Generator: gen, Range: r, Clock: clock,
-		Lease: 3 * time.Second, Renew: 100 * time.Millisecond, FenceMargin: 500 * time.Millisecond})
+		Lease: testLease, Renew: testRenew, FenceMargin: testMargin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,55 +61,87 @@ func run(t *testing.T, k *lease.Keeper) {
 
 func waitHeld(t *testing.T, k *lease.Keeper, want bool) lease.Status {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for k.Status().Held != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("held never became %v: %+v", want, k.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return k.Status().Held == want, fmt.Sprintf("held is not %v: %+v", want, k.Status())
+	})
 	return k.Status()
+}
+
+// fakeClock is a manual clock for a keeper: time passes only when the test advances it. It starts
+// at the real time, so the rows the keeper writes read as the real ones would.
+func fakeClock() *clocktest.Clock {
+	return clocktest.NewManualClock(time.Now().Truncate(time.Millisecond))
+}
+
+// asleep waits until the keeper has finished its round and sleeps on clock, and returns how long
+// it sleeps for.
+func asleep(t *testing.T, clock *clocktest.Clock) time.Duration {
+	t.Helper()
+	var left []time.Duration
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		left = clock.Sleeping()
+		return len(left) == 1, fmt.Sprintf("%d sleeps on the clock, want the keeper's one", len(left))
+	})
+	return left[0]
 }
 
 func TestKeeperRenewsOncePerInterval(t *testing.T) {
 	st := sqliteStore(t)
-	k, _ := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, nil)
+	clock := fakeClock()
+	k, _ := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
 	run(t, k)
-	first := waitHeld(t, k, true)
-	st.renewals.Store(0)
-	time.Sleep(1050 * time.Millisecond)
-	n := st.renewals.Load()
-	// At most one per interval (more would be a renewal storm); a busy machine may run late.
-	if n < 5 || n > 11 {
-		t.Fatalf("%d renewals in 1.05 s at a 100 ms interval", n)
+	if d := asleep(t, clock); d != testRenew {
+		t.Fatalf("after the claim the keeper sleeps %v, want the renew interval %v", d, testRenew)
 	}
-	now := k.Status()
-	if now.Machine != first.Machine || now.Epoch != first.Epoch || now.ExpiryUnixMs <= first.ExpiryUnixMs {
-		t.Fatalf("renewals did not extend the same lease: %+v then %+v", first, now)
+	first := k.Status()
+	if !first.Held || st.renewals.Load() != 0 {
+		t.Fatalf("after the claim: %+v, %d renewals", first, st.renewals.Load())
 	}
-	t.Logf("%d renewals per second at renew=100ms: %0.f store writes per minute at the default 10 s", n, 60/10.0)
+	for i := int64(1); i <= 10; i++ {
+		clock.Advance(testRenew - time.Millisecond)
+		if left := clock.Sleeping(); len(left) != 1 || left[0] != time.Millisecond || st.renewals.Load() != i-1 {
+			t.Fatalf("1 ms before renewal %d: sleeps %v, %d renewals", i, left, st.renewals.Load())
+		}
+		clock.Advance(time.Millisecond)
+		if d := asleep(t, clock); d != testRenew {
+			t.Fatalf("after renewal %d the keeper sleeps %v, want %v", i, d, testRenew)
+		}
+		// One renewal per interval, extending the same lease to now + lease.
+		s := k.Status()
+		if n := st.renewals.Load(); n != i {
+			t.Fatalf("%d renewals in %d intervals", n, i)
+		}
+		if wantExp := clock.Now().Add(testLease).UnixMilli(); s.Machine != first.Machine || s.Epoch != first.Epoch || s.ExpiryUnixMs != wantExp {
+			t.Fatalf("renewal %d: %+v after %+v, want expiry %d", i, s, first, wantExp)
+		}
+	}
 }
 
 func TestKeeperDropsALostLeaseAtOnce(t *testing.T) {
 	st := sqliteStore(t)
-	k, gen := newKeeper(t, st, lease.Range{Lo: 5, Hi: 6}, nil)
+	clock := fakeClock()
+	k, gen := newKeeper(t, st, lease.Range{Lo: 5, Hi: 6}, clock)
 	run(t, k)
-	held := waitHeld(t, k, true)
+	asleep(t, clock)
+	held := k.Status()
 	if _, err := st.Quarantine(context.Background(), held.Machine); err != nil {
 		t.Fatal(err)
 	}
-	// The next renewal fails its condition: the number is dropped and the other one claimed.
-	deadline := time.Now().Add(3 * time.Second)
-	for k.Status().Machine == held.Machine {
-		if time.Now().After(deadline) {
-			t.Fatalf("still holds the quarantined number: %+v", k.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The next renewal fails its condition: in that one round the number is dropped and the
+	// other one claimed, with no wait in between.
+	sleeps := clock.Sleeps()
+	clock.Advance(testRenew)
+	if d := asleep(t, clock); d != testRenew {
+		t.Fatalf("after the re-claim the keeper sleeps %v, want %v", d, testRenew)
 	}
-	now := waitHeld(t, k, true)
-	if now.Machine == held.Machine {
-		t.Fatalf("claimed the quarantined number again")
+	if n := clock.Sleeps() - sleeps; n != 1 {
+		t.Fatalf("%d sleeps between the lost renewal and the claim that followed, want none", n-1)
 	}
+	now := k.Status()
+	if !now.Held || now.Machine == held.Machine {
+		t.Fatalf("after the quarantine of %d: %+v", held.Machine, now)
+	}
+	clock.Advance(time.Millisecond) // past the new number's floor, the claim's :now
 	id, err := gen.Next(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -113,41 +155,92 @@ func TestKeeperDropsALostLeaseAtOnce(t *testing.T) {
 // succeeded drops the number and never renews the lapsed lease (model rule no_lapsed_renewal).
 func TestKeeperNeverRenewsALapsedLease(t *testing.T) {
 	st := sqliteStore(t)
-	clock := &steppable{Clock: idcore.SystemClock()}
+	clock := fakeClock()
 	k, gen := newKeeper(t, st, lease.Range{Lo: 9, Hi: 9}, clock)
 	run(t, k)
-	held := waitHeld(t, k, true)
-	st.watchEpoch.Store(held.Epoch)
-	clock.jump(3 * time.Second) // past the fence (expiry − 500 ms)
-	if _, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrFence) && !errors.Is(err, idcore.ErrNoLease) {
+	asleep(t, clock)
+	held := k.Status()
+	// The wall clock passes the fence (expiry − 500 ms) before the next renewal, as after a
+	// pause or a step: nothing is issued past it.
+	clock.Step(testLease)
+	if _, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrFence) {
 		t.Fatalf("past the fence: %v", err)
 	}
-	// It claims again (its own expired row) under a new epoch, without one renewal of the old one.
-	deadline := time.Now().Add(5 * time.Second)
-	for k.Status().Epoch == held.Epoch {
-		if time.Now().After(deadline) {
-			t.Fatalf("no new claim: %+v", k.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The next round claims again (its own expired row) under a new epoch, without one renewal.
+	renewals := st.renewals.Load()
+	clock.Advance(testRenew)
+	asleep(t, clock)
+	if n := st.renewals.Load() - renewals; n != 0 {
+		t.Fatalf("the lapsed lease was renewed (%d renewals)", n)
 	}
-	// A renewal sent on the jumped clock would ask for an expiry about 3 s beyond the real
-	// clock's lease; renewals sent just before the jump ask for at most now + lease.
-	if exp := st.watchedExpiry.Load(); exp > time.Now().Add(3*time.Second).UnixMilli() {
-		t.Fatalf("the lapsed lease was renewed (to %d)", exp)
-	}
-	if again := k.Status(); again.Epoch != held.Epoch+1 || again.Machine != 9 {
+	if again := k.Status(); !again.Held || again.Epoch != held.Epoch+1 || again.Machine != 9 {
 		t.Fatalf("re-claim %+v after %+v", again, held)
 	}
 }
 
-// steppable is the system clock with a wall-clock offset the test can change.
-type steppable struct {
-	idcore.Clock
-	off atomic.Int64
+// unavailableStore is a real store that answers ErrUnavailable while down is set.
+type unavailableStore struct {
+	*countingStore
+	down atomic.Bool
 }
 
-func (s *steppable) jump(d time.Duration) { s.off.Store(int64(d)) }
-func (s *steppable) Now() time.Time       { return s.Clock.Now().Add(time.Duration(s.off.Load())) }
+func (s *unavailableStore) TableID(ctx context.Context) (string, error) {
+	if s.down.Load() {
+		return "", lease.ErrUnavailable
+	}
+	return s.Store.TableID(ctx)
+}
+
+// TestKeeperBacksOffWhileTheStoreIsDown: while renewals fail, the keeper retries with doubling
+// waits (from a twentieth of the renew interval up to the interval, with jitter), the generator
+// issues up to the fence and not past it, and the first renewal that succeeds moves the fence.
+func TestKeeperBacksOffWhileTheStoreIsDown(t *testing.T) {
+	st := &unavailableStore{countingStore: sqliteStore(t)}
+	clock := fakeClock()
+	k, gen := newKeeper(t, st, lease.Range{Lo: 2, Hi: 2}, clock)
+	run(t, k)
+	asleep(t, clock)
+	held := k.Status()
+	st.down.Store(true)
+	clock.Advance(testRenew)
+	var d time.Duration
+	for backoff := testRenew / 20; ; backoff = min(2*backoff, testRenew) {
+		d = asleep(t, clock)
+		if d < backoff/2 || d >= backoff {
+			t.Fatalf("retry after %v, want [%v, %v)", d, backoff/2, backoff)
+		}
+		if _, err := gen.Next(context.Background()); err != nil {
+			t.Fatalf("before the fence, with the store down: %v", err)
+		}
+		if clock.Now().Add(d+testRenew).UnixMilli() >= held.FenceUnixMs {
+			break
+		}
+		clock.Advance(d)
+	}
+	if s := k.Status(); s.FenceUnixMs != held.FenceUnixMs || !strings.Contains(s.Problem, "unavailable") {
+		t.Fatalf("while the store is down: %+v", s)
+	}
+	// Nothing is issued at the fence (the wall clock steps there, and back).
+	toFence := time.UnixMilli(held.FenceUnixMs).Sub(clock.Now())
+	clock.Step(toFence)
+	if _, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrFence) {
+		t.Fatalf("at the fence with the store down: %v", err)
+	}
+	clock.Step(-toFence)
+	// The store answers again: the next retry renews, and the fence moves.
+	st.down.Store(false)
+	clock.Advance(d)
+	if d := asleep(t, clock); d != testRenew {
+		t.Fatalf("after the renewal the keeper sleeps %v, want %v", d, testRenew)
+	}
+	s := k.Status()
+	if want := clock.Now().Add(testLease - testMargin).UnixMilli(); s.FenceUnixMs != want || s.Problem != "" || s.Epoch != held.Epoch {
+		t.Fatalf("after the store came back: %+v, want the fence at %d", s, want)
+	}
+	if _, err := gen.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func TestKeeperRejectsUnsafeSettings(t *testing.T) {
 	gen, _ := idcore.NewGenerator(idcore.Settings{Health: clocktest.Synced()})
@@ -296,21 +389,22 @@ func (s *restoredDuringClaim) TableID(ctx context.Context) (string, error) {
 // check is not used: no ID is issued under it (model rule claim_table_recheck).
 func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 	st := &restoredDuringClaim{Store: sqliteStore(t)}
-	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, nil)
+	clock := fakeClock()
+	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
 	run(t, k)
-	deadline := time.Now().Add(time.Second)
-	for !st.claimed.Load() || !containsRestored(k.Status().Problem) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the keeper never met the restore: %+v", k.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The claim round fails; the keeper tries again within a renew interval.
+	if d := asleep(t, clock); d < testRenew/2 || d >= testRenew {
+		t.Fatalf("after the failed claim the keeper sleeps %v, want [%v, %v)", d, testRenew/2, testRenew)
+	}
+	if s := k.Status(); !st.claimed.Load() || !containsRestored(s.Problem) {
+		t.Fatalf("the keeper never met the restore: %+v", s)
 	}
 	if s := k.Status(); s.Held {
 		t.Fatalf("the keeper holds a number claimed on a restored table: %+v", s)
 	}
 	// The claim never took effect: it is not in the history (a claim is recorded before any ID
 	// can be issued under it), so no ID was issued under it.
-	evs, err := st.History(context.Background(), 1, 0, time.Now().Add(time.Hour).UnixMilli())
+	evs, err := st.History(context.Background(), 1, 0, clock.Now().Add(time.Hour).UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +413,8 @@ func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 			t.Fatalf("a claim on the restored table was put to use: %+v", ev)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if id, err := gen.Next(ctx); err == nil {
-		t.Fatalf("an ID was issued under a claim on a restored table: %v", id)
+	if id, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrNoLease) {
+		t.Fatalf("Next under a claim on a restored table: %v, %v; want no_lease", id, err)
 	}
 }
 

@@ -34,18 +34,17 @@ func (s *restoredDuringRenewal) TableID(ctx context.Context) (string, error) {
 // the keeper drops the number (model rule renew_table_recheck).
 func TestRenewalOnATableRestoredMeanwhile(t *testing.T) {
 	st := &restoredDuringRenewal{Store: sqliteStore(t)}
-	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, nil)
+	clock := fakeClock()
+	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
 	if err := k.ClaimOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	before := k.Status()
-	run(t, k)
-	deadline := time.Now().Add(2 * time.Second)
-	for !st.renewed.Load() || k.Status().Held {
-		if time.Now().After(deadline) {
-			t.Fatalf("the keeper kept the number after renewing a restored table: %+v", k.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	clock.Advance(testRenew)
+	run(t, k) // a held number: it renews at once
+	asleep(t, clock)
+	if !st.renewed.Load() || k.Status().Held {
+		t.Fatalf("the keeper kept the number after renewing a restored table: %+v", k.Status())
 	}
 	if _, fence, ok := gen.Held("v2"); ok {
 		t.Fatalf("the generator still holds the number (fence %d, was %d)", fence, before.FenceUnixMs)
@@ -132,26 +131,21 @@ func TestClaimFloorAndFenceFromClaimTime(t *testing.T) {
 // expiry − margin, never the reply's arrival time plus the lease (model rule renew).
 func TestRenewalFenceFromExpiryWritten(t *testing.T) {
 	st := sqliteStore(t)
-	clock := &steppable{Clock: idcore.SystemClock()}
+	clock := fakeClock()
 	k, _ := newKeeper(t, st, lease.Range{Lo: 3, Hi: 3}, clock)
 	if err := k.ClaimOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	first := k.Status()
-	run(t, k)
-	deadline := time.Now().Add(2 * time.Second)
-	for k.Status().ExpiryUnixMs == first.ExpiryUnixMs {
-		if time.Now().After(deadline) {
-			t.Fatal("no renewal")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clock.Advance(testRenew)
+	run(t, k) // a held number: it renews at once
+	asleep(t, clock)
 	s := k.Status()
 	row, err := st.Get(context.Background(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.FenceUnixMs != s.ExpiryUnixMs-500 || row.ExpiryUnixMs < s.ExpiryUnixMs || row.Epoch != first.Epoch {
+	if wantExp := clock.Now().Add(testLease).UnixMilli(); s.ExpiryUnixMs != wantExp || s.FenceUnixMs != wantExp-500 || row.ExpiryUnixMs != wantExp || row.Epoch != first.Epoch {
 		t.Fatalf("status %+v, row %+v: want fence = written expiry − margin, same epoch", s, row)
 	}
 }
