@@ -7,6 +7,7 @@ require (
 	connectrpc.com/grpchealth v1.5.0
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 )
 

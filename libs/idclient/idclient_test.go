@@ -17,6 +17,7 @@ import (
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -103,7 +104,9 @@ func TestBufferAndFailover(t *testing.T) {
 		t.Fatalf("%d batches for 500 ids", b)
 	}
 	local.setDown(true)
-	time.Sleep(200 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return c.Active() == peerURL, "still on " + c.Active() + " with the local endpoint down"
+	})
 	r := take(1000)
 	if r[2] < 800 {
 		t.Fatalf("with the local endpoint down the ids came from %v", r)
@@ -112,13 +115,9 @@ func TestBufferAndFailover(t *testing.T) {
 		t.Fatalf("active %s, want the peer", c.Active())
 	}
 	local.setDown(false)
-	deadline := time.Now().Add(2 * time.Second)
-	for c.Active() != localURL {
-		if time.Now().After(deadline) {
-			t.Fatal("did not move back to the local endpoint")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return c.Active() == localURL, "did not move back to the local endpoint: still on " + c.Active()
+	})
 	_ = take(300)
 	if got := testutil.ToFloat64(c.Collectors()[0]); got < 2 {
 		t.Fatalf("failovers counted %v, want at least 2 (away and back)", got)

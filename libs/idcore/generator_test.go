@@ -3,6 +3,7 @@ package idcore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/clocktest"
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 var start = time.Date(2026, 9, 26, 12, 0, 0, 0, time.UTC)
@@ -517,25 +519,33 @@ func TestBatchesTakeTurns(t *testing.T) {
 // TestQueuedBatchIsCancellable: a batch waiting for its turn gives up when its context ends,
 // instead of waiting for the batch ahead of it.
 func TestQueuedBatchIsCancellable(t *testing.T) {
-	g, err := idcore.NewGenerator(idcore.Settings{Health: clocktest.Synced(), BackStepWait: time.Second})
+	clock := clocktest.NewManualClock(start)
+	g, err := idcore.NewGenerator(idcore.Settings{Clock: clock, Health: clocktest.Synced()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	// The floor lies 800 ms ahead: the first batch holds its turn while it waits for it.
-	_ = g.SetLease("v2", idcore.Lease{Machine: 1, FloorUnixMs: now.UnixMilli() + 800, FenceUnixMs: now.Add(time.Hour).UnixMilli()})
+	// The floor lies 3 ms ahead: the first batch holds its turn while it waits for the clock,
+	// which moves only when the test advances it.
+	_ = g.SetLease("v2", idcore.Lease{Machine: 1, FloorUnixMs: start.UnixMilli() + 3, FenceUnixMs: start.Add(time.Hour).UnixMilli()})
 	first := make(chan error, 1)
 	go func() { _, err := g.NextBatch(context.Background(), 10); first <- err }()
-	time.Sleep(50 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		n := len(clock.Sleeping())
+		return n == 1, fmt.Sprintf("%d waits on the clock, want the first batch's", n)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	t0 := time.Now()
-	if _, err := g.NextBatch(ctx, 10); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("queued batch: %v, want context.DeadlineExceeded", err)
+	queued := make(chan error, 1)
+	go func() { _, err := g.NextBatch(ctx, 10); queued <- err }()
+	select {
+	case err := <-queued:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("queued batch: %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued batch did not give up when its context ended: it waits for the batch ahead")
 	}
-	if waited := time.Since(t0); waited > 400*time.Millisecond {
-		t.Fatalf("the queued batch gave up after %v, not when its context ended (50 ms)", waited)
-	}
+	clock.Advance(4 * time.Millisecond)
 	if err := <-first; err != nil {
 		t.Fatalf("the first batch: %v", err)
 	}
