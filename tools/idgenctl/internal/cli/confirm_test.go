@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/tools/idgenctl/internal/cli"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // sqliteStore makes a lease table in a SQLite file and returns its --lease-store and the store.
@@ -76,7 +78,7 @@ func TestQuarantineAndLiftAsk(t *testing.T) {
 
 	code, out := run(t, "leases", "quarantine", "3", "--lease-store", store)
 	if code != 2 || !strings.Contains(out, "pass --yes") || !strings.Contains(out, "held by a live generator: gen-a/pid-1/1") ||
-		!strings.Contains(out, "holder gen-a/pid-1/1 -> QUARANTINED, epoch 1 -> 2") {
+		!strings.Contains(out, "holder gen-a/pid-1/1 -> QUARANTINED\n") || !strings.Contains(out, "epoch 1 -> 2\n") {
 		t.Fatalf("quarantine without a terminal: %d\n%s", code, out)
 	}
 	// --yes must be typed: IDGEN_YES does not answer.
@@ -105,7 +107,7 @@ func TestQuarantineAndLiftAsk(t *testing.T) {
 		t.Fatalf("lift without a terminal: %d\n%s", code, out)
 	}
 	code, stdout, stderr = runTerminal(t, "yes\n", "leases", "lift", "3", "--lease-store", store, "--lease", "2m", "--margin", "1s")
-	if code != 0 || !strings.Contains(stdout, "3        lifted  LIFTED  3") || !strings.Contains(stderr, "holder QUARANTINED -> LIFTED, epoch 2 -> 3") {
+	if code != 0 || !strings.Contains(stdout, "3        lifted  LIFTED  3") || !strings.Contains(stderr, "holder QUARANTINED -> LIFTED\n") || !strings.Contains(stderr, "epoch 2 -> 3\n") {
 		t.Fatalf("lift confirmed: %d\n%s%s", code, stdout, stderr)
 	}
 	if ev := lastEvent(t, st, 3); ev.Kind != lease.KindLift || ev.Epoch != 3 {
@@ -166,7 +168,7 @@ func TestFenceRestore(t *testing.T) {
 		t.Fatalf("leases get of a fenced row:\n%s", out)
 	}
 	// A fenced row is nobody's live lease: a quarantine of it does not say so.
-	if _, out := run(t, "leases", "quarantine", "3", "--lease-store", store); strings.Contains(out, "live generator") || !strings.Contains(out, "state now fenced") {
+	if _, out := run(t, "leases", "quarantine", "3", "--lease-store", store); strings.Contains(out, "live generator") || !strings.Contains(out, "(table idgen-leases-v2), fenced now:") {
 		t.Fatalf("quarantine of a fenced row:\n%s", out)
 	}
 
@@ -331,5 +333,29 @@ func TestTerminal(t *testing.T) {
 		if r, _ := st.Get(context.Background(), 3); r.Holder != tt.state {
 			t.Fatalf("answered %q: holder %s", tt.answer, r.Holder)
 		}
+	}
+}
+
+// TestHistoryErrorReported: a quarantine or lift whose history event cannot be written still
+// changes the row, prints it, and fails saying the history lacks it.
+func TestHistoryErrorReported(t *testing.T) {
+	store, st := sqliteStore(t)
+	now := time.Now()
+	claim(t, st, 3, "gen-a/pid-1/1", now, now.Add(time.Minute))
+	db, err := sql.Open("sqlite", strings.TrimPrefix(store, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TRIGGER refuse BEFORE INSERT ON "` + lease.TableHistory + `" BEGIN SELECT RAISE(ABORT, 'history refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, "leases", "quarantine", "3", "--lease-store", store, "--yes")
+	if code != 1 || !strings.Contains(out, "3        quarantined") || !strings.Contains(out, "lease-history event was not written") || !strings.Contains(out, "history refused") {
+		t.Fatalf("quarantine with a failing history: %d\n%s", code, out)
+	}
+	code, out = run(t, "leases", "lift", "3", "--lease-store", store, "--yes")
+	if code != 1 || !strings.Contains(out, "3        lifted") || !strings.Contains(out, "lease-history event was not written") {
+		t.Fatalf("lift with a failing history: %d\n%s", code, out)
 	}
 }

@@ -215,8 +215,12 @@ func (o *opts) leasesQuarantine(ctx context.Context, what string, m int) error {
 		return err
 	default:
 		cur := o.leaseState(ctx, st, r, now)
-		plan = []string{fmt.Sprintf("quarantine %s: holder %s -> %s, epoch %d -> %d, lease expiry %s -> %s (state now %s)",
-			where, r.Holder, lease.QuarantineHolder, r.Epoch, r.Epoch+1, cur.LeaseExpiry, fmtMs(lease.QuarantineExpiryUnixMs), cur.State)}
+		plan = []string{
+			fmt.Sprintf("quarantine %s, %s now:", where, cur.State),
+			fmt.Sprintf("  holder %s -> %s", r.Holder, lease.QuarantineHolder),
+			fmt.Sprintf("  epoch %d -> %d", r.Epoch, r.Epoch+1),
+			fmt.Sprintf("  lease expiry %s -> %s", cur.LeaseExpiry, fmtMs(lease.QuarantineExpiryUnixMs)),
+		}
 		if cur.State == stateHeld {
 			plan = append(plan, fmt.Sprintf("number %d is held by a live generator: %s, lease until %s; it stops issuing under it at its next renewal, at the latest at its fence",
 				m, r.Holder, cur.LeaseExpiry))
@@ -266,9 +270,10 @@ func (o *opts) leasesLift(ctx context.Context, what string, m int) error {
 		return notQuarantined
 	}
 	err = o.confirm(fmt.Sprintf("leases lift %d", m), []string{
-		fmt.Sprintf("lift the quarantine of number %d in %s (table %s): holder %s -> %s, epoch %d -> %d",
-			m, o.region, o.tableName(), r.Holder, lease.LiftedHolder, r.Epoch, r.Epoch+1),
-		fmt.Sprintf("lease expiry -> one lease (%s) and the margin (%s) after it runs: the number is claimable again then", o.lease, o.margin),
+		fmt.Sprintf("lift the quarantine of number %d in %s (table %s):", m, o.region, o.tableName()),
+		fmt.Sprintf("  holder %s -> %s", r.Holder, lease.LiftedHolder),
+		fmt.Sprintf("  epoch %d -> %d", r.Epoch, r.Epoch+1),
+		fmt.Sprintf("  lease expiry -> one lease (%s) and the margin (%s) after it runs: the number is claimable again then", o.lease, o.margin),
 	})
 	if err != nil {
 		return err
