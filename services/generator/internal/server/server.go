@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
 		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,
 		ClockEvery: 250 * time.Millisecond, Clock: cfg.Clock, Health: cfg.ClockHealth,
-		Logger:     log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
+		Logger: log, Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"region": s.region.Name}, s.reg),
 	}
 	for _, o := range opts {
 		o(&ecfg)
