@@ -113,11 +113,26 @@ func (r *Redis) Stop() {
 func StartRedisCluster(t testing.TB) []string {
 	t.Helper()
 	var addrs []string
+	for _, r := range StartRedisClusterServers(t) {
+		addrs = append(addrs, r.Addr)
+	}
+	return addrs
+}
+
+// StartRedisClusterServers is StartRedisCluster returning the servers themselves (to stop or
+// freeze them).
+func StartRedisClusterServers(t testing.TB) []*Redis {
+	t.Helper()
+	var addrs []string
+	var servers []*Redis
 	for i := range 3 {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		_ = os.MkdirAll(dir, 0o755)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		r := StartRedis(t, dir, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "5000")
 		addrs = append(addrs, r.Addr)
+		servers = append(servers, r)
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
@@ -129,7 +144,7 @@ func StartRedisCluster(t testing.TB) []string {
 	for {
 		out, _ := exec.Command("redis-cli", "-p", port, "CLUSTER", "INFO").Output()
 		if strings.Contains(string(out), "cluster_state:ok") {
-			return addrs
+			return servers
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("testenv: the cluster did not become ok: %s", out)

@@ -41,6 +41,7 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000

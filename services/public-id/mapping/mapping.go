@@ -8,11 +8,15 @@ import (
 	"errors"
 )
 
-// Errors.
+// Portable errors. Drivers map their native errors to these, wrapping the native error (so
+// errors.As still reaches it); the service maps them to API codes with errors.Is, e.g.
+// errors.Is(err, mapping.ErrUnavailable) → 503 Unavailable. Any other error (newPublic's, a
+// corrupt value) is the driver's or the caller's, not the store's availability.
 var (
-	// ErrNotFound: no mapping for that public ID.
+	// ErrNotFound: no mapping for that public ID (or internal ID, for Lookup).
 	ErrNotFound = errors.New("mapping: not found")
-	// ErrUnavailable: the store cannot be reached; nothing was acknowledged.
+	// ErrUnavailable: the store could not serve the call now (unreachable, busy, failing over,
+	// out of time, or closed); nothing was acknowledged, and retrying may work.
 	ErrUnavailable = errors.New("mapping: store unavailable")
 )
 

@@ -28,6 +28,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/libs/idcore"
 	_ "modernc.org/sqlite"
 )
@@ -115,10 +116,9 @@ func New(ctx context.Context, path string, opts Options) (*Service, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+esc+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate")
+	db, err := sql.Open("sqlite", sqlitedsn.DSN(path, sqlitedsn.Options{ForeignKeys: true}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("demoorders: open %s: %w", path, err)
 	}
 	for _, stmt := range schema {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {

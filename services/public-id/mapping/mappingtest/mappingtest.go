@@ -8,16 +8,22 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 )
 
 // Run runs the suite; newStore returns a store (it may share data with earlier ones: the suite
-// uses fresh internal IDs per test via base).
-func Run(t *testing.T, newStore func(t *testing.T) mapping.Store) {
+// uses fresh internal IDs per test via base), and unavailable a store whose storage can no
+// longer be reached (the server process stopped, the file's store closed): every call on it must
+// fail with mapping.ErrUnavailable.
+func Run(t *testing.T, newStore, unavailable func(t *testing.T) mapping.Store) {
 	ctx := context.Background()
-	maker, _ := publicid.NewMaker("ord")
+	maker, err := publicid.NewMaker("ord")
+	if err != nil {
+		t.Fatal(err)
+	}
 	fresh := func() (string, error) { return maker.New("ord") }
 	var base atomic.Int64
 	base.Store(1_000_000_000)
@@ -61,7 +67,10 @@ func Run(t *testing.T, newStore func(t *testing.T) mapping.Store) {
 	t.Run("IdempotentNeverOverwrites", func(t *testing.T) {
 		s := newStore(t)
 		in := next()
-		first, _ := s.Publish(ctx, in, fresh)
+		first, err := s.Publish(ctx, in, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for range 5 {
 			again, err := s.Publish(ctx, in, fresh)
 			if err != nil || again != first {
@@ -81,8 +90,8 @@ func Run(t *testing.T, newStore func(t *testing.T) mapping.Store) {
 		if err != nil || pub == first || calls != 2 {
 			t.Fatalf("publish with a colliding public id = %s, %v after %d tries", pub, err, calls)
 		}
-		if got, _ := s.Resolve(ctx, first); got != in {
-			t.Fatalf("the first mapping was overwritten: %s → %d", first, got)
+		if got, err := s.Resolve(ctx, first); err != nil || got != in {
+			t.Fatalf("the first mapping was overwritten: %s → %d, %v", first, got, err)
 		}
 	})
 
@@ -135,6 +144,32 @@ func Run(t *testing.T, newStore func(t *testing.T) mapping.Store) {
 			if got, err := s.Resolve(ctx, pub); err != nil || got != in {
 				t.Fatal(fmt.Errorf("%s resolves to %d, %v; want %d", pub, got, err, in))
 			}
+		}
+	})
+
+	t.Run("Unavailable", func(t *testing.T) {
+		s := unavailable(t)
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		in := next()
+		for _, c := range []struct {
+			name string
+			call func() error
+		}{
+			{"Publish", func() error { _, err := s.Publish(ctx, in, fresh); return err }},
+			{"Lookup", func() error { _, err := s.Lookup(ctx, in); return err }},
+			{"Resolve", func() error { _, err := s.Resolve(ctx, "ord_nosuchthing"); return err }},
+		} {
+			if err := c.call(); !errors.Is(err, mapping.ErrUnavailable) {
+				t.Errorf("%s on an unreachable store: err = %v, want ErrUnavailable", c.name, err)
+			} else if err == mapping.ErrUnavailable {
+				t.Errorf("%s: %v is the bare sentinel; it must wrap the native error", c.name, err)
+			}
+		}
+		// The caller's own failure is never taken for the store's.
+		mine := errors.New("no public ID today")
+		if _, err := newStore(t).Publish(ctx, next(), func() (string, error) { return "", mine }); !errors.Is(err, mine) || errors.Is(err, mapping.ErrUnavailable) {
+			t.Errorf("Publish with a failing newPublic: %v, want that error and not ErrUnavailable", err)
 		}
 	})
 }

@@ -46,10 +46,10 @@ func (s *Store) checkDurability(ctx context.Context, accept bool) error {
 	case *redis.Client:
 		err = check(ctx, c)
 	default:
-		return fmt.Errorf("redismap: cannot check the persistence of a %T", s.rdb)
+		return fmt.Errorf("cannot check the persistence of a %T", s.rdb)
 	}
 	if err != nil {
-		return unavailable(err)
+		return err
 	}
 	if len(reasons) == 0 {
 		return nil
@@ -57,7 +57,7 @@ func (s *Store) checkDurability(ctx context.Context, accept bool) error {
 	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
 	why := strings.Join(reasons, "; ")
 	if !accept {
-		return fmt.Errorf("redismap: %s, or start with %s", why, acceptFlag)
+		return fmt.Errorf("%s, or start with %s", why, acceptFlag)
 	}
 	s.volatile, s.volatileWhy = true, why
 	if aofOff {

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/idgen/idgen/libs/svc/auth"
+	"github.com/idgen/idgen/libs/conn/tlsca"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,7 +68,7 @@ func (t Target) client() (redis.UniversalClient, error) {
 		if tlsConf == nil {
 			return nil, errors.New("redismap: a CA file is for TLS connections: use a rediss:// URL")
 		}
-		pool, err := auth.CertPool(t.CAFile)
+		pool, err := tlsca.Pool(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("redismap: CA file: %w", err)
 		}

@@ -40,13 +40,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/redis/go-redis/v9"
 )
+
+// waitAOFTimeout is how long WAITAOF waits for the fsyncs it asks for; a write not on disk by
+// then is not acknowledged.
+const waitAOFTimeout = time.Second
+
+// commitTimeout bounds the background commit of a Cluster publish (step 3), and a pending key's
+// repair in Resolve, which outlives its caller's context.
+const commitTimeout = 2 * time.Second
 
 // Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
 type Store struct {
@@ -60,6 +72,15 @@ type Store struct {
 	waitLocal   int    // WAITAOF's numlocal: 1, or 0 on an accepted volatile store with AOF off
 	volatile    bool   // found volatile by New, and accepted (Options.AcceptVolatile)
 	volatileWhy string // why
+
+	log *slog.Logger
+	// The store's lifetime: background commits run on life, which Close cancels before it waits
+	// for them (bg) and closes the client.
+	life   context.Context
+	stop   context.CancelFunc
+	mu     sync.Mutex // guards closed and bg.Go against Close's bg.Wait
+	closed bool
+	bg     sync.WaitGroup
 }
 
 var _ mapping.Store = (*Store)(nil)
@@ -71,6 +92,9 @@ type Options struct {
 	// AcceptVolatile accepts a store New finds volatile (see New) instead of refusing it;
 	// Store.Volatile then reports it, and why.
 	AcceptVolatile bool
+	// Logger receives what the store cannot return: a failed background commit, an orphan
+	// pending key it could not delete. Default: discard.
+	Logger *slog.Logger
 }
 
 // New returns a store; it checks the server version to know whether WAITAOF exists. It refuses
@@ -78,15 +102,23 @@ type Options struct {
 // (INFO persistence aof_enabled:0), or an appendfsync (CONFIG GET) other than always, everysec
 // being enough where WAITAOF confirms each fsync (7.2+), or a persistence it cannot verify.
 func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, error) {
+	s, err := newStore(ctx, rdb, o)
+	return s, mapErr("new", err)
+}
+
+func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, error) {
 	_, cluster := rdb.(*redis.ClusterClient)
-	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster, waitLocal: 1}
+	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster, waitLocal: 1, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	info, err := rdb.Info(ctx, "server").Result()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+		return nil, err
 	}
 	s.waitAOF = versionAtLeast(info, 7, 2)
 	if o.WaitReplicas > 0 && !s.waitAOF {
-		return nil, errors.New("redismap: waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
+		return nil, errors.New("waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
 	}
 	if err := s.checkDurability(ctx, o.AcceptVolatile); err != nil {
 		return nil, err
@@ -106,8 +138,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 		return nil, err
 	}
 	if s.writes == s.ap {
-		return nil, errors.New("redismap: the client gave one autopipeliner for reads and writes")
+		return nil, errors.New("the client gave one autopipeliner for reads and writes")
 	}
+	s.life, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -129,12 +162,43 @@ func versionAtLeast(info string, major, minor int) bool {
 func pKey(public string) string  { return "pid:p:" + public }
 func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
 
-// unavailable marks err as the store's being unavailable (once).
-func unavailable(err error) error {
-	if errors.Is(err, mapping.ErrUnavailable) {
+// errNotDurable: WAITAOF did not confirm a write's fsyncs in time (or failed); the write is not
+// acknowledged.
+var errNotDurable = errors.New("the write's fsync was not confirmed")
+
+// mapErr is the driver's one error mapping, applied once by every exported method: a Redis that
+// cannot serve the call now becomes mapping.ErrUnavailable (wrapping the native error, so
+// errors.As still reaches it); mapping.ErrNotFound, the caller's own errors (newPublic's),
+// refusals such as WRONGPASS or NOPERM, and corrupt values stay what they are.
+func mapErr(op string, err error) error {
+	var np newPublicError
+	switch {
+	case err == nil || errors.Is(err, mapping.ErrNotFound):
 		return err
+	case !errors.As(err, &np) && unavailable(err):
+		return fmt.Errorf("redismap: %s: %w: %w", op, mapping.ErrUnavailable, err)
 	}
-	return fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+	return fmt.Errorf("redismap: %s: %w", op, err)
+}
+
+// unavailable reports whether err means Redis cannot serve the call now, so a retry (later, on
+// another node after a failover) may succeed: no connection (refused, reset, closed, timed out,
+// pool exhausted), the caller's deadline, a server loading its data, a replica or a cluster not
+// ready (READONLY, CLUSTERDOWN, MASTERDOWN, TRYAGAIN, NOREPLICAS), a server busy with a script or
+// out of memory, or a write whose fsync WAITAOF did not confirm.
+func unavailable(err error) bool {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted),
+		errors.Is(err, redis.ErrAutoPipelineTimeout), errors.Is(err, redis.ErrAutoPipelineQueueFull),
+		errors.Is(err, errNotDurable):
+		return true
+	}
+	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsClusterDownError(err) ||
+		redis.IsTryAgainError(err) || redis.IsMasterDownError(err) || redis.IsMaxClientsError(err) ||
+		redis.IsNoReplicasError(err) || redis.IsOOMError(err) || redis.HasErrorPrefix(err, "BUSY")
 }
 
 // publishScript is a whole create on one server. KEYS: pid:i:<internal>, pid:p:<candidate>;
@@ -150,6 +214,18 @@ return {1, ARGV[1]}
 
 // Publish implements mapping.Store.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
+	pub, err := s.publish(ctx, internal, newPublic)
+	return pub, mapErr("publish", err)
+}
+
+// newPublicError is newPublic's error, kept apart from Redis's so mapErr never takes it for
+// unavailability.
+type newPublicError struct{ err error }
+
+func (e newPublicError) Error() string { return "new public ID: " + e.err.Error() }
+func (e newPublicError) Unwrap() error { return e.err }
+
+func (s *Store) publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
 	if s.atomic {
 		return s.publishAtomic(ctx, internal, newPublic)
 	}
@@ -163,10 +239,10 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			return pub, nil
 		}
 		if !errors.Is(err, redis.Nil) {
-			return "", unavailable(err)
+			return "", err
 		}
 		if pub, err = newPublic(); err != nil {
-			return "", err
+			return "", newPublicError{err}
 		}
 		ok, err := s.setNX(ctx, pKey(pub), "0:"+strconv.FormatInt(internal, 10))
 		if err != nil {
@@ -180,20 +256,26 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			return "", err
 		}
 		if !won {
-			s.rdb.Del(ctx, pKey(pub)) // ours, pending, never acknowledged
-			continue                  // read the winner
+			// Ours, pending, never acknowledged: an orphan left behind is deleted by the first
+			// Resolve that reads it.
+			if err := s.rdb.Del(ctx, pKey(pub)).Err(); err != nil {
+				s.log.Warn("redismap: could not delete a losing pending key", "key", pKey(pub), "error", err.Error())
+			}
+			continue // read the winner
 		}
 		// The mapping is complete and durable once both NX writes are: the commit only saves
 		// readers the repair step, so it is sent without waiting for it (a lost commit is
 		// repaired by the first read).
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s.background(func(life context.Context) {
+			cctx, cancel := context.WithTimeout(life, commitTimeout)
 			defer cancel()
-			s.rdb.SetXX(cctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0)
-		}()
+			if err := s.rdb.SetXX(cctx, pKey(pub), "1:"+strconv.FormatInt(internal, 10), 0).Err(); err != nil {
+				s.log.Debug("redismap: background commit failed; the first read repairs it", "key", pKey(pub), "error", err.Error())
+			}
+		})
 		return pub, nil
 	}
-	return "", errors.New("redismap: could not publish after 5 attempts")
+	return "", errors.New("could not publish after 5 attempts")
 }
 
 func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
@@ -201,7 +283,7 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 	for range 5 {
 		cand, err := newPublic()
 		if err != nil {
-			return "", err
+			return "", newPublicError{err}
 		}
 		var res []any
 		if s.waitAOF {
@@ -210,7 +292,7 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 			res, err = publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
 		}
 		if err != nil {
-			return "", unavailable(err)
+			return "", err
 		}
 		if len(res) == 2 {
 			if pub, ok := res[1].(string); ok {
@@ -218,11 +300,11 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 			}
 		}
 		if len(res) != 1 {
-			return "", fmt.Errorf("redismap: unexpected script answer %v", res)
+			return "", fmt.Errorf("unexpected script answer %v", res)
 		}
 		// The candidate collided with an existing public ID: take another.
 	}
-	return "", errors.New("redismap: could not publish after 5 attempts")
+	return "", errors.New("could not publish after 5 attempts")
 }
 
 // commit makes sure pid:p:<pub> is committed for internal, writing it when missing or pending.
@@ -233,7 +315,7 @@ func (s *Store) commit(ctx context.Context, pub string, internal int64) (bool, e
 		return false, nil
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return false, unavailable(err)
+		return false, err
 	}
 	_, err = s.onNode(ctx, pKey(pub), func(p redis.Pipeliner) { p.Set(ctx, pKey(pub), want, 0) })
 	return true, err
@@ -251,11 +333,7 @@ func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) 
 // setNX is SET key val NX, followed by WAITAOF where the server has it.
 func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 	if !s.waitAOF {
-		ok, err := s.rdb.SetNX(ctx, key, val, 0).Result()
-		if err != nil {
-			return false, unavailable(err)
-		}
-		return ok, nil
+		return s.rdb.SetNX(ctx, key, val, 0).Result()
 	}
 	var set *redis.BoolCmd
 	if _, err := s.onNode(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
@@ -272,7 +350,7 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok && s.waitAOF {
 		node, err := cc.MasterForKey(ctx, key)
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, err
 		}
 		c = node
 	}
@@ -280,21 +358,23 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		queue(p)
 		if s.waitAOF {
-			wait = p.Do(ctx, "WAITAOF", s.waitLocal, s.replicas, 1000)
+			wait = p.Do(ctx, "WAITAOF", s.waitLocal, s.replicas, waitAOFTimeout.Milliseconds())
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, unavailable(err)
-	}
 	if wait != nil {
-		res, err := wait.Int64Slice()
-		if err != nil {
-			return nil, unavailable(err)
+		// WAITAOF's own failure first: the pipeline's error is the first failed command's.
+		res, werr := wait.Int64Slice()
+		if werr != nil {
+			return nil, fmt.Errorf("%w: WAITAOF: %w", errNotDurable, werr)
 		}
 		if len(res) != 2 || res[0] < int64(s.waitLocal) || res[1] < int64(s.replicas) {
-			return nil, unavailable(fmt.Errorf("WAITAOF: %v: the write did not reach the AOF of this server and %d replicas within 1 s", res, s.replicas))
+			return nil, fmt.Errorf("%w: WAITAOF: %v: the write did not reach the AOF of this server and %d replicas within %v",
+				errNotDurable, res, s.replicas, waitAOFTimeout)
 		}
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
 	}
 	return cmds, nil
 }
@@ -306,41 +386,46 @@ func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
 	if errors.Is(err, redis.Nil) {
 		return "", mapping.ErrNotFound
 	}
-	if err != nil {
-		return "", unavailable(err)
-	}
-	return pub, nil
+	return pub, mapErr("lookup", err)
 }
 
 // Resolve implements mapping.Store: one GET in the common case; a pending key is repaired.
 func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
+	internal, err := s.resolve(ctx, public)
+	return internal, mapErr("resolve", err)
+}
+
+func (s *Store) resolve(ctx context.Context, public string) (int64, error) {
 	v, err := s.ap.Get(ctx, pKey(public)).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, mapping.ErrNotFound
 	}
 	if err != nil {
-		return 0, unavailable(err)
+		return 0, err
 	}
 	state, num, ok := strings.Cut(v, ":")
 	internal, perr := strconv.ParseInt(num, 10, 64)
 	if !ok || perr != nil {
-		return 0, fmt.Errorf("redismap: corrupt value %q at %s", v, pKey(public))
+		return 0, fmt.Errorf("corrupt value %q at %s", v, pKey(public))
 	}
 	if state == "1" {
 		return internal, nil
 	}
 	// Pending: a create was cut short. Finish it, or find that another public ID won.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
 	if _, err := s.setNX(rctx, iKey(internal), public); err != nil {
 		return 0, err
 	}
 	winner, err := s.rdb.Get(rctx, iKey(internal)).Result()
 	if err != nil {
-		return 0, unavailable(err)
+		return 0, err
 	}
 	if winner != public {
-		s.rdb.Del(rctx, pKey(public))
+		// An orphan, never acknowledged: not found, whether or not the delete succeeds.
+		if err := s.rdb.Del(rctx, pKey(public)).Err(); err != nil {
+			s.log.Warn("redismap: could not delete an orphan pending key", "key", pKey(public), "error", err.Error())
+		}
 		return 0, mapping.ErrNotFound
 	}
 	if _, err := s.commit(rctx, public, internal); err != nil {
@@ -349,5 +434,28 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	return internal, nil
 }
 
-// Close implements mapping.Store.
-func (s *Store) Close() error { return s.rdb.Close() }
+// background runs f on its own goroutine for the store's lifetime: Close cancels f's context
+// and waits for it. After Close, f does not run.
+func (s *Store) background(f func(life context.Context)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.bg.Go(func() { f(s.life) })
+}
+
+// Close implements mapping.Store: it stops the background commits, waits for them, and closes
+// the client. A second Close does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	s.bg.Wait()
+	return s.rdb.Close()
+}

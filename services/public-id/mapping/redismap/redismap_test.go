@@ -26,6 +26,11 @@ func newStore(t testing.TB, rdb redis.UniversalClient) *redismap.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, redis.ErrClosed) { // some tests close the client themselves
+			t.Error(err)
+		}
+	})
 	return s
 }
 
@@ -33,6 +38,12 @@ func TestConformanceStandalone(t *testing.T) {
 	r := testenv.StartRedis(t, t.TempDir())
 	mappingtest.Run(t, func(t *testing.T) mapping.Store {
 		return newStore(t, redis.NewClient(&redis.Options{Addr: r.Addr}))
+	}, func(t *testing.T) mapping.Store {
+		// A server of its own, stopped once the store is open: every call meets a closed port.
+		down := testenv.StartRedis(t, t.TempDir())
+		s := newStore(t, redis.NewClient(&redis.Options{Addr: down.Addr}))
+		down.Stop()
+		return s
 	})
 }
 
@@ -40,6 +51,17 @@ func TestConformanceCluster(t *testing.T) {
 	addrs := testenv.StartRedisCluster(t)
 	mappingtest.Run(t, func(t *testing.T) mapping.Store {
 		return newStore(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}))
+	}, func(t *testing.T) mapping.Store {
+		servers := testenv.StartRedisClusterServers(t)
+		var down []string
+		for _, r := range servers {
+			down = append(down, r.Addr)
+		}
+		s := newStore(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: down}))
+		for _, r := range servers {
+			r.Stop()
+		}
+		return s
 	})
 }
 

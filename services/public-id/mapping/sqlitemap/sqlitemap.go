@@ -7,30 +7,48 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
+	"sync/atomic"
 
+	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/services/public-id/mapping"
-	_ "modernc.org/sqlite"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // Store is a mapping store in an SQLite file.
-type Store struct{ db *sql.DB }
+type Store struct {
+	db     *sql.DB
+	closed atomic.Bool // after Close, every call fails with mapping.ErrUnavailable
+}
 
 var _ mapping.Store = (*Store)(nil)
 
 // Open opens (creating when missing) the file at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+esc+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	db, err := sql.Open("sqlite", sqlitedsn.DSN(path, sqlitedsn.Options{}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlitemap: open %s: %w", path, err)
 	}
+	s := &Store{db: db}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS public_ids (
 		public TEXT PRIMARY KEY, internal INTEGER NOT NULL UNIQUE) WITHOUT ROWID`); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlitemap: %w", err)
+		return nil, s.mapErr("create table", err)
 	}
-	return &Store{db: db}, nil
+	return s, nil
+}
+
+// mapErr is the driver's one error mapping: what sqlitedsn.Unavailable reports (busy, locked,
+// I/O, can't open, a deadline), and any error of a closed store, becomes mapping.ErrUnavailable;
+// the native error stays wrapped, so errors.As still reaches it. Other errors (a corrupt file, a
+// constraint) stay plain errors.
+func (s *Store) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if sqlitedsn.Unavailable(err) || s.closed.Load() {
+		return fmt.Errorf("sqlitemap: %s: %w: %w", op, mapping.ErrUnavailable, err)
+	}
+	return fmt.Errorf("sqlitemap: %s: %w", op, err)
 }
 
 // Publish implements mapping.Store.
@@ -41,12 +59,12 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			return pub, err
 		}
 		if pub, err = newPublic(); err != nil {
-			return "", err
+			return "", fmt.Errorf("sqlitemap: new public ID: %w", err)
 		}
 		// Either direction already taken (a concurrent publish of the same internal ID, or a
 		// colliding public ID) inserts nothing; the loop then reads the winner or tries again.
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO public_ids (public, internal) VALUES (?, ?) ON CONFLICT DO NOTHING`, pub, internal); err != nil {
-			return "", fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
+			return "", s.mapErr("publish", err)
 		}
 	}
 	return "", errors.New("sqlitemap: could not publish after 5 attempts")
@@ -59,10 +77,7 @@ func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", mapping.ErrNotFound
 	}
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
-	}
-	return pub, nil
+	return pub, s.mapErr("lookup", err)
 }
 
 // Resolve implements mapping.Store.
@@ -72,11 +87,11 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, mapping.ErrNotFound
 	}
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", mapping.ErrUnavailable, err)
-	}
-	return internal, nil
+	return internal, s.mapErr("resolve", err)
 }
 
-// Close implements mapping.Store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close implements mapping.Store. Calls after Close fail with mapping.ErrUnavailable.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return s.db.Close()
+}
