@@ -57,8 +57,8 @@ fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a l
 	@scripts/fuzz.sh $(FUZZTIME) $(PKGS)
 
 .PHONY: model-deep
-model-deep: ## the lease model with every feature together, longer horizon, bitstate (not exhaustive; make test runs the exhaustive subsets)
-	IDGEN_MODEL_DEEP=1 go test -count=1 -timeout 60m -run 'TestModelDeep' -v ./model
+model-deep: ## the lease model with every feature together, bitstate, 12 min a run, two runs side by side (not exhaustive; make test runs the exhaustive subsets)
+	IDGEN_MODEL_DEEP=1 go test -count=1 -timeout 30m -run 'TestModelDeep' -v ./model
 
 .PHONY: bench
 bench: ## run the benchmarks, with the comparison libraries, in one run

@@ -18,23 +18,45 @@ import (
 // as time unavailable.
 const gapThreshold = 250 * time.Millisecond
 
-// series is what one process incarnation returned: its IDs in the order it returned them, when
-// each batch arrived, and its refusals.
+// clockSlack is how far an ID's timestamp may lie outside the time its batch was asked for and
+// received (the runner's own reading delays) before it counts as made from a clock beyond the
+// bound. Offsets beyond the bound are injected at 400 ms or more, within it at 5 ms or less.
+const clockSlack = 200 * time.Millisecond
+
+// idRun is the IDs lo..hi, all issued by one series, in one or more consecutive batches.
+type idRun struct {
+	lo, hi idcore.ID
+	batch  int32 // the batch holding lo
+}
+
+// series is what one process incarnation returned: its IDs as runs of consecutive IDs in the
+// order it returned them, when each batch arrived, and its refusals.
 type series struct {
 	name string // slot#incarnation, e.g. dynamo/gen-1#2
 	slot string // the process slot, shared by its incarnations, e.g. dynamo/gen-1
 
 	mu       sync.Mutex
-	ids      []idcore.ID
+	runs     []idRun
+	n        int // IDs
 	batches  []batchMark
 	refusals []refusal
 	last     string // the current refusal reason, "" after a success
 	disorder string // the first place its IDs did not increase
+	fence    string // the first ID at or past the fence the process reported for it
+	// offClock lists the batches holding an ID whose timestamp lies outside [asked, received]
+	// by more than clockSlack.
+	offClock []offBatch
 }
 
 type batchMark struct {
-	at  time.Time
-	end int // index in ids after the batch
+	at  time.Time // received
+	ids int
+}
+
+type offBatch struct {
+	at   time.Time
+	ids  int
+	skew time.Duration // the timestamp's distance outside [asked, received]
 }
 
 type refusal struct {
@@ -42,19 +64,57 @@ type refusal struct {
 	at     time.Time
 }
 
-// add records a batch of IDs received at t.
-func (s *series) add(t time.Time, ids []idcore.ID) {
+// add records a batch of IDs (as runs of consecutive IDs, lo and count) asked for at asked and
+// received at got. fenceMs, when not 0, is the Unix ms fence of the lease the process held for
+// them.
+func (s *series) add(asked, got time.Time, runs [][2]int64, fenceMs int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		if n := len(s.ids); n > 0 && id <= s.ids[n-1] && s.disorder == "" {
-			s.disorder = fmt.Sprintf("%s: id %d after %d", s.name, id, s.ids[n-1])
+	bi := int32(len(s.batches))
+	total := 0
+	for _, r := range runs {
+		lo, cnt := idcore.ID(r[0]), r[1]
+		if cnt < 1 {
+			continue
 		}
-		s.ids = append(s.ids, id)
+		hi := lo + idcore.ID(cnt-1)
+		total += int(cnt)
+		if n := len(s.runs); n > 0 {
+			last := &s.runs[n-1]
+			if lo <= last.hi && s.disorder == "" {
+				s.disorder = fmt.Sprintf("%s: id %d after %d", s.name, lo, last.hi)
+			}
+			if lo == last.hi+1 {
+				last.hi = hi
+				continue
+			}
+		}
+		s.runs = append(s.runs, idRun{lo: lo, hi: hi, batch: bi})
 	}
-	s.batches = append(s.batches, batchMark{at: t, end: len(s.ids)})
+	if total == 0 {
+		return
+	}
+	s.n += total
+	s.batches = append(s.batches, batchMark{at: got, ids: total})
 	s.last = ""
+	first, last := idcore.ID(runs[0][0]), idcore.ID(runs[len(runs)-1][0]+runs[len(runs)-1][1]-1)
+	if fenceMs != 0 && tsMs(last) >= fenceMs && s.fence == "" {
+		s.fence = fmt.Sprintf("%s: id %d has timestamp %d, at or past its fence %d", s.name, last, tsMs(last), fenceMs)
+	}
+	var skew time.Duration
+	if d := time.UnixMilli(tsMs(first)).Sub(asked); d < -clockSlack {
+		skew = -d
+	}
+	if d := time.UnixMilli(tsMs(last)).Sub(got); d > clockSlack && d > skew {
+		skew = d
+	}
+	if skew > 0 {
+		s.offClock = append(s.offClock, offBatch{at: got, ids: total, skew: skew})
+	}
 }
+
+// tsMs is an ID's timestamp in Unix ms.
+func tsMs(id idcore.ID) int64 { return int64(id)>>idcore.TimestampShift + idcore.EpochUnixMs }
 
 // refuse records a refusal at t when its reason differs from the current one (an episode, not
 // every retry).
@@ -74,9 +134,17 @@ type window struct {
 	start time.Time
 }
 
+// hiddenStep is a time a slot's clock was stepped beyond the bound without its clock discipline
+// reporting it.
+type hiddenStep struct {
+	slot       string
+	start, end time.Time
+}
+
 // faultKinds is the table's row order; "none" is the time before the first fault.
 var faultKinds = []string{"none", "sigstop-short", "sigstop-long", "kill9-restart",
-	"store-stop-short", "store-stop-long", "store-kill9", "quarantine-lift", "fence-restore"}
+	"store-stop-short", "store-stop-long", "store-kill9", "quarantine-lift", "fence-restore",
+	"restore-backup", "clock-within", "clock-beyond", "clock-step-hidden"}
 
 // row is one line of the report.
 type row struct {
@@ -85,7 +153,9 @@ type row struct {
 	ids         int
 	dups        int
 	refusals    map[string]int
-	unavailable time.Duration // sum over processes of pauses between successful batches
+	offClock    int // IDs from a clock beyond the bound its discipline reported: must be 0
+	hidden      int // IDs from a clock stepped beyond the bound unseen (reported, not failed)
+	unavailable time.Duration
 	longest     time.Duration
 }
 
@@ -99,14 +169,61 @@ type duplicate struct {
 type report struct {
 	rows      []*row
 	total     int
-	dups      []duplicate // in ID order
+	dups      []duplicate // in ID order, one per overlap
+	dupIDs    int         // IDs returned more than once
 	disorders []string
+	fences    []string
+	offClock  []string // the first few batches from a clock beyond the bound
 }
 
-// check finds every duplicate ID across all series and every series whose IDs did not strictly
-// increase, and sums IDs, duplicates, refusals and unavailable time by the fault window they fall
-// in. windows must be in time order; the first should start before any batch.
-func check(all []*series, windows []window) report {
+// dupCheck finds IDs returned by more than one series: every series' runs, sorted by their first
+// ID, must not overlap. It needs memory for the runs only (a few per batch).
+func dupCheck(all []*series) (dups []duplicate, dupIDs int, at []time.Time) {
+	type ref struct {
+		lo, hi idcore.ID
+		s      int32
+		b      int32
+	}
+	var refs []ref
+	for si, s := range all {
+		s.mu.Lock()
+		for _, r := range s.runs {
+			refs = append(refs, ref{r.lo, r.hi, int32(si), r.batch})
+		}
+		s.mu.Unlock()
+	}
+	slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.lo, b.lo) })
+	top := -1 // the run reaching furthest so far
+	for i, r := range refs {
+		if top >= 0 && r.lo <= refs[top].hi {
+			t := refs[top]
+			dups = append(dups, duplicate{id: r.lo, a: all[t.s].name, b: all[r.s].name})
+			dupIDs += int(min(r.hi, t.hi) - r.lo + 1)
+			later := batchTime(all[t.s], t.b)
+			if bt := batchTime(all[r.s], r.b); bt.After(later) {
+				later = bt
+			}
+			at = append(at, later)
+		}
+		if top < 0 || r.hi > refs[top].hi {
+			top = i
+		}
+	}
+	return dups, dupIDs, at
+}
+
+func batchTime(s *series, b int32) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.batches[b].at
+}
+
+// check finds every duplicate ID across all series, every series whose IDs did not strictly
+// increase or passed their fence, and every batch from a clock beyond the bound, and sums IDs,
+// duplicates, refusals and unavailable time by the fault window they fall in. windows must be in
+// time order; the first should start before any batch. IDs from a slot's clock while it was
+// stepped unseen (hidden) are counted apart.
+func check(all []*series, windows []window, hidden []hiddenStep) report {
 	if len(windows) == 0 || windows[0].kind != "none" {
 		windows = append([]window{{kind: "none"}}, windows...)
 	}
@@ -131,38 +248,46 @@ func check(all []*series, windows []window) report {
 		}
 		return windows[i-1].kind
 	}
+	isHidden := func(slot string, t time.Time) bool {
+		for _, h := range hidden {
+			if h.slot == slot && !t.Before(h.start) && !t.After(h.end) {
+				return true
+			}
+		}
+		return false
+	}
 
-	type entry struct {
-		id     idcore.ID
-		series int32
-		batch  int32
-	}
-	n := 0
-	for _, s := range all {
-		n += len(s.ids)
-	}
-	entries := make([]entry, 0, n)
 	slotTimes := map[string][]time.Time{}
-	for si, s := range all {
+	for _, s := range all {
 		s.mu.Lock()
 		if s.disorder != "" {
 			rep.disorders = append(rep.disorders, s.disorder)
 		}
-		from := 0
-		for bi, b := range s.batches {
-			for _, id := range s.ids[from:b.end] {
-				entries = append(entries, entry{id: id, series: int32(si), batch: int32(bi)})
-			}
-			rowFor(windowOf(b.at)).ids += b.end - from
-			from = b.end
+		if s.fence != "" {
+			rep.fences = append(rep.fences, s.fence)
+		}
+		for _, b := range s.batches {
+			rowFor(windowOf(b.at)).ids += b.ids
 			slotTimes[s.slot] = append(slotTimes[s.slot], b.at)
 		}
+		rep.total += s.n
 		for _, r := range s.refusals {
 			rowFor(windowOf(r.at)).refusals[r.reason]++
 		}
+		for _, o := range s.offClock {
+			r := rowFor(windowOf(o.at))
+			if isHidden(s.slot, o.at) {
+				r.hidden += o.ids
+				continue
+			}
+			r.offClock += o.ids
+			if len(rep.offClock) < 5 {
+				rep.offClock = append(rep.offClock, fmt.Sprintf("%s: %d IDs received at %s with timestamps %s outside the time they were asked for",
+					s.name, o.ids, o.at.UTC().Format("15:04:05.000"), o.skew.Round(time.Millisecond)))
+			}
+		}
 		s.mu.Unlock()
 	}
-	rep.total = len(entries)
 	for _, ts := range slotTimes {
 		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
 		for i := 1; i < len(ts); i++ {
@@ -190,19 +315,10 @@ func check(all []*series, windows []window) report {
 			r.longest = max(r.longest, g)
 		}
 	}
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
-	for i := 1; i < len(entries); i++ {
-		if entries[i].id != entries[i-1].id {
-			continue
-		}
-		a, b := entries[i-1], entries[i]
-		sa, sb := all[a.series], all[b.series]
-		rep.dups = append(rep.dups, duplicate{id: a.id, a: sa.name, b: sb.name})
-		later := sa.batches[a.batch].at
-		if t := sb.batches[b.batch].at; t.After(later) {
-			later = t
-		}
-		rowFor(windowOf(later)).dups++
+	var at []time.Time
+	rep.dups, rep.dupIDs, at = dupCheck(all)
+	for _, t := range at {
+		rowFor(windowOf(t)).dups++
 	}
 	for _, k := range faultKinds {
 		if r, ok := rows[k]; ok {
@@ -216,22 +332,34 @@ func check(all []*series, windows []window) report {
 	return rep
 }
 
+// failed says whether the report breaks a promise: a duplicate, IDs out of order or past a
+// fence, or IDs from a clock beyond the bound that its discipline reported.
+func (rep report) failed() bool {
+	off := 0
+	for _, r := range rep.rows {
+		off += r.offClock
+	}
+	return len(rep.dups) > 0 || len(rep.disorders) > 0 || len(rep.fences) > 0 || off > 0 || rep.total == 0
+}
+
 // print writes the report's table, in Markdown.
 func (rep report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| fault\t| injected\t| IDs checked\t| duplicates\t| refusals by reason\t| unavailable (sum)\t| longest gap\t|")
-	fmt.Fprintln(tw, "|---\t|---:\t|---:\t|---:\t|---\t|---:\t|---:\t|")
+	fmt.Fprintln(tw, "| fault\t| injected\t| IDs checked\t| duplicates\t| refusals by reason\t| IDs from a clock beyond the bound\t| of them unseen by the clock check\t| unavailable (sum)\t| longest gap\t|")
+	fmt.Fprintln(tw, "|---\t|---:\t|---:\t|---:\t|---\t|---:\t|---:\t|---:\t|---:\t|")
 	var tot row
 	for _, r := range rep.rows {
-		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %s\t| %s\t| %s\t|\n", r.kind, r.injected, r.ids, r.dups, reasons(r.refusals),
-			r.unavailable.Round(100*time.Millisecond), r.longest.Round(100*time.Millisecond))
+		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %s\t| %d\t| %d\t| %s\t| %s\t|\n", r.kind, r.injected, r.ids, r.dups, reasons(r.refusals),
+			r.offClock+r.hidden, r.hidden, r.unavailable.Round(100*time.Millisecond), r.longest.Round(100*time.Millisecond))
 		tot.injected += r.injected
 		tot.ids += r.ids
 		tot.dups += r.dups
+		tot.offClock += r.offClock
+		tot.hidden += r.hidden
 		tot.unavailable += r.unavailable
 		tot.longest = max(tot.longest, r.longest)
 	}
-	fmt.Fprintf(tw, "| total\t| %d\t| %d\t| %d\t| \t| %s\t| %s\t|\n", tot.injected, tot.ids, tot.dups,
+	fmt.Fprintf(tw, "| total\t| %d\t| %d\t| %d\t| \t| %d\t| %d\t| %s\t| %s\t|\n", tot.injected, tot.ids, tot.dups, tot.offClock+tot.hidden, tot.hidden,
 		tot.unavailable.Round(100*time.Millisecond), tot.longest.Round(100*time.Millisecond))
 	tw.Flush()
 }

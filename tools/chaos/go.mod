@@ -2,7 +2,10 @@ module github.com/idgen/idgen/tools/chaos
 
 go 1.26.0
 
-require github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+require (
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
@@ -12,7 +15,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
-	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect

@@ -16,19 +16,18 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/idgen/idgen/libs/idcore"
 )
 
-// proc is one process slot: a generator or an idproc, restarted in place after kill -9. Each
+// proc is one process slot: a generator or an embedded node, restarted in place after kill -9. Each
 // start is a new incarnation with its own series.
 type proc struct {
-	slot string // group/name
-	kind string // "generator" or "idproc"
-	bin  string
-	args []string
-	url  string // generators: http://127.0.0.1:PORT
-	logs string // folder for stderr logs
+	slot  string // group/name
+	kind  string // "generator" or "node"
+	bin   string
+	args  []string
+	url   string // generators: http://127.0.0.1:PORT
+	logs  string // folder for stderr logs
+	clock string // the file holding its clock offset and estimated error (chaosclock)
 
 	rec *recorder
 
@@ -73,7 +72,7 @@ func (p *proc) start() error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = logf
 	var out io.ReadCloser
-	if p.kind == "idproc" {
+	if p.kind == "node" {
 		if out, err = cmd.StdoutPipe(); err != nil {
 			logf.Close()
 			return err
@@ -90,7 +89,7 @@ func (p *proc) start() error {
 	go func() {
 		defer close(done)
 		if out != nil {
-			readIdproc(out, s)
+			readNode(out, s, time.Now())
 		}
 		_ = cmd.Wait()
 		logf.Close()
@@ -99,33 +98,51 @@ func (p *proc) start() error {
 	return nil
 }
 
-// readIdproc records idproc's output: "ids ID …" lines and "refused REASON" lines.
-func readIdproc(out io.Reader, s *series) {
+// readNode records the node's output: "ids FENCE LO+N …" lines and "refused REASON" lines. A
+// batch counts as asked for when the line before it arrived (the node issues the next batch
+// after writing a line).
+func readNode(out io.Reader, s *series, started time.Time) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var ids []idcore.ID
+	var runs [][2]int64
+	asked := started
 	for sc.Scan() {
 		now := time.Now()
 		kind, rest, _ := strings.Cut(sc.Text(), " ")
 		switch kind {
 		case "ids":
-			ids = ids[:0]
-			ok := true
-			for f := range strings.FieldsSeq(rest) {
-				v, err := strconv.ParseInt(f, 10, 64)
-				if err != nil {
+			runs = runs[:0]
+			f := strings.Fields(rest)
+			fence, err := strconv.ParseInt(f[0], 10, 64)
+			ok := err == nil && len(f) > 1
+			for _, r := range f[1:] {
+				lo, n, found := strings.Cut(r, "+")
+				a, err1 := strconv.ParseInt(lo, 10, 64)
+				b, err2 := strconv.ParseInt(n, 10, 64)
+				if !found || err1 != nil || err2 != nil {
 					ok = false // a line cut short by kill -9: never delivered
 					break
 				}
-				ids = append(ids, idcore.ID(v))
+				runs = append(runs, [2]int64{a, b})
 			}
-			if ok && len(ids) > 0 {
-				s.add(now, ids)
+			if ok {
+				s.add(asked, now, runs, fence)
 			}
 		case "refused":
 			s.refuse(now, rest)
 		}
+		asked = now
 	}
+}
+
+// setClock moves the slot's clock by offset and has its clock discipline report esterr (written
+// whole, by rename, so the process never reads half a file).
+func (p *proc) setClock(offset, esterr time.Duration) error {
+	tmp := p.clock + ".tmp"
+	if err := os.WriteFile(tmp, []byte(offset.String()+" "+esterr.String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p.clock)
 }
 
 // signal sends sig to the current incarnation.
@@ -148,6 +165,26 @@ func (p *proc) killRestart(down time.Duration) error {
 	return p.start()
 }
 
+// hold stops the current incarnation gracefully (SIGTERM, as an operator stops a service) and
+// keeps the slot stopped until resume starts a new incarnation.
+func (p *proc) hold() {
+	p.signal(syscall.SIGCONT)
+	p.signal(syscall.SIGTERM)
+	p.mu.Lock()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// resume starts a new incarnation of a held slot.
+func (p *proc) resume() error {
+	defer p.mu.Unlock()
+	return p.start()
+}
+
 // stop ends the current incarnation with SIGTERM, then SIGKILL after 10 s.
 func (p *proc) stop() {
 	p.signal(syscall.SIGCONT)
@@ -164,59 +201,114 @@ func (p *proc) stop() {
 }
 
 // load asks a generator for batches of count IDs until ctx ends, one request at a time, so the
-// order the answers arrive in is the order the generator issued them.
-func (p *proc) load(ctx context.Context, count int) {
+// order the answers arrive in is the order the generator issued them, pausing after each answer.
+func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	body := fmt.Sprintf(`{"count":%d}`, count)
+	buf := make([]byte, 0, 32<<10)
+	var runs [][2]int64
 	for ctx.Err() == nil {
 		p.mu.RLock()
 		s := p.cur
-		ok, reason := fetchBatch(ctx, hc, p.url, body, s)
+		var reason string
+		buf, runs, reason = fetchBatch(ctx, hc, p.url, body, s, buf, runs)
 		p.mu.RUnlock()
 		if ctx.Err() != nil {
 			return
 		}
-		if !ok {
+		if reason != "" {
 			s.refuse(time.Now(), reason)
 			sleep(ctx, 20*time.Millisecond)
 			continue
 		}
-		sleep(ctx, 10*time.Millisecond)
+		if pause > 0 {
+			sleep(ctx, pause)
+		}
 	}
 }
 
-func fetchBatch(ctx context.Context, hc *http.Client, url, body string, s *series) (bool, string) {
+// fetchBatch asks for one batch and records it; it returns the refusal reason, "" on success.
+func fetchBatch(ctx context.Context, hc *http.Client, url, body string, s *series, buf []byte, runs [][2]int64) ([]byte, [][2]int64, string) {
 	req, err := http.NewRequestWithContext(ctx, "POST", url+"/v1/ids:batch", strings.NewReader(body))
 	if err != nil {
-		return false, "request"
+		return buf, runs, "request"
 	}
 	req.Header.Set("Content-Type", "application/json")
+	asked := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, "unreachable"
+		return buf, runs, "unreachable"
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	buf, err = readAll(resp.Body, buf[:0])
 	if err != nil {
-		return false, "unreachable"
+		return buf, runs, "unreachable"
 	}
+	got := time.Now()
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
 			Reason string `json:"reason"`
 		}
-		if json.Unmarshal(b, &e) == nil && e.Reason != "" {
-			return false, e.Reason
+		if json.Unmarshal(buf, &e) == nil && e.Reason != "" {
+			return buf, runs, e.Reason
 		}
-		return false, "http_" + strconv.Itoa(resp.StatusCode)
+		return buf, runs, "http_" + strconv.Itoa(resp.StatusCode)
 	}
-	var out struct {
-		IDs []idcore.ID `json:"ids"`
+	runs, ok := parseIDs(buf, runs[:0])
+	if !ok || len(runs) == 0 {
+		return buf, runs, "bad_answer"
 	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.IDs) == 0 {
-		return false, "bad_answer"
+	s.add(asked, got, runs, 0)
+	return buf, runs, ""
+}
+
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
 	}
-	s.add(time.Now(), out.IDs)
-	return true, ""
+}
+
+// parseIDs reads the generator's {"ids":["ID","ID",…]} into runs of consecutive IDs (LO, count),
+// without reflection: a batch of 1,000 IDs through encoding/json costs more than making them.
+func parseIDs(b []byte, runs [][2]int64) ([][2]int64, bool) {
+	i := strings.Index(string(b), `"ids":[`)
+	if i < 0 {
+		return runs, false
+	}
+	i += len(`"ids":[`)
+	for i < len(b) && b[i] != ']' {
+		switch b[i] {
+		case '"', ',', ' ':
+			i++
+			continue
+		}
+		var v int64
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			v = v*10 + int64(b[j]-'0')
+			j++
+		}
+		if j == i {
+			return runs, false
+		}
+		i = j
+		if n := len(runs); n > 0 && runs[n-1][0]+runs[n-1][1] == v {
+			runs[n-1][1]++
+		} else {
+			runs = append(runs, [2]int64{v, 1})
+		}
+	}
+	return runs, i < len(b)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -274,6 +366,19 @@ func (d *dynalite) kill() {
 		_ = d.cmd.Wait()
 	}
 	d.cmd = nil
+}
+
+// backup copies dynalite's data folder to dst while dynalite is frozen (a consistent copy).
+func (d *dynalite) backup(dst string) error {
+	d.signal(syscall.SIGSTOP)
+	defer d.signal(syscall.SIGCONT)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if out, err := exec.Command("cp", "-a", d.dir, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy %s: %v: %s", d.dir, err, out)
+	}
+	return nil
 }
 
 func freePort() (int, error) {
