@@ -6,10 +6,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/svc/storespec"
 )
 
 // openLeaseTable opens the lease table of a layout ("v2" or "v1") in a region's lease store. spec
@@ -31,29 +33,31 @@ func openLeaseTable(ctx context.Context, spec, regionName, layout string) (lease
 	if local {
 		spec = "sqlite:.idgen/leases-" + regionName + ".db"
 	}
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch kind {
-	case "sqlite":
-		if _, err := os.Stat(arg); err != nil {
+	sp, err := storespec.Parse("--lease-store", spec, storespec.SQLite, storespec.DynamoDB)
+	if err != nil {
+		return nil, usagef("%v, or REGION=STORE pairs", err)
+	}
+	switch sp.Kind {
+	case storespec.SQLite:
+		if _, err := os.Stat(sp.Where); err != nil {
 			if local {
 				hint := ""
 				if _, err := region.Find(region.Defaults(), regionName); err != nil {
 					hint = fmt.Sprintf("; region %q is none of the built-in regions (%s): check --region", regionName, builtinRegionNames())
 				}
 				return nil, usagef("no lease store for region %s: no --lease-store given, and the local stack's %s does not exist "+
-					"(make run creates it); pass --lease-store sqlite:PATH or dynamodb:ENDPOINT_URL (or IDGEN_LEASE_STORE)%s", regionName, arg, hint)
+					"(make run creates it); pass --lease-store sqlite:PATH or dynamodb:ENDPOINT_URL (or IDGEN_LEASE_STORE)%s", regionName, sp.Where, hint)
 			}
-			return nil, fmt.Errorf("lease store %s: %w", arg, err)
+			return nil, fmt.Errorf("lease store %s: %w", sp.Where, err)
 		}
-		return sqlitelease.Open(ctx, arg, table)
-	case "dynamodb":
-		db, err := dynamolease.NewClient(ctx, arg)
+		return sqlitelease.Open(ctx, sp.Where, table)
+	default: // storespec.DynamoDB
+		db, err := dynamo.NewClient(ctx, sp.Where)
 		if err != nil {
 			return nil, err
 		}
 		return dynamolease.New(db, table, lease.TableHistory), nil
 	}
-	return nil, usagef("--lease-store %q: want sqlite:PATH or dynamodb:ENDPOINT_URL, or REGION=STORE pairs", spec)
 }
 
 // storeRegions lists the regions of a REGION=STORE flag value.
