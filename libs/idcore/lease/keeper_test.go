@@ -328,9 +328,18 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 	if _, err := lease.CheckTable(ctx, s); !errors.Is(err, lease.ErrRestored) {
 		t.Fatalf("metadata naming the old table: %v", err)
 	}
-	n, err := lease.FenceRestore(ctx, s, now, 5*time.Minute, 5*time.Second)
-	if err != nil || n != 1 {
-		t.Fatalf("FenceRestore = %d, %v", n, err)
+	// Eight numbers in the layout: the one row is fenced, and the seven numbers the restored
+	// table has no row for (first claimed after the backup, or never) get a FENCED row each.
+	n, err := lease.FenceRestore(ctx, s, now, 5*time.Minute, 5*time.Second, 8)
+	if err != nil || n != 8 {
+		t.Fatalf("FenceRestore = %d, %v, want 8 rows", n, err)
+	}
+	absent, err := s.Get(ctx, 5)
+	if err != nil || absent.Holder != lease.FencedHolder || absent.ExpiryUnixMs != now.Add(5*time.Minute+5*time.Second).UnixMilli() {
+		t.Fatalf("a number without a row after the fence: %+v, %v", absent, err)
+	}
+	if _, err := s.Claim(ctx, 5, "gen-b", now.Add(time.Minute).UnixMilli(), now.Add(2*time.Minute).UnixMilli()); !errors.Is(err, lease.ErrTaken) {
+		t.Fatalf("a claim of a number that had no row, before the fence's expiry: %v, want ErrTaken", err)
 	}
 	newID, err := lease.CheckTable(ctx, s)
 	if err != nil || newID == id {

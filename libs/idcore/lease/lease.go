@@ -99,10 +99,14 @@ func LiftExpiry(now time.Time, lease, margin time.Duration) int64 {
 }
 
 // FenceRestore is the restore fence, the operator's command after a restore: it sets every lease
-// row that is not quarantined to lease_expiry = now + lease + margin with epoch + 1, records a
-// "fence" event per row, and only then writes the table's new ID into the metadata row, which lets
-// holders claim again. It returns how many rows it fenced.
-func FenceRestore(ctx context.Context, s Store, now time.Time, lease, margin time.Duration) (int, error) {
+// row that is not quarantined to lease_expiry = now + lease + margin with epoch + 1, writes a row
+// held by FencedHolder until that same expiry for every number of 0..machines-1 that has no row
+// (a number first claimed after the backup was taken has none in the restored table, yet its
+// holder may still issue up to its fence), records a "fence" event per row, and only then writes
+// the table's new ID into the metadata row, which lets holders claim again. machines is the
+// number of machine numbers of the table's layout (Layout.MaxMachine()+1). It returns how many
+// rows it fenced or wrote.
+func FenceRestore(ctx context.Context, s Store, now time.Time, lease, margin time.Duration, machines int) (int, error) {
 	id, err := s.TableID(ctx)
 	if err != nil {
 		return 0, err
@@ -116,12 +120,40 @@ func FenceRestore(ctx context.Context, s Store, now time.Time, lease, margin tim
 	if err != nil {
 		return n, err
 	}
+	have := make(map[int]bool, len(rows))
+	var fenced []Row
 	for _, r := range rows {
+		have[r.Machine] = true
 		if r.ExpiryUnixMs == expiry {
-			_ = s.AppendHistory(ctx, Event{Machine: r.Machine, AtUnixMs: now.UnixMilli(), Kind: "fence", Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
+			fenced = append(fenced, r)
 		}
 	}
-	return n, s.SetMeta(ctx, id)
+	// Claims are refused until the metadata row names this table (CheckTable), so these writes
+	// race only with each other: a concurrent fence-restore that wrote the row first is fine.
+	for m := 0; m < machines; m++ {
+		if have[m] {
+			continue
+		}
+		r, err := s.Claim(ctx, m, FencedHolder, now.UnixMilli(), expiry)
+		if errors.Is(err, ErrTaken) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("fencing number %d, which has no row: %w", m, err)
+		}
+		n++
+		fenced = append(fenced, r)
+	}
+	var herr error
+	for _, r := range fenced {
+		if err := s.AppendHistory(ctx, Event{Machine: r.Machine, AtUnixMs: now.UnixMilli(), Kind: KindFence, Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs}); err != nil && herr == nil {
+			herr = fmt.Errorf("the lease history lacks the fence event of number %d (the fence itself stands): %w", r.Machine, err)
+		}
+	}
+	if err := s.SetMeta(ctx, id); err != nil {
+		return n, err
+	}
+	return n, herr
 }
 
 // WhoHeld answers "who held number N at time t": the last history event at or before t (a claim

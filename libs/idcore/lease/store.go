@@ -23,6 +23,9 @@ const (
 	QuarantineExpiryUnixMs = 4102444800000
 	// LiftedHolder is the holder of a number whose quarantine was lifted, until someone claims it.
 	LiftedHolder = "LIFTED"
+	// FencedHolder holds, until the restore fence's expiry, a number that had no row in a
+	// restored lease table (FenceRestore).
+	FencedHolder = "FENCED"
 )
 
 // MetaMachine is the key of the metadata row of a lease table; no lease ever uses it.

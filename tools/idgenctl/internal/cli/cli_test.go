@@ -248,16 +248,19 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 	if m["holder"] != lease.LiftedHolder {
 		t.Fatalf("lift: %v", m)
 	}
+	if code, out := run(t, "leases", "get", "99", "--lease-store", store); code != 1 || !strings.Contains(out, "never claimed") {
+		t.Fatalf("get of an unknown number: %d %s", code, out)
+	}
 	out = mustRun(t, "--yes", "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--lease", "3s", "--margin", "1s")
-	if !strings.Contains(out, "fenced 1 lease rows") {
+	if !strings.Contains(out, "fenced 512 lease rows") { // number 12, and the 511 numbers without a row
 		t.Fatalf("fence-restore:\n%s", out)
+	}
+	if m := jsonOf(t, mustRun(t, "leases", "get", "99", "--lease-store", store, "--output", "json")); m["state"] != "fenced" || m["holder"] != lease.FencedHolder {
+		t.Fatalf("a number without a row, after the fence: %v", m)
 	}
 	m = jsonOf(t, mustRun(t, "leases", "who-held", "12", "--lease-store", store, "--output", "json"))
 	if h, _ := m["holder"].(map[string]any); h["event"] != "fence" {
 		t.Fatalf("who-held after the fence: %v", m)
-	}
-	if code, out := run(t, "leases", "get", "99", "--lease-store", store); code != 1 || !strings.Contains(out, "never claimed") {
-		t.Fatalf("get of an unknown number: %d %s", code, out)
 	}
 }
 

@@ -151,7 +151,8 @@ func TestFenceRestore(t *testing.T) {
 		t.Fatalf("fence-restore without --yes: %d\n%s", code, out)
 	}
 	code, out := run(t, "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--lease", "1m", "--margin", "1s", "--yes")
-	if code != 0 || !strings.Contains(out, "fenced 2 lease rows") {
+	// The two rows, and a row for each of the 509 numbers without one (512 in v2, one quarantined).
+	if code != 0 || !strings.Contains(out, "fenced 511 lease rows") {
 		t.Fatalf("fence-restore: %d\n%s", code, out)
 	}
 
@@ -161,7 +162,7 @@ func TestFenceRestore(t *testing.T) {
 		l := l.(map[string]any)
 		states[l["machine"].(float64)] = l["state"]
 	}
-	if states[3] != "fenced" || states[4] != "fenced" || states[5] != "quarantined" {
+	if states[3] != "fenced" || states[4] != "fenced" || states[5] != "quarantined" || states[100] != "fenced" || len(states) != 512 {
 		t.Fatalf("leases list after the fence: %v", states)
 	}
 	if out := mustRun(t, "leases", "get", "3", "--lease-store", store); !strings.Contains(out, "3        fenced  gen-a/pid-1/1  2") {
@@ -175,7 +176,7 @@ func TestFenceRestore(t *testing.T) {
 	// A fence whose expiry has passed, and a claim after it: expired, then held again.
 	store2, st2 := sqliteStore(t)
 	claim(t, st2, 9, "gen-c/pid-3/3", now.Add(-10*time.Minute), now.Add(-9*time.Minute))
-	if _, err := lease.FenceRestore(ctx, st2, now.Add(-5*time.Minute), time.Minute, time.Second); err != nil {
+	if _, err := lease.FenceRestore(ctx, st2, now.Add(-5*time.Minute), time.Minute, time.Second, 16); err != nil {
 		t.Fatal(err)
 	}
 	if out := mustRun(t, "leases", "get", "9", "--lease-store", store2); !strings.Contains(out, "9        expired") {

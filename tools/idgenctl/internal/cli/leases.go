@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/spf13/cobra"
 )
@@ -55,6 +56,15 @@ func (o *opts) machineCmd(use, short string, run func(ctx context.Context, what 
 
 func (o *opts) openLeases(ctx context.Context) (lease.Store, error) {
 	return openLeaseTable(ctx, o.leaseStore, o.region, o.table)
+}
+
+// machines is how many machine numbers the table's layout holds: the restore fence writes a row
+// for each number the restored table lacks.
+func (o *opts) machines() int {
+	if o.table == "v1" {
+		return idcore.V1().MaxMachine() + 1
+	}
+	return idcore.V2().MaxMachine() + 1
 }
 
 func (o *opts) tableName() string {
@@ -326,6 +336,7 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 		fmt.Sprintf("fence %d of the %d lease rows of table %s in %s (every row not quarantined; %d quarantined rows stay as they are)",
 			fence, len(rows), o.tableName(), o.region, quarantined),
 		fmt.Sprintf("each: epoch + 1, lease expiry -> one lease (%s) and the margin (%s) after it runs; nobody claims any of them until then", o.lease, o.margin),
+		fmt.Sprintf("every other number of 0-%d (none has a row: first claimed after the backup, or never): a row held by %s until that same time", o.machines()-1, lease.FencedHolder),
 		fmt.Sprintf("metadata row: names table %s (it names %s now)", tid, orDash(meta)),
 	}
 	if len(live) > 0 {
@@ -335,7 +346,7 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 		return err
 	}
 	now = time.Now()
-	n, err := lease.FenceRestore(ctx, st, now, o.lease, o.margin)
+	n, err := lease.FenceRestore(ctx, st, now, o.lease, o.margin, o.machines())
 	if err != nil {
 		return err
 	}
