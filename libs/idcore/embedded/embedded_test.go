@@ -3,7 +3,9 @@ package embedded_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/embedded"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -65,7 +68,11 @@ func TestNodesShareOneFile(t *testing.T) {
 	}
 	// A third finds no free number and does not issue.
 	c := startNode(t, cfg())
-	time.Sleep(300 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		s := c.Leases()[0]
+		return strings.Contains(s.Problem, lease.ErrNoFreeNumber.Error()),
+			fmt.Sprintf("third node: %+v, want it to find no free number", s)
+	})
 	if _, err := c.Next(context.Background()); !errors.Is(err, idcore.ErrNoLease) && !errors.Is(err, idcore.ErrLayoutNotConfigured) {
 		t.Fatalf("third node: %v", err)
 	}
@@ -129,11 +136,17 @@ func TestScheduleV1V2HoldsBothNumbers(t *testing.T) {
 		Stores: map[string]lease.Store{"v1": openSQLite(t, path, lease.TableV1), "v2": openSQLite(t, path, lease.TableV2)},
 	})
 	ready(t, n)
+	// Ready says the current (v1) period's number is held; the v2 keeper claims on its own.
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		for _, s := range n.Leases() {
+			if !s.Held {
+				return false, fmt.Sprintf("not held: %+v", s)
+			}
+		}
+		return true, ""
+	})
 	got := map[string]int{}
 	for _, s := range n.Leases() {
-		if !s.Held {
-			t.Fatalf("not held: %+v", s)
-		}
 		got[s.Layout] = s.Machine
 	}
 	if got["v1"] < 64 || got["v1"] > 1023 || got["v2"] < 64 || got["v2"] > 511 {
@@ -174,7 +187,11 @@ func TestMetricsRegistered(t *testing.T) {
 	n := startNode(t, embedded.Config{Range: "70-70", Registerer: reg,
 		Stores: map[string]lease.Store{"v2": openSQLite(t, filepath.Join(t.TempDir(), "l.db"), lease.TableV2)}})
 	ready(t, n)
-	time.Sleep(500 * time.Millisecond) // a renewal or two
+	claimed := n.Leases()[0]
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) { // a renewal
+		s := n.Leases()[0]
+		return s.ExpiryUnixMs > claimed.ExpiryUnixMs, fmt.Sprintf("no renewal: %+v", s)
+	})
 	names := map[string]bool{}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -162,21 +162,31 @@ func (p *proc) refusedSince(t time.Time) []string {
 	return out
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+func (p *proc) waitIDs(n int, timeout time.Duration) {
+	p.t.Helper()
+	testenv.Eventually(p.t, timeout, func() (bool, string) {
+		got := len(p.ids())
+		return got >= n, fmt.Sprintf("%s issued %d ids, want %d", p.name, got, n)
+	})
+}
+
+// has says whether p printed a refusal for one of reasons since t.
+func (p *proc) has(since time.Time, reasons ...string) func() (bool, string) {
+	return func() (bool, string) {
+		r := p.refusedSince(since)
+		return slices.ContainsFunc(r, func(s string) bool {
+			reason, _, _ := strings.Cut(s, "@")
+			return slices.Contains(reasons, reason)
+		}), fmt.Sprintf("%s refused %v since %s, want one of %v", p.name, r, since.Format(time.TimeOnly), reasons)
 	}
 }
 
-func (p *proc) waitIDs(n int, timeout time.Duration) {
-	p.t.Helper()
-	waitFor(p.t, fmt.Sprintf("%s to issue %d ids", p.name, n), timeout, func() bool { return len(p.ids()) >= n })
+// renewed holds once number m's lease expiry in the store is later than after.
+func (d *dyn) renewed(m int, after int64) func() (bool, string) {
+	return func() (bool, string) {
+		r, err := d.store.Get(context.Background(), m)
+		return err == nil && r.ExpiryUnixMs > after, fmt.Sprintf("number %d: %+v, %v; want an expiry after %d", m, r, err, after)
+	}
 }
 
 // stop ends the process gracefully (SIGTERM: it stops issuing and releases) and waits.
@@ -252,17 +262,19 @@ func TestFaultFrozenHolder(t *testing.T) {
 	a.waitIDs(500, 20*time.Second)
 	a.cmd.Process.Signal(syscall.SIGSTOP)
 	frozenAt := time.Now()
-	time.Sleep(4 * time.Second) // past A's lease
+	// B claims the number once A's lease has expired: A stays frozen past it.
 	b := startProc(t, "B", d.args("--range", "64-64")...)
 	b.waitIDs(500, 20*time.Second)
 	// Taken before SIGCONT: A may print its refusal, and the reader stamp it, before this
 	// goroutine runs again.
 	resumed := time.Now()
 	a.cmd.Process.Signal(syscall.SIGCONT)
-	time.Sleep(2 * time.Second)
-	afterResume := a.idsSince(resumed.Add(100 * time.Millisecond))
+	// A's keeper wakes too, finds its fence passed and drops the number (no_lease); B holds it,
+	// so A cannot claim it again.
+	testenv.Eventually(t, 10*time.Second, a.has(resumed, "no_lease"))
 	a.stop()
 	b.stop()
+	afterResume := a.idsSince(resumed.Add(100 * time.Millisecond))
 	checkUnique(t, a, b)
 	if afterResume != 0 {
 		t.Fatalf("A issued %d ids after it woke up past its fence", afterResume)
@@ -298,38 +310,45 @@ func TestFaultStoreOutage(t *testing.T) {
 	d := startDynamo(t, true)
 	a := startProc(t, "A", d.args("--range", "64-64")...)
 	a.waitIDs(500, 20*time.Second)
-	time.Sleep(600 * time.Millisecond) // a renewal after the claim
+	claimed, err := d.store.Get(context.Background(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, d.renewed(64, claimed.ExpiryUnixMs))
 
 	// Shorter than lease − margin: issuing never stops.
+	before, err := d.store.Get(context.Background(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.srv.Kill()
 	down := time.Now()
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the outage under test: 1.5 s
 	during := a.idsSince(down.Add(1200 * time.Millisecond))
 	d.srv.Restart(t)
 	if during == 0 || len(a.refusedSince(down)) != 0 {
 		t.Fatalf("a 1.5 s outage stopped issuing: %d ids in its last 300 ms, refusals %v", during, a.refusedSince(down))
 	}
-	time.Sleep(1500 * time.Millisecond) // renewals succeed again
+	testenv.Eventually(t, 10*time.Second, d.renewed(64, before.ExpiryUnixMs)) // renewals succeed again
 
 	// Longer: issuing stops at the fence, and resumes after the store returns. The first refusal
 	// is "fence" when an ID is asked for at the fence, or "no_lease" when the keeper, whose own
 	// clock reached the fence at the same moment, dropped the number first.
 	d.srv.Kill()
 	down = time.Now()
-	waitFor(t, "a fence or no_lease refusal", 6*time.Second, func() bool {
-		return slices.ContainsFunc(a.refusedSince(down), func(r string) bool {
-			return strings.HasPrefix(r, "fence@") || strings.HasPrefix(r, "no_lease@")
-		})
-	})
+	testenv.Eventually(t, 6*time.Second, a.has(down, "fence", "no_lease"))
 	fenced := time.Now()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the outage under test goes on past the fence
 	if n := a.idsSince(fenced.Add(50 * time.Millisecond)); n != 0 {
 		t.Fatalf("%d ids issued past the fence during the outage", n)
 	}
 	t.Logf("outage at %v; refused after %v: %v", down.Format(time.TimeOnly), fenced.Sub(down).Round(time.Millisecond), a.refusedSince(down))
 	d.srv.Restart(t)
 	back := time.Now()
-	waitFor(t, "issuing to resume", 10*time.Second, func() bool { return a.idsSince(back) > 200 })
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		n := a.idsSince(back)
+		return n > 200, fmt.Sprintf("%d ids since the store came back, want 200", n)
+	})
 	a.stop()
 	checkUnique(t, a)
 }
@@ -339,12 +358,14 @@ func TestFaultSkewedClocks(t *testing.T) {
 	common := []string{"--range", "64-64", "--cycle", "1200ms", "--pause", "4500ms"}
 	fast := startProc(t, "plus2s", d.args(append(common, "--test-clock-offset", "2s")...)...)
 	slow := startProc(t, "minus2s", d.args(append(common, "--test-clock-offset", "-2s")...)...)
-	waitFor(t, "both processes to hold the number twice", 60*time.Second, func() bool {
+	testenv.Eventually(t, 60*time.Second, func() (bool, string) {
 		fast.mu.Lock()
 		slow.mu.Lock()
 		defer fast.mu.Unlock()
 		defer slow.mu.Unlock()
-		return len(fast.batches) > 0 && len(slow.batches) > 0 && len(fast.holders) >= 3 && len(slow.holders) >= 3
+		return len(fast.batches) > 0 && len(slow.batches) > 0 && len(fast.holders) >= 3 && len(slow.holders) >= 3,
+			fmt.Sprintf("batches %d and %d, holders %d and %d: want both processes to hold the number twice",
+				len(fast.batches), len(slow.batches), len(fast.holders), len(slow.holders))
 	})
 	fast.stop()
 	slow.stop()
@@ -365,8 +386,10 @@ func TestFaultQuarantine(t *testing.T) {
 	if _, err := d.store.Quarantine(ctx, 64); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "A to stop issuing", 5*time.Second, func() bool { return len(a.refusedSince(q)) > 0 })
-	time.Sleep(4 * time.Second) // longer than a lease: nobody claims it
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return len(a.refusedSince(q)) > 0, "A did not stop issuing"
+	})
+	time.Sleep(4 * time.Second) // the quarantine under test outlasts a lease: nobody claims it
 	if last := maxOf(a.ids()).Time().UnixMilli(); last >= fence {
 		t.Fatalf("A issued at %d, at or past its fence %d", last, fence)
 	}
@@ -397,8 +420,11 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // the holders renew past the backup
-	restored := time.Now()  // any refusal from here on is the restore's
+	// The holders renew past the backup.
+	for _, r := range rows {
+		testenv.Eventually(t, 10*time.Second, d.renewed(r.Machine, r.ExpiryUnixMs))
+	}
+	restored := time.Now() // any refusal from here on is the restore's
 	if err := dynamolease.DeleteTable(ctx, d.db, d.table); err != nil {
 		t.Fatal(err)
 	}
@@ -416,10 +442,11 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 		t.Fatalf("the re-created table kept its TableId %s", oldID)
 	}
 	// Every holder stops issuing when it sees the new TableId; nobody claims from the restored table.
-	waitFor(t, "both holders to stop", 5*time.Second, func() bool {
-		return len(a.refusedSince(restored)) > 0 && len(b.refusedSince(restored)) > 0
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return len(a.refusedSince(restored)) > 0 && len(b.refusedSince(restored)) > 0,
+			fmt.Sprintf("refusals since the restore: A %v, B %v; want both to stop", a.refusedSince(restored), b.refusedSince(restored))
 	})
-	time.Sleep(4 * time.Second) // longer than a lease: the stale rows have expired, still no claim
+	time.Sleep(4 * time.Second) // the restored table under test outlives a lease: its stale rows expire, still no claim
 	quiet := time.Now().Add(-3 * time.Second)
 	if na, nb := a.idsSince(quiet), b.idsSince(quiet); na+nb != 0 {
 		t.Fatalf("ids issued from a restored table before its fence: A %d, B %d", na, nb)
@@ -430,14 +457,16 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 			t.Fatalf("number %d was claimed from the restored table: %+v (backup %+v)", m, r, old)
 		}
 	}
-	// The restore fence, then claims resume above it.
+	// The restore fence, then claims resume above it. It fences the two restored rows and writes
+	// a fenced row for each of the other 510 numbers of the layout, which had none.
 	fencedAt := time.Now()
-	n, err := lease.FenceRestore(ctx, d.store, fencedAt, 3*time.Second, 500*time.Millisecond)
-	if err != nil || n != 2 {
-		t.Fatalf("FenceRestore = %d, %v", n, err)
+	n, err := lease.FenceRestore(ctx, d.store, fencedAt, 3*time.Second, 500*time.Millisecond, 512)
+	if err != nil || n != 512 {
+		t.Fatalf("FenceRestore = %d, %v; want 512 rows", n, err)
 	}
-	waitFor(t, "both holders to issue again", 15*time.Second, func() bool {
-		return a.idsSince(fencedAt) > 200 && b.idsSince(fencedAt) > 200
+	testenv.Eventually(t, 15*time.Second, func() (bool, string) {
+		na, nb := a.idsSince(fencedAt), b.idsSince(fencedAt)
+		return na > 200 && nb > 200, fmt.Sprintf("ids since the restore fence: A %d, B %d; want 200 each", na, nb)
 	})
 	a.stop()
 	b.stop()

@@ -74,20 +74,15 @@ func startGen(t *testing.T, port int, args ...string) *gen {
 			t.Logf("generator log %s:\n%s", g.url, tailOf(string(b), 3000))
 		}
 	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testenv.Eventually(t, 15*time.Second, func() (bool, string) {
 		resp, err := http.Get(g.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return g
-			}
+		if err != nil {
+			return false, fmt.Sprintf("generator %s not healthy: %v", g.url, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("generator %s not healthy within 15 s", g.url)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == 200, fmt.Sprintf("generator %s not healthy: /healthz %d", g.url, resp.StatusCode)
+	})
+	return g
 }
 
 func tailOf(s string, n int) string {
@@ -141,7 +136,7 @@ func TestFailoverAndReturn(t *testing.T) {
 			maxGap = max(maxGap, now.Sub(last))
 			mu.Unlock()
 			last = now
-			time.Sleep(200 * time.Microsecond)
+			time.Sleep(200 * time.Microsecond) // the load's pace
 		}
 	})
 	regionsSince := func(since time.Time) map[int]int {
@@ -156,28 +151,30 @@ func TestFailoverAndReturn(t *testing.T) {
 		}
 		return out
 	}
-	time.Sleep(time.Second)
-	if r := regionsSince(time.Time{}); r[0] == 0 {
-		t.Fatalf("before the failure no ids came from us-east-1: %v", r)
+	// flowing holds once n of the IDs taken after since came from region.
+	flowing := func(since time.Time, region, n int) func() (bool, string) {
+		return func() (bool, string) {
+			r := regionsSince(since)
+			return r[region] >= n, fmt.Sprintf("ids by region since %s: %v, want %d from region %d", since.Format(time.TimeOnly), r, n, region)
+		}
 	}
+	testenv.Eventually(t, 10*time.Second, flowing(time.Time{}, 0, 1000))
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	<-a.done
 	killed := time.Now()
-	time.Sleep(2 * time.Second)
-	if r := regionsSince(killed.Add(500 * time.Millisecond)); r[2] == 0 || r[0] != 0 {
+	// IDs taken from 500 ms after the kill on (the client's buffer of us-east-1's IDs is used up
+	// well before) come from eu-west-1 only.
+	testenv.Eventually(t, 10*time.Second, flowing(killed.Add(500*time.Millisecond), 2, 1000))
+	if r := regionsSince(killed.Add(500 * time.Millisecond)); r[0] != 0 {
 		t.Fatalf("after us-east-1 died the ids came from %v, want eu-west-1 (2) only", r)
 	}
 	startGen(t, portA, argsA...)
 	back := time.Now()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Active() != a.url {
-		if time.Now().After(deadline) {
-			t.Fatalf("the client did not return to us-east-1 within 10 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return c.Active() == a.url, "the client did not return to us-east-1: still on " + c.Active()
+	})
 	returned := time.Now()
-	time.Sleep(time.Second)
+	testenv.Eventually(t, 10*time.Second, flowing(returned.Add(500*time.Millisecond), 0, 1000))
 	close(stop)
 	wg.Wait()
 	if r := regionsSince(returned.Add(500 * time.Millisecond)); r[0] == 0 {
@@ -221,7 +218,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 				}
 				resp, err := hc.Post(g.url+"/v1/ids:batch", "application/json", strings.NewReader(`{"count":100}`))
 				if err != nil {
-					refused.Add(1) // not accepted: connection refused or closed before a request was read
+					// Not accepted: connection refused or closed before a request was read. Retry
+					// at a calm pace.
+					refused.Add(1)
 					time.Sleep(10 * time.Millisecond)
 					continue
 				}
@@ -250,7 +249,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(time.Second)
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return served.Load() >= 50, fmt.Sprintf("%d batches served before the SIGTERM, want 50", served.Load())
+	})
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,11 @@ func TestShutdownUnderLoad(t *testing.T) {
 		t.Fatal("the generator did not exit within 10 s of SIGTERM")
 	}
 	exited := time.Now()
-	time.Sleep(200 * time.Millisecond)
+	// Requests after the exit are refused, none broken.
+	refusedAtExit := refused.Load()
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return refused.Load() >= refusedAtExit+8, fmt.Sprintf("%d requests refused since the exit, want 8", refused.Load()-refusedAtExit)
+	})
 	close(stop)
 	wg.Wait()
 	t.Logf("%d batches served, %d refused (not accepted), %d broken", served.Load(), refused.Load(), broken.Load())
