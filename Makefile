@@ -77,7 +77,7 @@ soak: ## the generator, then the public-ID service, under full load for SOAK_DUR
 	@scripts/soak.sh
 
 .PHONY: chaos
-chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults for CHAOS_DURATION (default 5m; not part of make test): no duplicate ID
+chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults (processes, stores, operators, restores, clocks) for CHAOS_DURATION (default 5m, well over 10^7 IDs; not part of make test): no duplicate ID
 	go run ./tools/chaos --duration $(CHAOS_DURATION)
 
 .PHONY: lint

@@ -77,7 +77,14 @@ type env struct {
 	yes     bool     // idgenctl asks for --yes on quarantine, lift and fence-restore
 	hidden  []hiddenStep
 	hiddenM sync.Mutex
+
+	ctlFailures []string // idgenctl commands that failed
 }
+
+// ctlError is an idgenctl command that failed.
+type ctlError struct{ msg string }
+
+func (c ctlError) Error() string { return c.msg }
 
 func main() {
 	duration := flag.Duration("duration", 5*time.Minute, "how long to run")
@@ -280,6 +287,12 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 		at := time.Now()
 		windows = append(windows, window{kind: f.kind, start: at})
 		desc, ferr := e.inject(runCtx, f)
+		var ce ctlError
+		if errors.As(ferr, &ce) {
+			// An operator command that fails under the faults is reported, and the run goes on.
+			desc, ferr = "FAILED: "+ce.Error(), nil
+			e.ctlFailures = append(e.ctlFailures, fmt.Sprintf("t+%s %s: %s", at.Sub(start).Round(100*time.Millisecond), f.kind, ce.Error()))
+		}
 		fmt.Printf("t+%-7s %-17s %s\n", at.Sub(start).Round(100*time.Millisecond), f.kind, desc)
 		if ferr != nil {
 			return 0, fmt.Errorf("%s: %w", f.kind, ferr)
@@ -313,6 +326,9 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 		}
 	}
 	fmt.Printf("%d from generators (HTTP batches), %d from embedded nodes\n", fromGen, fromNode)
+	for _, c := range e.ctlFailures {
+		fmt.Printf("chaos: operator command failed (reported, not a broken promise): %s\n", c)
+	}
 	for _, d := range rep.disorders {
 		fmt.Printf("chaos: IDs not strictly increasing: %s\n", d)
 	}
@@ -516,7 +532,7 @@ func (e *env) idgenctl(ctx context.Context, g *group, op string, args ...string)
 	if e.yes && op != "list" && op != "get" {
 		argv = append(argv, "--yes")
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -530,11 +546,11 @@ func (e *env) idgenctl(ctx context.Context, g *group, op string, args ...string)
 		out, err := cmd.CombinedOutput()
 		var xe *exec.ExitError
 		if errors.As(err, &xe) && xe.ExitCode() == 2 { // usage: trying again will not help
-			return string(out), fmt.Errorf("idgenctl %s: %v: %s", strings.Join(argv, " "), err, out)
+			return string(out), ctlError{fmt.Sprintf("idgenctl %s: %v: %s", strings.Join(argv, " "), err, lastLine(string(out)))}
 		}
 		if err == nil || strings.Contains(string(out), "never claimed") || strings.Contains(string(out), "not quarantined") || cctx.Err() != nil {
 			if err != nil {
-				err = fmt.Errorf("idgenctl %s: %v: %s", strings.Join(argv, " "), err, out)
+				err = ctlError{fmt.Sprintf("idgenctl %s: %v: %s", strings.Join(argv, " "), err, lastLine(string(out)))}
 			}
 			return string(out), err
 		}
