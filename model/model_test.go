@@ -43,7 +43,7 @@ var ciRuns = []run{
 
 // deepRuns are for make model-deep (IDGEN_MODEL_DEEP=1): every feature together (restore,
 // quarantine, crash and release, lost replies, clock steps), with bitstate hashing (-DBITSTATE,
-// 2^30 bits: 128 MiB a run). Not exhaustive: the full state space of all features together is
+// 2^32 bits: 512 MiB a run). Not exhaustive: the full state space of all features together is
 // beyond this machine (horizon 4 alone passes 5 x 10^7 states), so each run is bounded by a time
 // limit (pan -Q, minutes) and reports how far it got; it finds errors, it proves nothing.
 var deepRuns = []run{
@@ -88,7 +88,7 @@ func need(t *testing.T) {
 
 var (
 	reErrors = regexp.MustCompile(`errors: (\d+)`)
-	reStored = regexp.MustCompile(`(\d+) states, stored`)
+	reStored = regexp.MustCompile(`([\d.e+]+) states, stored`)
 	reDepth  = regexp.MustCompile(`depth reached (\d+)`)
 	reHash   = regexp.MustCompile(`hash factor: ([\d.e+]+)`)
 )
@@ -125,7 +125,7 @@ func search(t *testing.T, r run, bitstate bool) {
 	compiled := time.Now()
 	args := []string{"-E", "-m1000000"}
 	if bitstate {
-		args = append(args, "-w30", fmt.Sprintf("-Q%d", deepMinutes))
+		args = append(args, "-w32", fmt.Sprintf("-Q%d", deepMinutes))
 	}
 	cmd := exec.Command("./pan", args...)
 	cmd.Dir = dir
