@@ -43,6 +43,8 @@ type series struct {
 	last     string // the current refusal reason, "" after a success
 	disorder string // the first place its IDs did not increase
 	fence    string // the first ID at or past the fence the process reported for it
+	// fenceChecks counts the batches checked against a fence.
+	fenceChecks int
 	// offClock lists the batches holding an ID whose timestamp lies outside [asked, received]
 	// by more than clockSlack.
 	offClock []offBatch
@@ -98,8 +100,8 @@ func (s *series) add(asked, got time.Time, runs [][2]int64, fenceMs int64) {
 	s.batches = append(s.batches, batchMark{at: got, ids: total})
 	s.last = ""
 	first, last := idcore.ID(runs[0][0]), idcore.ID(runs[len(runs)-1][0]+runs[len(runs)-1][1]-1)
-	if fenceMs != 0 && tsMs(last) >= fenceMs && s.fence == "" {
-		s.fence = fmt.Sprintf("%s: id %d has timestamp %d, at or past its fence %d", s.name, last, tsMs(last), fenceMs)
+	if fenceMs != 0 {
+		s.checkFenceLocked(last, fenceMs)
 	}
 	var skew time.Duration
 	if d := time.UnixMilli(tsMs(first)).Sub(asked); d < -clockSlack {
@@ -110,6 +112,20 @@ func (s *series) add(asked, got time.Time, runs [][2]int64, fenceMs int64) {
 	}
 	if skew > 0 {
 		s.offClock = append(s.offClock, offBatch{at: got, ids: total, skew: skew})
+	}
+}
+
+// checkFence records id as past its fence when its timestamp is at or after fenceMs (Unix ms).
+func (s *series) checkFence(id idcore.ID, fenceMs int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkFenceLocked(id, fenceMs)
+}
+
+func (s *series) checkFenceLocked(id idcore.ID, fenceMs int64) {
+	s.fenceChecks++
+	if tsMs(id) >= fenceMs && s.fence == "" {
+		s.fence = fmt.Sprintf("%s: id %d has timestamp %d, at or past its fence %d", s.name, id, tsMs(id), fenceMs)
 	}
 }
 

@@ -325,7 +325,13 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 			fromNode += s.n
 		}
 	}
-	fmt.Printf("%d from generators (HTTP batches), %d from embedded nodes\n", fromGen, fromNode)
+	fenceChecks := 0
+	for _, s := range rec.series() {
+		s.mu.Lock()
+		fenceChecks += s.fenceChecks
+		s.mu.Unlock()
+	}
+	fmt.Printf("%d from generators (HTTP batches), %d from embedded nodes; %d batches checked against their holder's fence\n", fromGen, fromNode, fenceChecks)
 	for _, c := range e.ctlFailures {
 		fmt.Printf("chaos: operator command failed (reported, not a broken promise): %s\n", c)
 	}

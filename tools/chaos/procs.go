@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/idgen/idgen/libs/idcore"
 )
 
 // proc is one process slot: a generator or an embedded node, restarted in place after kill -9. Each
@@ -207,11 +209,17 @@ func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
 	body := fmt.Sprintf(`{"count":%d}`, count)
 	buf := make([]byte, 0, 32<<10)
 	var runs [][2]int64
+	var lastHealth time.Time
 	for ctx.Err() == nil {
 		p.mu.RLock()
 		s := p.cur
 		var reason string
 		buf, runs, reason = fetchBatch(ctx, hc, p.url, body, s, buf, runs)
+		if reason == "" && time.Since(lastHealth) >= 100*time.Millisecond {
+			lastHealth = time.Now()
+			last := runs[len(runs)-1]
+			checkFence(ctx, hc, p.url, s, idcore.ID(last[0]+last[1]-1))
+		}
 		p.mu.RUnlock()
 		if ctx.Err() != nil {
 			return
@@ -260,6 +268,44 @@ func fetchBatch(ctx context.Context, hc *http.Client, url, body string, s *serie
 	}
 	s.add(asked, got, runs, 0)
 	return buf, runs, ""
+}
+
+// checkFence reads the generator's /healthz after a batch and checks the batch's last ID against
+// the fence of the lease it reports for the ID's machine number (its lease expiry minus the fence
+// margin). A fence read after the batch is never below the one the ID was made under (a holder's
+// fence only rises, and a number it holds again has a floor above its old expiry), so an ID at or
+// past it is past its own.
+func checkFence(ctx context.Context, hc *http.Client, url string, s *series, last idcore.ID) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url+"/healthz", nil)
+	if err != nil {
+		return
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Leases []struct {
+			Layout      string `json:"layout"`
+			Held        bool   `json:"held"`
+			Machine     int    `json:"machine"`
+			LeaseExpiry string `json:"lease_expiry"`
+		} `json:"leases"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&h) != nil {
+		return
+	}
+	for _, l := range h.Leases {
+		if l.Layout != "v2" || !l.Held || l.Machine != int(last>>10)&511 {
+			continue
+		}
+		exp, err := time.Parse(time.RFC3339Nano, l.LeaseExpiry)
+		if err != nil {
+			continue
+		}
+		s.checkFence(last, exp.Add(-margin).UnixMilli())
+	}
 }
 
 func readAll(r io.Reader, b []byte) ([]byte, error) {
