@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// rest is the internal REST API (SPEC §8) on echo, with every service's error handler: errors
-// are {"error": message, "reason": name}.
+// rest is the internal REST API (docs/api.md#public-id-api) on echo, with every service's error
+// handler: errors are {"error": message, "reason": name}.
 func (s *Server) rest() http.Handler {
 	e := serve.REST(s.metrics, errs)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
