@@ -38,7 +38,8 @@ var ciRuns = []run{
 	{"variant/RENEW_LOWER", []string{"RENEW_LOWER", "NO_RESTORE", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "HORIZON=4"}, true},
 	{"variant/RESTORE_NOFENCE", []string{"RESTORE_NOFENCE", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=6"}, true},
 	{"variant/LIFT_NOW", []string{"LIFT_NOW", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, true},
-	{"gap/BACKUP_WITHOUT_ROW", []string{"BACKUP_WITHOUT_ROW", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
+	{"variant/FENCE_ROWS_ONLY", []string{"FENCE_ROWS_ONLY", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
+	{"gap/BACKUP_BEFORE_META", []string{"BACKUP_BEFORE_META", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
 }
 
 // deepRuns are for make model-deep (IDGEN_MODEL_DEEP=1): every feature together (restore,
