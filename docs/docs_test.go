@@ -49,7 +49,9 @@ func TestCheckFindsPlantedProblems(t *testing.T) {
 			"[missing](gone/README.md)\n" +
 			"```\n[in a fence](nowhere.md)\n```\n" +
 			"see {SHARED}\n",
-		"Makefile":           "# {OUTSIDE}\n",
+		"lib/go.mod":         "module x\n\nreplace y => ../lib\nreplace z => ../../outside/z\n",
+		"lib/t.tf":           "module \"m\" { source = \"../DOCS\" }\n",
+		"Makefile":           "# {OUTSIDE}\n\tcd lib && go test ../../other/...\n",
 		"notes.txt":          "{OUTSIDE}: not a checked kind of file\n",
 		".git/config.go":     "// {OUTSIDE}\n",
 		"node_modules/m.md":  "[x](nowhere.md)\n",
@@ -71,6 +73,7 @@ func TestCheckFindsPlantedProblems(t *testing.T) {
 	want := []string{
 		"Makefile:1: refers to",
 		"DOCS/README.md:1: DOCS/unlinked.md is not linked from the index",
+		`lib/go.mod:4: "../../outside/z" points outside the repository`,
 		`lib/x.go:3: "DOCS/a.md#no-such-section": DOCS/a.md has no section #no-such-section (it has #a #explicit #the-fence #the-fence-1)`,
 		`lib/x.go:4: "DOCS/missing.md": DOCS/missing.md does not exist`,
 		"lib/x.go:5: refers to",

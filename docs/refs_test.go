@@ -24,7 +24,17 @@ var checkedExt = map[string]bool{
 	".yml": true, ".yaml": true, ".json": true,
 }
 
-func checkedFile(name string) bool { return name == "Makefile" || checkedExt[filepath.Ext(name)] }
+func checkedFile(name string) bool {
+	return name == "Makefile" || name == "go.mod" || name == "go.work" || checkedExt[filepath.Ext(name)]
+}
+
+// climbing is a relative path that starts by going up (../x, ../../x/y): in Go, Terraform, proto,
+// JSON, YAML, go.mod and go.work files it is resolved against its file's folder (as Go tests,
+// Terraform module sources and replace lines resolve it) and must stay inside the repository.
+// Markdown, shell scripts and the Makefile are left out: their paths are relative to wherever
+// their commands cd, and Markdown links are checked on their own; so are this package's tests,
+// which plant bad references on purpose.
+var climbing = regexp.MustCompile(`(?:^|[^\w./-])((?:\.\./)+[\w.-]+(?:/[\w.-]+)*)`)
 
 // outside are references to files that exist on no clone of the repository. They are spelled in
 // pieces so that this file does not contain them.
@@ -208,6 +218,17 @@ func (c *checker) resolve(file, target string) (string, string) {
 	return filepath.Join(filepath.Dir(file), filepath.FromSlash(p)), anchor
 }
 
+func climbChecked(rel string) bool {
+	base := filepath.Base(rel)
+	switch {
+	case base == "Makefile", strings.HasSuffix(base, ".md"), strings.HasSuffix(base, ".sh"):
+		return false
+	case filepath.Dir(rel) == "docs" && strings.HasSuffix(base, "_test.go"):
+		return false
+	}
+	return true
+}
+
 func (c *checker) checkFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -224,6 +245,14 @@ func (c *checker) checkFile(path string) error {
 		for _, s := range outside {
 			if strings.Contains(line, s) {
 				c.report(path, n, "refers to %q, which is not in the repository: point to a section of docs/ instead", s)
+			}
+		}
+		if climbChecked(c.rel(path)) {
+			for _, m := range climbing.FindAllStringSubmatch(line, -1) {
+				target := filepath.Join(filepath.Dir(path), filepath.FromSlash(m[1]))
+				if r, err := filepath.Rel(c.root, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+					c.report(path, n, "%q points outside the repository", m[1])
+				}
 			}
 		}
 		bare := line
