@@ -23,6 +23,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -657,10 +659,27 @@ func (e *env) restore(ctx context.Context, g *group) (string, error) {
 			return "", err
 		}
 		before, _ := g.store.TableID(ctx)
-		if err := dynamolease.DeleteTable(ctx, e.db, lease.TableV2); err != nil {
-			return "", err
+		// A DynamoDB restore is never seen half done: the table is absent, then holds every item
+		// of the backup. Here the table is made anew and filled item by item, so the metadata row
+		// goes in first (it names the old table: claims are refused from then on), and the
+		// group's processes are frozen from the delete until it is in, so that none sees the
+		// empty table in between, which would look like a new one.
+		sort.SliceStable(items, func(i, j int) bool { return isMeta(items[i]) && !isMeta(items[j]) })
+		for _, p := range g.procs {
+			p.signal(syscall.SIGSTOP)
 		}
-		if err := dynamolease.CreateTables(ctx, e.db, lease.TableV2, lease.TableHistory); err != nil {
+		err = dynamolease.DeleteTable(ctx, e.db, lease.TableV2)
+		if err == nil {
+			err = dynamolease.CreateTables(ctx, e.db, lease.TableV2, lease.TableHistory)
+		}
+		if err == nil && len(items) > 0 && isMeta(items[0]) {
+			_, err = e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: ptr(lease.TableV2), Item: items[0]})
+			items = items[1:]
+		}
+		for _, p := range g.procs {
+			p.signal(syscall.SIGCONT)
+		}
+		if err != nil {
 			return "", err
 		}
 		for _, it := range items {
@@ -679,6 +698,12 @@ func (e *env) restore(ctx context.Context, g *group) (string, error) {
 		desc += fmt.Sprintf(" (next backup: %v)", err)
 	}
 	return desc, nil
+}
+
+// isMeta reports whether a lease-table item is the metadata row.
+func isMeta(it map[string]types.AttributeValue) bool {
+	n, ok := it["machine_id"].(*types.AttributeValueMemberN)
+	return ok && n.Value == strconv.Itoa(lease.MetaMachine)
 }
 
 // readBackup reads the lease table's items from a copy of dynalite's data folder, through a
