@@ -466,11 +466,5 @@ func matches(labels, want map[string]string) bool {
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testenv.Eventually(t, d, func() (bool, string) { return ok(), what })
 }

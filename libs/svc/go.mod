@@ -14,6 +14,7 @@ require (
 	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect v1.3.1
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/cors v1.11.1
@@ -38,3 +39,5 @@ require (
 )
 
 replace github.com/idgen/idgen/libs/api => ../api
+
+replace github.com/idgen/idgen/libs/testenv => ../testenv

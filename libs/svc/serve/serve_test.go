@@ -19,6 +19,7 @@ import (
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -73,13 +74,9 @@ func TestHealthNotServingWhileDraining(t *testing.T) {
 		}
 	}
 	cancel()
-	deadline := time.Now().Add(5 * time.Second)
-	for !health.Draining() {
-		if time.Now().After(deadline) {
-			t.Fatal("shutdown never started draining")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return health.Draining(), "shutdown never started draining"
+	})
 	health.SetServing(true) // a readiness loop still running must not undo the drain
 	for _, s := range append(services, "") {
 		if st := status(t, health, s); st != grpchealth.StatusNotServing {

@@ -38,11 +38,11 @@ func startProc(t *testing.T, bin, health string, args ...string) (pid int, logFi
 			t.Logf("%s log:\n%s", filepath.Base(bin), b)
 		}
 	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 		if resp, err := http.Get(health); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return cmd.Process.Pid, logFile
+				return true, ""
 			}
 		}
 		select {
@@ -51,11 +51,9 @@ func startProc(t *testing.T, bin, health string, args ...string) (pid int, logFi
 			t.Fatalf("%s exited:\n%s", bin, b)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not become healthy", bin)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, bin + " did not become healthy"
+	})
+	return cmd.Process.Pid, logFile
 }
 
 func build(t *testing.T, pkg string) string {

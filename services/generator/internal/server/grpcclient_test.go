@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/testenv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -105,16 +107,10 @@ func TestHealthWatchUnknownService(t *testing.T) {
 	h := healthpb.NewHealthClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for {
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
 		resp, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: "idgen.v1.IdService"})
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("Check of the service: %v %v", resp, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING, fmt.Sprintf("Check of the service: %v %v", resp, err)
+	})
 	if _, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: "nope.v1.Nothing"}); status.Code(err) != codes.NotFound {
 		t.Fatalf("Check of an unknown service: %v, want NotFound", err)
 	}

@@ -14,6 +14,7 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/generator/internal/server"
 )
 
@@ -50,15 +51,9 @@ func TestDecodeNamesRegions(t *testing.T) {
 		t.Fatalf("region 5 before it exists: REST %s, Connect %q", rest, rpc)
 	}
 	list.Store(`{"regions":[{"name":"us-east-1","number":0,"peer":"us-west-2","status":"active"},{"name":"sa-east-1","number":5,"peer":"us-east-1","status":"active"}]}`)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
 		rest, rpc := names()
-		if strings.Contains(rest, `"region":"sa-east-1"`) && rpc == "sa-east-1" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("region 5 after the registry added it: REST %s, Connect %q", rest, rpc)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		ok := strings.Contains(rest, `"region":"sa-east-1"`) && rpc == "sa-east-1"
+		return ok, fmt.Sprintf("region 5 after the registry added it: REST %s, Connect %q", rest, rpc)
+	})
 }

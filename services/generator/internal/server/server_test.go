@@ -23,6 +23,7 @@ import (
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/clocktest"
+	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/generator/internal/config"
 	"github.com/idgen/idgen/services/generator/internal/server"
@@ -359,7 +360,16 @@ func TestHealthNoLease(t *testing.T) {
 	a.waitReady(t)
 	// A second generator on the same file and one-number range holds nothing.
 	b := start(t, cfg)
-	time.Sleep(300 * time.Millisecond)
+	// Wait for b's first claim round to find no free number.
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		ls := b.srv.Node().Leases()
+		for _, l := range ls {
+			if l.Held || !strings.Contains(l.Problem, lease.ErrNoFreeNumber.Error()) {
+				return false, fmt.Sprintf("the second generator's leases: %+v", ls)
+			}
+		}
+		return len(ls) > 0, fmt.Sprintf("the second generator's leases: %+v", ls)
+	})
 	code, _, body := do(t, "GET", b.url+"/healthz", "")
 	if code != 503 || !strings.Contains(body, `"reason":"no_lease"`) {
 		t.Fatalf("healthz without a lease: %d %s", code, body)

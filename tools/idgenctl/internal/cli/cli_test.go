@@ -78,20 +78,17 @@ func startProc(t *testing.T, bin string, healthURL string, args ...string) *exec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testenv.Eventually(t, 15*time.Second, func() (bool, string) {
 		if resp, err := http.Get(healthURL); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return cmd
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("%s not healthy: %s", bin, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		b, _ := os.ReadFile(logf.Name())
+		return false, fmt.Sprintf("%s not healthy: %s", bin, b)
+	})
+	return cmd
 }
 
 func TestExplainAndDecode(t *testing.T) {
@@ -176,17 +173,10 @@ func TestLocalStack(t *testing.T) {
 	if !strings.Contains(out, "quarantined  QUARANTINED") {
 		t.Fatalf("quarantine:\n%s", out)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code, out = run(t, "health", "--generators", gen)
-		if code == 1 && strings.Contains(out, "no_lease") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the generator still serves a quarantined number:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		code, out := run(t, "health", "--generators", gen)
+		return code == 1 && strings.Contains(out, "no_lease"), "the generator still serves a quarantined number:\n" + out
+	})
 	// A lift leaves the number unclaimable for one lease and the margin: a holder paused through
 	// the quarantine may still issue up to its own fence until then (model rule lift_waits).
 	lifted := time.Now()
@@ -197,16 +187,10 @@ func TestLocalStack(t *testing.T) {
 	if m["state"] != "lifted" || m["holder"] != "LIFTED" {
 		t.Fatalf("a lifted number, before its expiry: %v, want state lifted", m)
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		if code, out = run(t, "health", "--generators", gen); code == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the generator did not claim the lifted number:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		code, out := run(t, "health", "--generators", gen)
+		return code == 0, "the generator did not claim the lifted number:\n" + out
+	})
 	if code, out := run(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--yes"); code != 1 || !strings.Contains(out, "not quarantined") {
 		t.Fatalf("lift of a held number: %d %s", code, out)
 	}
