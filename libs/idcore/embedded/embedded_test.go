@@ -124,7 +124,7 @@ func TestReleaseSetsExpiryToNow(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	evs, err := st.History(context.Background(), 100, 0, time.Now().UnixMilli()+1)
-	if err != nil || len(evs) != 2 || evs[0].Kind != "claim" || evs[1].Kind != "release" {
+	if err != nil || len(evs) != 2 || evs[0].Kind != lease.KindClaim || evs[1].Kind != lease.KindRelease {
 		t.Fatalf("history = %+v, %v", evs, err)
 	}
 }

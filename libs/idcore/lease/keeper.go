@@ -242,14 +242,14 @@ func (k *Keeper) claim(ctx context.Context) error {
 		}
 		// The claim goes into the history before any ID can be issued under it, so the audit
 		// trail never shows IDs (or a release) of a claim it does not hold.
-		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "claim", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
-			k.log.Error("lease history append failed", "machine", m, "event", "claim", "error", err)
+		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindClaim, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
+			k.log.Error("lease history append failed", "machine", m, "event", KindClaim, "error", err)
 		}
 		fence := expiry - k.cfg.FenceMargin.Milliseconds()
 		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {
 			// The generator is stopped: give the number back at once (no ID was issued under it).
 			if rerr := k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now); rerr == nil {
-				_ = k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: "release", Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: now})
+				_ = k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindRelease, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: now})
 			}
 			return err
 		}
@@ -373,8 +373,8 @@ func (k *Keeper) Release(ctx context.Context, lastIssuedUnixMs int64) error {
 		return err
 	}
 	k.log.Info("released machine number", "machine", st.Machine, "epoch", st.Epoch, "lease_expiry", expiry)
-	if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: st.Machine, AtUnixMs: k.cfg.Clock.Now().UnixMilli(), Kind: "release", Holder: st.Holder, Epoch: st.Epoch, ExpiryUnixMs: expiry}); err != nil {
-		k.log.Error("lease history append failed", "machine", st.Machine, "event", "release", "error", err)
+	if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: st.Machine, AtUnixMs: k.cfg.Clock.Now().UnixMilli(), Kind: KindRelease, Holder: st.Holder, Epoch: st.Epoch, ExpiryUnixMs: expiry}); err != nil {
+		k.log.Error("lease history append failed", "machine", st.Machine, "event", KindRelease, "error", err)
 	}
 	return nil
 }

@@ -350,7 +350,7 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 		t.Fatalf("fenced row %+v", r)
 	}
 	holder, _, err := lease.WhoHeld(ctx, s, 3, now.Add(time.Second), time.Minute)
-	if err != nil || holder == nil || holder.Kind != "fence" {
+	if err != nil || holder == nil || holder.Kind != lease.KindFence {
 		t.Fatalf("WhoHeld = %+v, %v", holder, err)
 	}
 }
@@ -370,7 +370,7 @@ func TestClaimForAStoppedGeneratorIsGivenBack(t *testing.T) {
 		t.Fatalf("the number was not given back: %+v, %v", row, err)
 	}
 	evs, err := st.History(ctx, 7, 0, time.Now().UnixMilli()+1000)
-	if err != nil || len(evs) != 2 || evs[0].Kind != "claim" || evs[1].Kind != "release" || evs[1].Epoch != evs[0].Epoch {
+	if err != nil || len(evs) != 2 || evs[0].Kind != lease.KindClaim || evs[1].Kind != lease.KindRelease || evs[1].Epoch != evs[0].Epoch {
 		t.Fatalf("history = %+v, %v", evs, err)
 	}
 }
@@ -418,7 +418,7 @@ func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Kind == "claim" {
+		if ev.Kind == lease.KindClaim {
 			t.Fatalf("a claim on the restored table was put to use: %+v", ev)
 		}
 	}

@@ -68,19 +68,22 @@ func (r Row) Quarantined() bool { return r.Holder == QuarantineHolder }
 type Event struct {
 	Machine      int
 	AtUnixMs     int64
-	Kind         string // "claim", "release", "quarantine", "lift", "fence"
+	Kind         EventKind
 	Holder       string
 	Epoch        int64
 	ExpiryUnixMs int64
 }
 
+// EventKind says what a history event did; drivers store it as its string.
+type EventKind string
+
 // Event kinds (Event.Kind).
 const (
-	KindClaim      = "claim"
-	KindRelease    = "release"
-	KindQuarantine = "quarantine"
-	KindLift       = "lift"
-	KindFence      = "fence"
+	KindClaim      EventKind = "claim"
+	KindRelease    EventKind = "release"
+	KindQuarantine EventKind = "quarantine"
+	KindLift       EventKind = "lift"
+	KindFence      EventKind = "fence"
 )
 
 // Store is the driver contract for one lease table and its history table. Every method must be

@@ -278,7 +278,7 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: &s.history,
 			Item: map[string]types.AttributeValue{
-				KeyMachineID: n(int64(ev.Machine)), KeyAt: n(at), "event": str(ev.Kind), "holder": str(ev.Holder),
+				KeyMachineID: n(int64(ev.Machine)), KeyAt: n(at), "event": str(string(ev.Kind)), "holder": str(ev.Holder),
 				"lease_epoch": n(ev.Epoch), "lease_expiry": n(ev.ExpiryUnixMs),
 				AttrExpiresAt: n((at + lease.HistoryRetentionMs) / 1000),
 			},
@@ -317,7 +317,7 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 			if ev.AtUnixMs, err = intAttr(item, "at"); err != nil {
 				return nil, err
 			}
-			ev.Kind, ev.Holder = strAttr(item, "event"), strAttr(item, "holder")
+			ev.Kind, ev.Holder = lease.EventKind(strAttr(item, "event")), strAttr(item, "holder")
 			ev.Epoch, _ = intAttr(item, "lease_epoch")
 			ev.ExpiryUnixMs, _ = intAttr(item, "lease_expiry")
 			out = append(out, ev)

@@ -204,10 +204,10 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 	t.Run("History", func(t *testing.T) {
 		s := newStore(t)
 		evs := []lease.Event{
-			{Machine: 4, AtUnixMs: now, Kind: "claim", Holder: "a", Epoch: 1, ExpiryUnixMs: now + lease5m},
-			{Machine: 4, AtUnixMs: now, Kind: "release", Holder: "a", Epoch: 1, ExpiryUnixMs: now}, // same ms
-			{Machine: 4, AtUnixMs: now + 50, Kind: "claim", Holder: "b", Epoch: 2, ExpiryUnixMs: now + 50 + lease5m},
-			{Machine: 5, AtUnixMs: now + 10, Kind: "quarantine", Holder: lease.QuarantineHolder, Epoch: 1, ExpiryUnixMs: lease.QuarantineExpiryUnixMs},
+			{Machine: 4, AtUnixMs: now, Kind: lease.KindClaim, Holder: "a", Epoch: 1, ExpiryUnixMs: now + lease5m},
+			{Machine: 4, AtUnixMs: now, Kind: lease.KindRelease, Holder: "a", Epoch: 1, ExpiryUnixMs: now}, // same ms
+			{Machine: 4, AtUnixMs: now + 50, Kind: lease.KindClaim, Holder: "b", Epoch: 2, ExpiryUnixMs: now + 50 + lease5m},
+			{Machine: 5, AtUnixMs: now + 10, Kind: lease.KindQuarantine, Holder: lease.QuarantineHolder, Epoch: 1, ExpiryUnixMs: lease.QuarantineExpiryUnixMs},
 		}
 		for _, ev := range evs {
 			if err := s.AppendHistory(ctx, ev); err != nil {
@@ -218,7 +218,7 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 		if err != nil || len(got) != 3 {
 			t.Fatalf("History = %+v, %v (want 3 events, both of the same millisecond kept)", got, err)
 		}
-		if got[0].Kind != "claim" || got[1].Kind != "release" || got[2].Holder != "b" {
+		if got[0].Kind != lease.KindClaim || got[1].Kind != lease.KindRelease || got[2].Holder != "b" {
 			t.Fatalf("History order: %+v", got)
 		}
 		if got, err := s.History(ctx, 4, now+40, now+100); err != nil || len(got) != 1 {
@@ -279,7 +279,7 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 			{"InitMeta", func() error { return s.InitMeta(ctx, "t") }},
 			{"SetMeta", func() error { return s.SetMeta(ctx, "t") }},
 			{"AppendHistory", func() error {
-				return s.AppendHistory(ctx, lease.Event{Machine: 1, AtUnixMs: now, Kind: "claim", Holder: "a", Epoch: 1})
+				return s.AppendHistory(ctx, lease.Event{Machine: 1, AtUnixMs: now, Kind: lease.KindClaim, Holder: "a", Epoch: 1})
 			}},
 			{"History", func() error { _, err := s.History(ctx, 1, now, now+1); return err }},
 		}

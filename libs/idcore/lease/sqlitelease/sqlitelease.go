@@ -260,7 +260,7 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 	for at := ev.AtUnixMs; at < ev.AtUnixMs+1000; at++ {
 		res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $H (machine_id, at, event, holder, lease_epoch, lease_expiry, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-			ev.Machine, at, ev.Kind, ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000)
+			ev.Machine, at, string(ev.Kind), ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000)
 		if err != nil {
 			return s.mapErr("history", err)
 		}
@@ -282,9 +282,11 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 	var out []lease.Event
 	for rows.Next() {
 		ev := lease.Event{Machine: machine}
-		if err := rows.Scan(&ev.AtUnixMs, &ev.Kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs); err != nil {
+		var kind string
+		if err := rows.Scan(&ev.AtUnixMs, &kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs); err != nil {
 			return nil, s.mapErr("history", err)
 		}
+		ev.Kind = lease.EventKind(kind)
 		out = append(out, ev)
 	}
 	return out, s.mapErr("history", rows.Err())

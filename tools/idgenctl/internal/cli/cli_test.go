@@ -212,7 +212,7 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 	}
 	now := time.Now()
 	r, _ := st.Claim(ctx, 12, "host-a/pid-1/1", now.UnixMilli(), now.Add(time.Minute).UnixMilli())
-	_ = st.AppendHistory(ctx, lease.Event{Machine: 12, AtUnixMs: now.UnixMilli(), Kind: "claim", Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
+	_ = st.AppendHistory(ctx, lease.Event{Machine: 12, AtUnixMs: now.UnixMilli(), Kind: lease.KindClaim, Holder: r.Holder, Epoch: r.Epoch, ExpiryUnixMs: r.ExpiryUnixMs})
 	store := "dynamodb:" + srv.Endpoint
 
 	m := jsonOf(t, mustRun(t, "leases", "list", "--lease-store", store, "--output", "json"))

@@ -240,9 +240,9 @@ func TestIncident(t *testing.T) {
 	// 09:25; the duplicate was made at 09:30.
 	at := time.Date(2031, 3, 1, 9, 30, 0, 0, time.UTC)
 	history := []lease.Event{
-		{Machine: 170, AtUnixMs: at.Add(-40 * time.Minute).UnixMilli(), Kind: "claim", Holder: "host-a/pid-7/1", Epoch: 4, ExpiryUnixMs: at.Add(-35 * time.Minute).UnixMilli()},
-		{Machine: 170, AtUnixMs: at.Add(-10 * time.Minute).UnixMilli(), Kind: "release", Holder: "host-a/pid-7/1", Epoch: 4, ExpiryUnixMs: at.Add(-10 * time.Minute).UnixMilli()},
-		{Machine: 170, AtUnixMs: at.Add(-5 * time.Minute).UnixMilli(), Kind: "claim", Holder: "host-b/pid-9/2", Epoch: 5, ExpiryUnixMs: at.UnixMilli()},
+		{Machine: 170, AtUnixMs: at.Add(-40 * time.Minute).UnixMilli(), Kind: lease.KindClaim, Holder: "host-a/pid-7/1", Epoch: 4, ExpiryUnixMs: at.Add(-35 * time.Minute).UnixMilli()},
+		{Machine: 170, AtUnixMs: at.Add(-10 * time.Minute).UnixMilli(), Kind: lease.KindRelease, Holder: "host-a/pid-7/1", Epoch: 4, ExpiryUnixMs: at.Add(-10 * time.Minute).UnixMilli()},
+		{Machine: 170, AtUnixMs: at.Add(-5 * time.Minute).UnixMilli(), Kind: lease.KindClaim, Holder: "host-b/pid-9/2", Epoch: 5, ExpiryUnixMs: at.UnixMilli()},
 	}
 	srv := testenv.StartDynalite(t, "")
 	db, err := dynamolease.NewClient(ctx, srv.Endpoint)

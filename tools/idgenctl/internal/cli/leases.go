@@ -383,11 +383,11 @@ func (o *opts) leasesWhoHeld(ctx context.Context, _ string, m int) error {
 
 // historyEvent is one lease-history event as idgenctl prints it.
 type historyEvent struct {
-	At     string `json:"at"`
-	Event  string `json:"event"`
-	Holder string `json:"holder"`
-	Epoch  int64  `json:"lease_epoch"`
-	Expiry string `json:"lease_expiry"`
+	At     string          `json:"at"`
+	Event  lease.EventKind `json:"event"`
+	Holder string          `json:"holder"`
+	Epoch  int64           `json:"lease_epoch"`
+	Expiry string          `json:"lease_expiry"`
 }
 
 func eventOf(e lease.Event) historyEvent {
