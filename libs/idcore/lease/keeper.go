@@ -98,7 +98,7 @@ func NewKeeper(cfg Config) (*Keeper, error) {
 		return nil, fmt.Errorf("lease: renew interval %v must be positive and at most a third of the lease %v", cfg.Renew, cfg.Lease)
 	case cfg.FenceMargin <= 0 || cfg.FenceMargin >= cfg.Lease-cfg.Renew:
 		return nil, fmt.Errorf("lease: fence margin %v must be positive and below lease − renew (%v)", cfg.FenceMargin, cfg.Lease-cfg.Renew)
-	case cfg.Holder == QuarantineHolder || cfg.Holder == LiftedHolder:
+	case cfg.Holder == QuarantineHolder || cfg.Holder == LiftedHolder || cfg.Holder == FencedHolder:
 		return nil, fmt.Errorf("lease: holder name %q is reserved", cfg.Holder)
 	}
 	lay, ok := cfg.Generator.Schedule().Layout(cfg.Layout)

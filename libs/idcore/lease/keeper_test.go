@@ -258,6 +258,8 @@ func TestKeeperRejectsUnsafeSettings(t *testing.T) {
 		{"range past the layout", func(c *lease.Config) { c.Range = lease.Range{Lo: 0, Hi: 512} }},
 		{"unknown layout", func(c *lease.Config) { c.Layout = "v9" }},
 		{"reserved holder", func(c *lease.Config) { c.Holder = lease.QuarantineHolder }},
+		{"reserved holder LIFTED", func(c *lease.Config) { c.Holder = lease.LiftedHolder }},
+		{"reserved holder FENCED", func(c *lease.Config) { c.Holder = lease.FencedHolder }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
