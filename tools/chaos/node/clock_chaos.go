@@ -7,8 +7,8 @@ import (
 	"flag"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/chaosclock"
 	"github.com/idgen/idgen/libs/idcore/clocktest"
-	"github.com/idgen/idgen/tools/chaos/internal/chaosclock"
 )
 
 // clockFlags registers --chaos-clock-file: the runner moves this process's clock, and the error

@@ -1,7 +1,8 @@
 // Package chaosclock is the clock the chaos runner moves at run time: the system clock plus an
 // offset, and a clock-health source reporting an estimated error, both read from a file the
 // runner rewrites ("OFFSET ESTERROR", two Go durations, e.g. "-1.5s 1.5s"). Only binaries built
-// with the chaos tag use it.
+// with the chaos tag use it (the generator and the chaos runner's embedded node): a production
+// build never links it.
 package chaosclock
 
 import (
