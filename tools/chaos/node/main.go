@@ -24,8 +24,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/embedded"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/lease/leasestore"
 )
 
 func main() {
@@ -43,20 +42,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	var st lease.Store
-	var err error
-	switch kind, arg, _ := strings.Cut(*store, ":"); kind {
-	case "sqlite":
-		st, err = sqlitelease.Open(ctx, arg, lease.TableV2)
-	case "dynamodb":
-		db, derr := dynamolease.NewClient(ctx, arg)
-		if derr != nil {
-			fail(derr)
-		}
-		st = dynamolease.New(db, lease.TableV2, lease.TableHistory)
-	default:
-		err = fmt.Errorf("unknown store %q", *store)
-	}
+	kind, where, _ := strings.Cut(*store, ":")
+	st, err := leasestore.Open(ctx, kind, where, lease.TableV2)
 	if err != nil {
 		fail(err)
 	}

@@ -18,14 +18,12 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/embedded"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/lease/leasestore"
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/quota"
 	"github.com/idgen/idgen/libs/svc/serve"
-	"github.com/idgen/idgen/libs/svc/storespec"
 	"github.com/idgen/idgen/services/generator/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -142,20 +140,9 @@ func openStores(ctx context.Context, cfg config.Config, sched idcore.Schedule) (
 		if p.Layout.Name() == "v1" {
 			table = lease.TableV1
 		}
-		var st lease.Store
-		switch spec.Kind {
-		case storespec.SQLite:
-			s, err := sqlitelease.Open(ctx, spec.Where, table)
-			if err != nil {
-				return set, err
-			}
-			st = s
-		case storespec.DynamoDB:
-			db, err := dynamolease.NewClient(ctx, spec.Where)
-			if err != nil {
-				return set, err
-			}
-			st = dynamolease.New(db, table, lease.TableHistory)
+		st, err := leasestore.Open(ctx, string(spec.Kind), spec.Where, table)
+		if err != nil {
+			return set, err
 		}
 		set.byLayout[p.Layout.Name()] = st
 		set.list = append(set.list, st)

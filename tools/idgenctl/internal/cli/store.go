@@ -6,10 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/lease/leasestore"
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/libs/svc/storespec"
 )
@@ -37,8 +35,7 @@ func openLeaseTable(ctx context.Context, spec, regionName, layout string) (lease
 	if err != nil {
 		return nil, usagef("%v, or REGION=STORE pairs", err)
 	}
-	switch sp.Kind {
-	case storespec.SQLite:
+	if sp.Kind == storespec.SQLite {
 		if _, err := os.Stat(sp.Where); err != nil {
 			if local {
 				hint := ""
@@ -50,14 +47,8 @@ func openLeaseTable(ctx context.Context, spec, regionName, layout string) (lease
 			}
 			return nil, fmt.Errorf("lease store %s: %w", sp.Where, err)
 		}
-		return sqlitelease.Open(ctx, sp.Where, table)
-	default: // storespec.DynamoDB
-		db, err := dynamo.NewClient(ctx, sp.Where)
-		if err != nil {
-			return nil, err
-		}
-		return dynamolease.New(db, table, lease.TableHistory), nil
 	}
+	return leasestore.Open(ctx, string(sp.Kind), sp.Where, table)
 }
 
 // storeRegions lists the regions of a REGION=STORE flag value.

@@ -22,8 +22,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/clocktest"
 	"github.com/idgen/idgen/libs/idcore/embedded"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/idcore/lease/leasestore"
 )
 
 // offsetClock is the system clock moved by a fixed offset: a test-only way to give one process a
@@ -52,20 +51,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	var st lease.Store
-	var err error
-	switch kind, arg, _ := strings.Cut(*store, ":"); kind {
-	case "sqlite":
-		st, err = sqlitelease.Open(ctx, arg, *table)
-	case "dynamodb":
-		db, derr := dynamolease.NewClient(ctx, arg)
-		if derr != nil {
-			fail(derr)
-		}
-		st = dynamolease.New(db, *table, lease.TableHistory)
-	default:
-		err = fmt.Errorf("unknown store %q", *store)
-	}
+	kind, where, _ := strings.Cut(*store, ":")
+	st, err := leasestore.Open(ctx, kind, where, *table)
 	if err != nil {
 		fail(err)
 	}
