@@ -1,14 +1,31 @@
-// Package healthz is the body of a generator's GET /healthz: the generator writes it, idgenctl
+// Package healthz is the body of the services' GET /healthz: the services write it, idgenctl
 // health and other readers decode it. It has no dependencies, so readers do not import the
-// generator.
+// services.
 package healthz
 
-// Generator is a generator's /healthz body: 200 with status "ok" when it can issue now, else 503
-// with status "unavailable", the reason and the error.
+// Service is the /healthz body of every idgen service: 200 with status "ok", else 503 with
+// status "unavailable", the reason and the error.
+type Service struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// OK is the body of a service that serves.
+var OK = Service{Status: "ok"}
+
+// ShuttingDown is the body from the start of a drain.
+var ShuttingDown = Unavailable("shutting_down", "shutting down")
+
+// Unavailable is the body of a service that cannot serve, for reason.
+func Unavailable(reason, err string) Service {
+	return Service{Status: "unavailable", Reason: reason, Error: err}
+}
+
+// Generator is a generator's /healthz body: the Service body ("ok" when it can issue now), its
+// region, its leases and its clock check.
 type Generator struct {
-	Status       string  `json:"status"`
-	Reason       string  `json:"reason,omitempty"`
-	Error        string  `json:"error,omitempty"`
+	Service
 	Region       string  `json:"region"`
 	RegionNumber int     `json:"region_number"`
 	Leases       []Lease `json:"leases"`

@@ -167,7 +167,7 @@ func authResult(c echo.Context) error {
 // names the lease, the fence and the clock (and says so loudly when the clock check is warn).
 func (s *Server) getHealthz(c echo.Context) error {
 	st := s.node.Generator().ClockStatus()
-	body := healthz.Generator{Status: "ok", Region: s.region.Name, RegionNumber: s.region.Number}
+	body := healthz.Generator{Service: healthz.OK, Region: s.region.Name, RegionNumber: s.region.Number}
 	now := time.Now().UnixMilli()
 	for _, l := range s.node.Leases() {
 		li := healthz.Lease{Layout: l.Layout, Held: l.Held, Machine: l.Machine, Epoch: l.Epoch, Problem: l.Problem}
@@ -188,11 +188,11 @@ func (s *Server) getHealthz(c echo.Context) error {
 		err = errors.New("shutting down")
 	}
 	if err != nil {
-		code, body.Status, body.Error = http.StatusServiceUnavailable, "unavailable", err.Error()
-		body.Reason = idcore.Reason(err)
-		if body.Reason == "" {
-			body.Reason = "shutting_down"
+		reason := idcore.Reason(err)
+		if reason == "" {
+			reason = "shutting_down"
 		}
+		code, body.Service = http.StatusServiceUnavailable, healthz.Unavailable(reason, err.Error())
 	}
 	return c.JSON(code, body)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
 )
@@ -42,17 +43,10 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// health is the /healthz body: "ok", or "unavailable" with the reason and the error.
-type health struct {
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
 // getHealthz answers 200, and 503 from the start of a drain.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
-		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "shutting_down", Error: "shutting down"})
+		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
 	}
-	return c.JSON(http.StatusOK, health{Status: "ok"})
+	return c.JSON(http.StatusOK, healthz.OK)
 }

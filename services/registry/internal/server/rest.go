@@ -6,6 +6,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
 )
@@ -75,20 +76,13 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// health is the /healthz body: "ok", or "unavailable" with the reason and the error.
-type health struct {
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
 // getHealthz answers 200 when the store answers, else 503; 503 from the start of a drain.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
-		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "shutting_down", Error: "shutting down"})
+		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
 	}
 	if _, err := s.st.Schedule(c.Request().Context()); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "store_unavailable", Error: err.Error()})
+		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable("store_unavailable", err.Error()))
 	}
-	return c.JSON(http.StatusOK, health{Status: "ok"})
+	return c.JSON(http.StatusOK, healthz.OK)
 }
