@@ -39,7 +39,7 @@ var ciRuns = []run{
 	{"variant/RESTORE_NOFENCE", []string{"RESTORE_NOFENCE", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=6"}, true},
 	{"variant/LIFT_NOW", []string{"LIFT_NOW", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, true},
 	{"variant/FENCE_ROWS_ONLY", []string{"FENCE_ROWS_ONLY", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
-	{"variant/NEW_IF_EMPTY", []string{"NEW_IF_EMPTY", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
+	{"gap/BACKUP_BEFORE_META", []string{"BACKUP_BEFORE_META", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
 }
 
 // deepRuns are for make model-deep (IDGEN_MODEL_DEEP=1): every feature together (restore,

@@ -229,22 +229,9 @@ func (k *Keeper) claim(ctx context.Context) error {
 			k.noteProblem("claim", err)
 			return err
 		}
-		// The claim goes into the history before any ID can be issued under it: the audit trail
-		// never shows IDs of a claim it does not hold, and a lease table restored to before its
-		// first claim is told from a new one by this history (CheckTable). A claim whose event
-		// cannot be written is given back.
-		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindClaim, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
-			k.log.Error("lease history append failed: giving the number back", "machine", m, "event", KindClaim, "error", err)
-			_ = k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now)
-			k.claims.WithLabelValues("error").Inc()
-			k.noteProblem("claim", err)
-			return err
-		}
 		// The table may have been restored between the check above and this claim (a holder can
 		// pause anywhere): a claim on a restored table takes a stale row whose true holder may
-		// still be issuing below its fence. Check again, after the history event is written (a
-		// table restored to before the first claim is told from a new one by that history),
-		// before any ID is issued under it.
+		// still be issuing below its fence. Check again before any ID is issued under it.
 		if tid2, err := CheckTable(ctx, k.cfg.Store); err != nil || tid2 != tid {
 			if err == nil {
 				err = fmt.Errorf("%w: the table changed from %s to %s during the claim", ErrRestored, tid, tid2)
@@ -252,6 +239,11 @@ func (k *Keeper) claim(ctx context.Context) error {
 			k.claims.WithLabelValues("restored").Inc()
 			k.noteProblem("claim", err)
 			return err
+		}
+		// The claim goes into the history before any ID can be issued under it, so the audit
+		// trail never shows IDs (or a release) of a claim it does not hold.
+		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindClaim, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
+			k.log.Error("lease history append failed", "machine", m, "event", KindClaim, "error", err)
 		}
 		fence := expiry - k.cfg.FenceMargin.Milliseconds()
 		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {

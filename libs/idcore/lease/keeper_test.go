@@ -413,14 +413,16 @@ func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 	if s := k.Status(); s.Held {
 		t.Fatalf("the keeper holds a number claimed on a restored table: %+v", s)
 	}
-	// The claim is in the history (it is written before the second table check, so that a table
-	// restored to before its first claim is told from a new one), but no ID is issued under it.
+	// The claim never took effect: it is not in the history (a claim is recorded before any ID
+	// can be issued under it), so no ID was issued under it.
 	evs, err := st.History(context.Background(), 1, 0, clock.Now().Add(time.Hour).UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Kind != lease.KindClaim {
-		t.Fatalf("history of the claim on the restored table: %+v, want the one claim event", evs)
+	for _, ev := range evs {
+		if ev.Kind == lease.KindClaim {
+			t.Fatalf("a claim on the restored table was put to use: %+v", ev)
+		}
 	}
 	if id, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrNoLease) {
 		t.Fatalf("Next under a claim on a restored table: %v, %v; want no_lease", id, err)

@@ -62,9 +62,8 @@ func HolderName(processStart time.Time) string {
 
 // CheckTable returns the lease table's ID after checking that it is not a restore
 // (docs/leases.md#the-restore-fence): the metadata row must name the table as it is now. The
-// first claimer of a new table (no rows at all, and no event in the lease history) writes the
-// metadata row; a table holding lease rows but no metadata row, or none at all beside a history
-// with events, is a restore.
+// first claimer of a table with no rows at all writes the metadata row; a table holding lease
+// rows but no metadata row is a restore.
 func CheckTable(ctx context.Context, s Store) (string, error) {
 	id, err := s.TableID(ctx)
 	if err != nil {
@@ -78,16 +77,6 @@ func CheckTable(ctx context.Context, s Store) (string, error) {
 		}
 		if len(rows) > 0 {
 			return "", fmt.Errorf("%w: the table holds %d lease rows but no metadata row", ErrRestored, len(rows))
-		}
-		// No rows and no metadata row: a new table, unless the history (a table of its own, never
-		// restored with the lease table) shows numbers were claimed before.
-		hist, herr := s.HasHistory(ctx)
-		if herr != nil {
-			return "", herr
-		}
-		if hist {
-			return "", fmt.Errorf("%w: the table holds no lease row and no metadata row, but the lease history has events: "+
-				"a restore of a backup taken before the first claim, or a re-created table", ErrRestored)
 		}
 		if ierr := s.InitMeta(ctx, id); ierr != nil && !errors.Is(ierr, ErrTaken) {
 			return "", ierr

@@ -2,15 +2,12 @@ package lease_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 )
 
 // restoredDuringRenewal is a real store on which the table is restored (its table ID changes)
@@ -208,75 +205,5 @@ func TestLiftedNumberWaitsALeaseAndTheMargin(t *testing.T) {
 	}
 	if _, err := st.Claim(context.Background(), 5, "b", exp+1, exp+3000); err != nil {
 		t.Fatalf("not claimable after the lift's expiry: %v", err)
-	}
-}
-
-// TestCheckTableRefusesAnEmptyTableWithHistory: a lease table with no row and no metadata row
-// beside a lease history with events is a restore of a backup taken before the first claim (or a
-// re-created table), not a new table: nobody claims from it until the restore fence, which fences
-// every number (model rule check_table, variant NEW_IF_EMPTY).
-func TestCheckTableRefusesAnEmptyTableWithHistory(t *testing.T) {
-	ctx := context.Background()
-	s := sqliteStore(t).Store.(*sqlitelease.Store)
-	now := time.Now()
-	if _, err := lease.CheckTable(ctx, s); err != nil {
-		t.Fatalf("a new table with an empty history: %v", err)
-	}
-	row, err := s.Claim(ctx, 3, "gen-a", now.UnixMilli(), now.Add(time.Minute).UnixMilli())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AppendHistory(ctx, lease.Event{Machine: 3, AtUnixMs: now.UnixMilli(), Kind: lease.KindClaim, Holder: "gen-a", Epoch: row.Epoch, ExpiryUnixMs: row.ExpiryUnixMs}); err != nil {
-		t.Fatal(err)
-	}
-	// The restore of a backup taken before that claim: an empty table with a new identity; the
-	// history, a table of its own, keeps the claim.
-	if err := s.Recreate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lease.CheckTable(ctx, s); !errors.Is(err, lease.ErrRestored) {
-		t.Fatalf("an empty table beside a history with a claim: %v, want ErrRestored", err)
-	}
-	if _, err := s.Meta(ctx); !errors.Is(err, lease.ErrNotFound) {
-		t.Fatalf("the check wrote a metadata row on the restored table: %v", err)
-	}
-	n, err := lease.FenceRestore(ctx, s, now, time.Minute, time.Second, 8)
-	if err != nil || n != 8 {
-		t.Fatalf("FenceRestore = %d, %v; want 8 fenced rows", n, err)
-	}
-	if _, err := lease.CheckTable(ctx, s); err != nil {
-		t.Fatalf("after the fence: %v", err)
-	}
-	if _, err := s.Claim(ctx, 3, "gen-b", now.Add(30*time.Second).UnixMilli(), now.Add(2*time.Minute).UnixMilli()); !errors.Is(err, lease.ErrTaken) {
-		t.Fatalf("a claim of gen-a's number before the fence's expiry: %v, want ErrTaken", err)
-	}
-}
-
-// historyDown is a real store whose lease history cannot be written.
-type historyDown struct{ lease.Store }
-
-func (historyDown) AppendHistory(context.Context, lease.Event) error {
-	return fmt.Errorf("%w: the history table is down", lease.ErrUnavailable)
-}
-
-// TestClaimNotUsedWithoutItsHistoryEvent: a claim whose history event cannot be written is given
-// back and nothing is issued under it: the history is what tells a table restored to before its
-// first claim from a new one (model rule claim_table_recheck).
-func TestClaimNotUsedWithoutItsHistoryEvent(t *testing.T) {
-	ctx := context.Background()
-	st := historyDown{Store: sqliteStore(t)}
-	clock := fakeClock()
-	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
-	run(t, k)
-	asleep(t, clock) // the claim round failed; the keeper waits to try again
-	if s := k.Status(); s.Held {
-		t.Fatalf("the keeper holds a number whose claim is not in the history: %+v", s)
-	}
-	if id, err := gen.Next(ctx); !errors.Is(err, idcore.ErrNoLease) {
-		t.Fatalf("Next = %v, %v; want no_lease", id, err)
-	}
-	row, err := st.Get(ctx, 1)
-	if err != nil || row.ExpiryUnixMs > clock.Now().UnixMilli() {
-		t.Fatalf("the claimed number was not given back: %+v, %v", row, err)
 	}
 }

@@ -129,10 +129,6 @@ type Store interface {
 	// AppendHistory must add ev to the history without overwriting another event (two events of
 	// one number in one millisecond are both kept).
 	AppendHistory(ctx context.Context, ev Event) error
-	// HasHistory reports whether the history holds any event at all. A lease table with neither
-	// lease rows nor a metadata row beside a history with events is a restore (of a backup taken
-	// before the table's first claim) or a re-creation, not a new table (CheckTable).
-	HasHistory(ctx context.Context) (bool, error)
 	// History returns the events of one number with fromUnixMs ≤ AtUnixMs ≤ toUnixMs, oldest first.
 	History(ctx context.Context, machine int, fromUnixMs, toUnixMs int64) ([]Event, error)
 

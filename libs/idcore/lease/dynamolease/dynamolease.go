@@ -295,16 +295,6 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 }
 
 // History implements lease.Store.
-// HasHistory implements lease.Store with a Scan of at most one item of the history table.
-func (s *Store) HasHistory(ctx context.Context) (bool, error) {
-	out, err := s.db.Scan(ctx, &dynamodb.ScanInput{TableName: &s.history, Limit: aws.Int32(1),
-		ProjectionExpression: aws.String("machine_id"), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return false, mapErr("history", err, nil)
-	}
-	return len(out.Items) > 0, nil
-}
-
 func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lease.Event, error) {
 	var out []lease.Event
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{

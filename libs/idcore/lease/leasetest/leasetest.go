@@ -203,9 +203,6 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 
 	t.Run("History", func(t *testing.T) {
 		s := newStore(t)
-		if has, err := s.HasHistory(ctx); err != nil || has {
-			t.Fatalf("HasHistory of a new store = %v, %v; want false", has, err)
-		}
 		evs := []lease.Event{
 			{Machine: 4, AtUnixMs: now, Kind: lease.KindClaim, Holder: "a", Epoch: 1, ExpiryUnixMs: now + lease5m},
 			{Machine: 4, AtUnixMs: now, Kind: lease.KindRelease, Holder: "a", Epoch: 1, ExpiryUnixMs: now}, // same ms
@@ -216,9 +213,6 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 			if err := s.AppendHistory(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if has, err := s.HasHistory(ctx); err != nil || !has {
-			t.Fatalf("HasHistory after appends = %v, %v; want true", has, err)
 		}
 		got, err := s.History(ctx, 4, now, now+100)
 		if err != nil || len(got) != 3 {
@@ -288,7 +282,6 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) lease.Store) {
 				return s.AppendHistory(ctx, lease.Event{Machine: 1, AtUnixMs: now, Kind: lease.KindClaim, Holder: "a", Epoch: 1})
 			}},
 			{"History", func() error { _, err := s.History(ctx, 1, now, now+1); return err }},
-			{"HasHistory", func() error { _, err := s.HasHistory(ctx); return err }},
 		}
 		for _, c := range calls {
 			if err := c.call(); !errors.Is(err, lease.ErrUnavailable) {

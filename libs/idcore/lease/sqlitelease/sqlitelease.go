@@ -271,16 +271,6 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 	return fmt.Errorf("sqlitelease: history: no free millisecond after %d for machine %d", ev.AtUnixMs, ev.Machine)
 }
 
-// HasHistory implements lease.Store.
-func (s *Store) HasHistory(ctx context.Context) (bool, error) {
-	var one int
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM $H LIMIT 1`)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, s.mapErr("history", err)
-}
-
 // History implements lease.Store.
 func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lease.Event, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT at, event, holder, lease_epoch, lease_expiry FROM $H
