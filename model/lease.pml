@@ -168,8 +168,9 @@ end:
   do
 #ifndef NO_RESTORE
   /* a backup taken at any moment once the metadata row exists (the first claim writes it before
-   * its row; RESTORE_NOFENCE writes none, there the row counts), with or without the row; BACKUP_BEFORE_META: also before it, which makes the restore
-   * look like a new table (a known gap) */
+   * its row; RESTORE_NOFENCE writes none, there the row counts), with or without the row;
+   * BACKUP_BEFORE_META: also before it, which makes the restore look like a new table (a known
+   * gap) */
 #ifdef BACKUP_BEFORE_META
   :: atomic { !b_taken -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta }
 #else
