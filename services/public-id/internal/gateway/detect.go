@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"time"
@@ -13,7 +15,8 @@ import (
 // Detector tells whether a value looks like an internal ID: a positive 64-bit integer whose
 // timestamp bits (the top 41 of every layout) fall inside the window of times at which IDs have
 // been issued. It is the backstop behind the route allowlist: a declared plain field or header
-// that holds such a value is refused, never passed on.
+// that holds such a value, in any spelling the scanner reads (see scanner.each), is refused,
+// never passed on.
 //
 // The window starts at Since, not at the epoch: numbers of up to 16 decimal digits (prices,
 // phone and card numbers) decode to the first weeks after the epoch, and treating them as IDs
@@ -37,18 +40,24 @@ func (d Detector) window() (lo, hi int64) {
 	if d.Now != nil {
 		now = d.Now
 	}
-	lo = max(since.UnixMilli()-idcore.EpochUnixMs, 0) << idcore.TimestampShift
+	lo = max(max(since.UnixMilli()-idcore.EpochUnixMs, 0)<<idcore.TimestampShift, 1)
 	hiMs := now().Add(24*time.Hour).UnixMilli() - idcore.EpochUnixMs
 	hi = min(hiMs, 1<<41-1)<<idcore.TimestampShift | (1<<idcore.TimestampShift - 1)
 	return lo, hi
 }
 
 // scanner finds internal-ID-looking values in text with one window computed per response.
-type scanner struct{ lo, hi int64 }
+type scanner struct {
+	lo, hi         int64
+	decMin, decMax int // the decimal digits of lo and of hi: the lengths an ID can have
+	hexMin, hexMax int // and its hexadecimal digits
+}
 
 func (d Detector) scanner() scanner {
 	lo, hi := d.window()
-	return scanner{lo, hi}
+	return scanner{lo: lo, hi: hi,
+		decMin: len(strconv.FormatInt(lo, 10)), decMax: len(strconv.FormatInt(hi, 10)),
+		hexMin: len(strconv.FormatInt(lo, 16)), hexMax: len(strconv.FormatInt(hi, 16))}
 }
 
 func (s scanner) plausible(v int64) bool { return v >= s.lo && v <= s.hi && v > 0 }
@@ -59,15 +68,7 @@ func (s scanner) plausibleFloat(f float64) bool {
 	return f >= float64(s.lo) && f <= float64(s.hi)
 }
 
-// find returns the first internal-ID-looking value in text, or "" when there is none. It reads
-// text the ways an upstream is likely to write an ID:
-//   - a run of decimal digits, whatever letters surround it ("ORD120921027492620299");
-//   - a run of hex digits with at least one letter ("1adb3c…", "0x1adb3c…");
-//   - decimal digit groups joined by one separator ("120,950,460,890,916,871", "1209-5046-…");
-//   - hex groups joined by '-' (a UUID holding the ID in its low bits);
-//   - a float written in a string ("1.2095046089091686e+17");
-//   - base64 or base64url of any of these, or of the ID's 8 bytes (a cursor such as
-//     base64 of {"after":120950460890916871}).
+// find returns the first internal-ID-looking value in text, or "" when there is none.
 func (s scanner) find(text []byte) string {
 	var hit string
 	s.each(text, 1, func(v int64, run []byte) bool {
@@ -92,49 +93,48 @@ func (s scanner) values(text []byte) []int64 {
 	return out
 }
 
-// each calls f with every candidate value of text until f returns false; base64 runs are
-// decoded and read again, nested up to depth times.
+// each calls f with every candidate value of text, and of its normal form (Normalize) when that
+// differs, until f returns false. It reads text the ways an upstream can write an ID:
+//   - decimal: every window of an ID's length in a run of digits, whatever surrounds it
+//     ("ORD120921027492620299", "9912092102749262029999"), the run continued across separators
+//     (one of , - _ . ' / : with spaces around it, or spaces alone: "120,950,460", "1209 5046");
+//     and a float written out ("1.2095046089091686e+17");
+//   - hexadecimal: every window of an ID's length in a run of hex digits that holds a letter,
+//     groups joined by '-' (a UUID holding the ID in its low bits) included; and a run of 16
+//     hex digits read as the ID's 8 bytes little-endian;
+//   - a whole run of letters and digits read as base 36 (when it holds both), as base 32
+//     (RFC 4648, 13 characters, either case, the 8 bytes in either order) and as octal, after
+//     an optional 0x or 0o;
+//   - base64 or base64url of any of these, or of the ID's 8 bytes (a cursor such as
+//     base64 of {"after":120950460890916871}), nested up to depth times.
+//
+// Every pass is linear in the length of text.
 func (s scanner) each(text []byte, depth int, f func(v int64, run []byte) bool) bool {
-	// Decimal runs, and decimal groups joined by one separator.
-	for i := 0; i < len(text); {
-		if !isDigit(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isDigit(text[j]) {
-			j++
-		}
-		if v, ok := parseDec(text[i:j]); ok && !f(v, text[i:j]) {
+	if !s.eachIn(text, depth, f) {
+		return false
+	}
+	if n, changed := Normalize(text); changed {
+		return s.eachIn(n, depth, f)
+	}
+	return true
+}
+
+func (s scanner) eachIn(text []byte, depth int, f func(v int64, run []byte) bool) bool {
+	var digits []byte
+	ok := eachDigitGroup(text, &digits, func(start, end int, digits []byte) bool {
+		if !s.windows(digits, 10, s.decMin, s.decMax, text[start:end], f) {
 			return false
 		}
-		// Groups: 120,950,460 … or 1209-5046-…; read the joined digits as one number.
-		k, groups := j, 1
-		for k+1 < len(text) && isSep(text[k]) && isDigit(text[k+1]) {
-			k++
-			for k < len(text) && isDigit(text[k]) {
-				k++
-			}
-			groups++
-		}
-		if groups > 1 {
-			joined := make([]byte, 0, k-i)
-			for _, c := range text[i:k] {
-				if isDigit(c) {
-					joined = append(joined, c)
-				}
-			}
-			if v, ok := parseDec(joined); ok && !f(v, text[i:k]) {
-				return false
-			}
-		}
 		// A float: digits, an optional fraction, an exponent.
-		if e := floatEnd(text, i); e > j {
-			if v, err := strconv.ParseFloat(string(text[i:e]), 64); err == nil && v < math.MaxInt64 && !f(int64(v), text[i:e]) {
+		if e := floatEnd(text, start); e > start {
+			if v, err := strconv.ParseFloat(string(text[start:e]), 64); err == nil && v < math.MaxInt64 && !f(int64(v), text[start:e]) {
 				return false
 			}
 		}
-		i = j
+		return true
+	})
+	if !ok {
+		return false
 	}
 	// Hex runs with a letter, and hex groups joined by '-' (UUIDs).
 	for i := 0; i < len(text); {
@@ -143,14 +143,35 @@ func (s scanner) each(text []byte, depth int, f func(v int64, run []byte) bool) 
 			continue
 		}
 		j, letters := i, false
+		digits = digits[:0]
 		for j < len(text) && (isHex(text[j]) || text[j] == '-' && j+1 < len(text) && isHex(text[j+1]) && j > i) {
-			letters = letters || text[j] > '9' && text[j] != '-'
+			if c := text[j]; c != '-' {
+				letters = letters || c > '9'
+				digits = append(digits, lower(c))
+			}
 			j++
 		}
-		if letters {
-			if v, ok := parseHexRun(text[i:j]); ok && !f(v, text[i:j]) {
-				return false
-			}
+		if letters && !s.windows(digits, 16, s.hexMin, s.hexMax, text[i:j], f) {
+			return false
+		}
+		i = j
+	}
+	// Whole runs of letters and digits, in the other bases.
+	for i := 0; i < len(text); {
+		if !isAlnum(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isAlnum(text[j]) {
+			j++
+		}
+		run := text[i:j]
+		if !s.otherBases(run, f) {
+			return false
+		}
+		if len(run) > 2 && run[0] == '0' && (run[1]|0x20 == 'x' || run[1]|0x20 == 'o') && !s.otherBases(run[2:], f) {
+			return false
 		}
 		i = j
 	}
@@ -185,33 +206,111 @@ func (s scanner) each(text []byte, depth int, f func(v int64, run []byte) bool) 
 	return true
 }
 
-func parseDec(run []byte) (int64, bool) {
-	for len(run) > 1 && run[0] == '0' {
-		run = run[1:]
-	}
-	if len(run) > 19 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(string(run), 10, 64)
-	return v, err == nil
-}
-
-// parseHexRun reads a hex run, '-' separators dropped, leading zeros ignored.
-func parseHexRun(run []byte) (int64, bool) {
-	digits := make([]byte, 0, len(run))
-	for _, c := range run {
-		if c != '-' {
-			digits = append(digits, c)
+// windows calls f with the value of every window of digits (in base 10 or 16, lower case) whose
+// length an ID can have, starting at a non-zero digit (a window with leading zeros is the
+// shorter one after them).
+func (s scanner) windows(digits []byte, base uint64, minLen, maxLen int, run []byte, f func(int64, []byte) bool) bool {
+	for a := 0; a+minLen <= len(digits); a++ {
+		if digits[a] == '0' {
+			continue
+		}
+		var v uint64
+		for b := a; b < len(digits) && b-a < maxLen; b++ {
+			v = v*base + uint64(hexValue(digits[b]))
+			if b-a+1 >= minLen && v <= math.MaxInt64 && s.plausible(int64(v)) && !f(int64(v), run) {
+				return false
+			}
 		}
 	}
-	for len(digits) > 1 && digits[0] == '0' {
-		digits = digits[1:]
+	return true
+}
+
+// otherBases reads a whole alphanumeric run as base 36, base 32 (RFC 4648), octal and
+// little-endian hex.
+func (s scanner) otherBases(run []byte, f func(int64, []byte) bool) bool {
+	digit, letter, b32, oct, hx := false, false, true, true, true
+	for _, c := range run {
+		d := isDigit(c)
+		digit, letter = digit || d, letter || !d
+		b32 = b32 && (!d || '2' <= c && c <= '7')
+		oct = oct && '0' <= c && c <= '7'
+		hx = hx && isHex(c)
 	}
-	if len(digits) > 16 || len(digits) < 10 {
-		return 0, false
+	try := func(v uint64, ok bool) bool {
+		return !ok || v > math.MaxInt64 || !s.plausible(int64(v)) || f(int64(v), run)
 	}
-	v, err := strconv.ParseUint(string(digits), 16, 63)
-	return int64(v), err == nil
+	if digit && letter && len(run) <= 13 {
+		v, err := strconv.ParseUint(string(lowerAll(run)), 36, 64)
+		if !try(v, err == nil) {
+			return false
+		}
+	}
+	if b32 && len(run) == 13 {
+		var dec [8]byte
+		n, err := base32.StdEncoding.WithPadding(base32.NoPadding).Decode(dec[:], upperAll(run))
+		if err == nil && n == 8 && (!try(binary.BigEndian.Uint64(dec[:]), true) || !try(binary.LittleEndian.Uint64(dec[:]), true)) {
+			return false
+		}
+	}
+	if oct {
+		v, err := strconv.ParseUint(string(run), 8, 64)
+		if !try(v, err == nil) {
+			return false
+		}
+	}
+	if hx && len(run) == 16 {
+		var dec [8]byte
+		if _, err := hex.Decode(dec[:], run); err == nil && !try(binary.LittleEndian.Uint64(dec[:]), true) {
+			return false
+		}
+	}
+	return true
+}
+
+// eachDigitGroup calls f with every group of decimal digits in text: a run of digits continued
+// across separators (isSepRun), with its digits (separators dropped) in *digits, until f
+// returns false.
+func eachDigitGroup(text []byte, digits *[]byte, f func(start, end int, digits []byte) bool) bool {
+	for i := 0; i < len(text); {
+		if !isDigit(text[i]) {
+			i++
+			continue
+		}
+		start, j := i, i
+		*digits = (*digits)[:0]
+		for {
+			for j < len(text) && isDigit(text[j]) {
+				*digits = append(*digits, text[j])
+				j++
+			}
+			k := sepEnd(text, j)
+			if k == j || k == len(text) || !isDigit(text[k]) {
+				break
+			}
+			j = k
+		}
+		if !f(start, j, *digits) {
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// sepEnd returns the end of the separator between two digit groups that starts at text[i]:
+// spaces, at most one of , - _ . ' / : and spaces again; i when there is none.
+func sepEnd(text []byte, i int) int {
+	j := i
+	for j < len(text) && text[j] == ' ' {
+		j++
+	}
+	if j < len(text) && isSep(text[j]) {
+		j++
+		for j < len(text) && text[j] == ' ' {
+			j++
+		}
+	}
+	return j
 }
 
 // floatEnd returns the end of a float literal that starts at text[i] (digits, an optional
@@ -239,7 +338,7 @@ func floatEnd(text []byte, i int) int {
 			return k
 		}
 	}
-	return j
+	return i
 }
 
 func decodeB64(run []byte) ([]byte, bool) {
@@ -252,8 +351,40 @@ func decodeB64(run []byte) ([]byte, bool) {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-func isSep(c byte) bool   { return c == ',' || c == '-' || c == '_' || c == ' ' || c == '.' || c == '\'' }
+func isSep(c byte) bool {
+	return c == ',' || c == '-' || c == '_' || c == '.' || c == '\'' || c == '/' || c == ':'
+}
 func isHex(c byte) bool   { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isB64(c byte) bool {
-	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+	return isAlnum(c) || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+}
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+func hexValue(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+func lowerAll(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = lower(c)
+	}
+	return out
+}
+func upperAll(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }

@@ -5,3 +5,9 @@ func DetectorFind(d Detector, text string) string { return d.scanner().find([]by
 
 // DetectorAll returns every internal-ID-looking value the detector reads in text.
 func DetectorAll(d Detector, text string) []int64 { return d.scanner().values([]byte(text)) }
+
+// DetectorWindow returns the smallest and largest value the detector takes for an internal ID.
+func DetectorWindow(d Detector) (lo, hi int64) { return d.window() }
+
+// KnownContains tells whether text, or its normal form, shows an ID of k.
+func KnownContains(k *Known, text string) bool { return k.contains([]byte(text)) }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
+	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
 // now is a fixed clock for the detector, so the window does not move under the tests.
@@ -94,10 +96,13 @@ func TestDetector(t *testing.T) {
 		{"ref " + strings.ToUpper(strconv.FormatInt(id, 16)), true},
 		{fmt.Sprint(old), true},
 		{"000" + fmt.Sprint(id), true},
-		{fmt.Sprint(idAt(now.Add(48*time.Hour), 0)), false}, // from the future
+		// From the future: not an ID as a whole, but its first 17 digits could be one.
+		{fmt.Sprint(idAt(now.Add(48*time.Hour), 0)), true},
 		{"4111111111111111", false},                         // a card number: 16 digits
 		{"+44 20 7946 0958 and 999999999999999", false},
-		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false},
+		// A long hex run can hold an ID's hex digits anywhere: a digest in a free-form string is
+		// refused (declare it with a pattern the ID cannot match, or leave it out).
+		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", true},
 		{"total 4200, 2026-11-30T12:00:00Z", false},
 		{"deadbeefcafe", false},
 		{"replaces ORD" + fmt.Sprint(id), true},
@@ -110,8 +115,10 @@ func TestDetector(t *testing.T) {
 		{base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"after":%d}`, id))), true},         // a cursor
 		{base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(id))), true},
 		{base64.RawURLEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))), true},
-		{"2026-11-30, 12, 345, 6789", false},
-		{"tracking 1Z999AA10123456784", false},
+		{"2026-11-30, 12:00", false},
+		{"2026-11-30, 12, 345, 6789", true}, // groups joined by ", " make 17 digits
+		// 16 hex digits with letters: an ID's hex digits fit in it.
+		{"tracking 1Z999AA10123456784", true},
 		{base64.StdEncoding.EncodeToString([]byte("a perfectly ordinary sentence")), false},
 	} {
 		if got := gateway.DetectorFind(detector(), tt.text) != ""; got != tt.hit {
@@ -241,19 +248,52 @@ func TestDeepBodyIsCheap(t *testing.T) {
 	}
 }
 
-// FuzzRewrite: whatever an upstream sends, no rewritten body holds an internal ID the upstream
-// sent: neither one of its id fields (nor the request's) nor any number that looks like an ID.
+// FuzzRewrite: whatever an upstream sends, no rewritten body shows an internal ID the upstream
+// sent or the request carried (its id fields, any number the detector reads in the body, the
+// request's own ID), in any spelling leakcheck knows. Besides the body the fuzzer mutates, it
+// picks an ID and one of the spellings above and splices it into the body at a byte offset,
+// so that every spelling meets every context.
 func FuzzRewrite(f *testing.F) {
 	a := idAt(now.Add(-time.Minute), 1)
-	f.Add([]byte(fmt.Sprintf(`{"id":"%d","note":"thanks","items":[{"order_id":%d,"sku":"%x"}]}`, a, a+1, a+2)), a)
-	f.Add([]byte(fmt.Sprintf(`{"id":%d,"ID":%d,"note":"x %d"}`, a, a, a-1)), a)
-	f.Add([]byte(`{"total_cents":4200,"weight":1e17,"status":"placed","paid":false}`), int64(0))
-	f.Add([]byte(`[1,2,{"id":[1,"2"]}]`), int64(5))
+	f.Add([]byte(fmt.Sprintf(`{"id":"%d","note":"thanks","items":[{"order_id":%d,"sku":"%x"}]}`, a, a+1, a+2)), a, int64(0), uint8(0), uint16(0))
+	f.Add([]byte(fmt.Sprintf(`{"id":%d,"ID":%d,"note":"x %d"}`, a, a, a-1)), a, int64(0), uint8(0), uint16(0))
+	f.Add([]byte(`{"total_cents":4200,"weight":1e17,"status":"placed","paid":false}`), int64(0), int64(0), uint8(0), uint16(0))
+	f.Add([]byte(`[1,2,{"id":[1,"2"]}]`), int64(5), int64(0), uint8(0), uint16(0))
+	// The input that found an ID inside a longer digit run of a plain field.
+	f.Add([]byte(`{"":12085610152058265,"note":"212085610152058265"}`), int64(0), int64(0), uint8(0), uint16(0))
+	// Each spelling, of an unknown ID and of the request's, inside a note and an ETag-like word.
+	for i := range spellings {
+		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i), uint16(13))
+		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i|0x80), uint16(12))
+	}
+	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x40), uint16(15)) // the ID times ten in an int
 	typ := orderType(f)
 	scan := detector()
-	f.Fuzz(func(t *testing.T, body []byte, requestID int64) {
+	lo, hi := gateway.DetectorWindow(scan)
+	f.Fuzz(func(t *testing.T, body []byte, requestID, embed int64, form uint8, at uint16) {
 		if requestID < 0 {
 			return // internal IDs are never negative
+		}
+		var sent []int64
+		// An ID to splice in: one in the detector's window, or the request's own.
+		x := lo + int64(uint64(embed)%uint64(hi-lo+1))
+		if form&0x80 != 0 {
+			x = requestID
+		}
+		var spliced string
+		switch sp := int(form & 0x7f); {
+		case sp < len(spellings):
+			spliced = spellings[sp].fn(x)
+			if b, err := json.Marshal(spliced); err == nil {
+				spliced = string(b[1 : len(b)-1]) // as it is written inside a JSON string
+			}
+		case sp == 0x40 && x <= math.MaxInt64/10:
+			spliced = strconv.FormatInt(x*10, 10)
+		}
+		if spliced != "" {
+			pos := int(at) % (len(body) + 1)
+			body = append(append(append([]byte{}, body[:pos]...), spliced...), body[pos:]...)
+			sent = append(sent, x)
 		}
 		rw, err := gateway.Rewrite(body, typ, scan, gateway.Limits{})
 		if err != nil {
@@ -274,15 +314,11 @@ func FuzzRewrite(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out of %q: %q", body, out)
 		}
-		sent := append([]int64{requestID}, ids...)
+		sent = append(sent, requestID)
+		sent = append(sent, ids...)
 		sent = append(sent, gateway.DetectorAll(scan, string(body))...)
-		lower := strings.ToLower(string(out))
-		for _, id := range sent {
-			for _, form := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
-				if len(form) >= 6 && strings.Contains(lower, form) {
-					t.Fatalf("internal id %d (%s) in %q out of %q", id, form, out, body)
-				}
-			}
+		if l, ok := leakcheck.JSON(string(out), sent); ok {
+			t.Fatalf("internal id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
 		}
 	})
 }

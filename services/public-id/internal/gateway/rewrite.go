@@ -66,12 +66,21 @@ type span struct {
 	field string
 }
 
+// normalized is a plain string whose normal form (Normalize) differs from it, kept so that Fill
+// checks that form too: the output holds the string as it came, where an invisible character
+// (written as an escape) can split a known ID that the normal form joins.
+type normalized struct {
+	text  []byte
+	field string
+}
+
 // rewriter rebuilds one JSON body from its declared type, in one pass over the tokens.
 type rewriter struct {
 	dec      jsontext.Decoder
 	out      []byte
 	ids      []pendingID
 	spans    []span
+	norms    []normalized
 	scan     scanner
 	maxDepth int
 	maxIDs   int
@@ -84,6 +93,7 @@ type Rewritten struct {
 	out   []byte
 	ids   []pendingID
 	spans []span
+	norms []normalized
 }
 
 // IDs returns the internal IDs of the declared id fields, in order, with their resources.
@@ -111,7 +121,7 @@ func Rewrite(body []byte, t *Type, d Detector, l Limits) (*Rewritten, error) {
 	if _, err := r.dec.ReadToken(); err == nil {
 		return nil, unsafe("", "more than one JSON value")
 	}
-	return &Rewritten{out: r.out, ids: r.ids, spans: r.spans}, nil
+	return &Rewritten{out: r.out, ids: r.ids, spans: r.spans, norms: r.norms}, nil
 }
 
 // syntax turns the decoder's errors (which quote the input) into reasons that do not.
@@ -284,6 +294,9 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if r.scan.find(s) != "" {
 			return unsafe(field, "a plain field holds an internal ID")
 		}
+		if n, changed := Normalize(s); changed {
+			r.norms = append(r.norms, normalized{bytes.Clone(n), field})
+		}
 		r.span(field, len(s))
 		// Written anew, so that no escape (\u0031 for "1") can hide digits from a later scan.
 		r.out, _ = jsontext.AppendQuote(r.out, s)
@@ -299,7 +312,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want a 64-bit integer")
 		}
-		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) {
+		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) || r.scan.find(v) != "" { // or its digits inside a longer number (the ID times ten)
 			return unsafe(field, "a plain field holds an internal ID")
 		}
 	case "number":
@@ -342,6 +355,11 @@ func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
 	if at := known.find(rw.out); at >= 0 {
 		return nil, unsafe(rw.fieldAt(at), "a plain field holds an internal ID of this response")
 	}
+	for _, n := range rw.norms {
+		if known.find(n.text) >= 0 {
+			return nil, unsafe(n.field, "a plain field holds an internal ID of this response")
+		}
+	}
 	out := make([]byte, 0, len(rw.out)+len(rw.ids)*32)
 	prev := 0
 	for _, p := range rw.ids {
@@ -365,57 +383,4 @@ func (rw *Rewritten) fieldAt(at int) string {
 		return ""
 	}
 	return rw.spans[i].field
-}
-
-// Known is a set of internal IDs that no response may show, in decimal or hexadecimal.
-type Known struct {
-	forms   map[string]struct{}
-	lengths []int
-}
-
-// Add adds an internal ID.
-func (k *Known) Add(id int64) {
-	if k.forms == nil {
-		k.forms = map[string]struct{}{}
-	}
-	for _, s := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
-		if len(s) < 6 {
-			continue // too short to tell from any other number
-		}
-		if _, ok := k.forms[s]; !ok {
-			k.forms[s] = struct{}{}
-			if !slices.Contains(k.lengths, len(s)) {
-				k.lengths = append(k.lengths, len(s))
-			}
-		}
-	}
-}
-
-// find returns the offset of the first known ID in text (any run of hex digits, case folded),
-// or -1.
-func (k *Known) find(text []byte) int {
-	if k == nil || len(k.forms) == 0 {
-		return -1
-	}
-	var lower []byte
-	for i := 0; i < len(text); {
-		if !isHex(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isHex(text[j]) {
-			j++
-		}
-		lower = bytes.ToLower(append(lower[:0], text[i:j]...))
-		for _, n := range k.lengths {
-			for a := 0; a+n <= len(lower); a++ {
-				if _, ok := k.forms[string(lower[a:a+n])]; ok {
-					return i + a
-				}
-			}
-		}
-		i = j
-	}
-	return -1
 }

@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Known is a set of internal IDs that no response may show in any spelling the scanner reads:
+// decimal, hexadecimal, octal, base 36, and for an ID of 2^40 or more (a real one: its bytes are
+// not mostly zero) base 32 of its 8 bytes in either order and its bytes little-endian in hex.
+// Unlike the scanner's window, it finds them anywhere: inside any longer run of letters and
+// digits, and inside decimal groups joined by separators.
+type Known struct {
+	forms   map[string]struct{}
+	lengths []int
+}
+
+// Add adds an internal ID.
+func (k *Known) Add(id int64) {
+	if k.forms == nil {
+		k.forms = map[string]struct{}{}
+	}
+	forms := []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16), strconv.FormatInt(id, 8), strconv.FormatInt(id, 36)}
+	if id >= 1<<40 {
+		be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
+		b32 := base32.StdEncoding.WithPadding(base32.NoPadding)
+		forms = append(forms, strings.ToLower(b32.EncodeToString(be)), strings.ToLower(b32.EncodeToString(le)), hex.EncodeToString(le))
+	}
+	for _, s := range forms {
+		if len(s) < 6 {
+			continue // too short to tell from any other number
+		}
+		if _, ok := k.forms[s]; !ok {
+			k.forms[s] = struct{}{}
+			if !slices.Contains(k.lengths, len(s)) {
+				k.lengths = append(k.lengths, len(s))
+			}
+		}
+	}
+}
+
+// find returns the offset of the first known ID in text as it is (any run of letters and
+// digits, case folded; any decimal group; or base64 of either, or of the ID's bytes), or -1.
+func (k *Known) find(text []byte) int {
+	if k == nil || len(k.forms) == 0 {
+		return -1
+	}
+	return k.findIn(text, 1)
+}
+
+func (k *Known) findIn(text []byte, depth int) int {
+	var buf []byte
+	for i := 0; i < len(text); {
+		if !isAlnum(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isAlnum(text[j]) {
+			j++
+		}
+		buf = append(buf[:0], text[i:j]...)
+		for n := range buf {
+			buf[n] = lower(buf[n])
+		}
+		if a := k.in(buf); a >= 0 {
+			return i + a
+		}
+		i = j
+	}
+	at := -1
+	eachDigitGroup(text, &buf, func(start, _ int, digits []byte) bool {
+		if k.in(digits) >= 0 {
+			at = start
+			return false
+		}
+		return true
+	})
+	if at >= 0 || depth == 0 {
+		return at
+	}
+	// Base64 runs, decoded: the ID's 8 bytes, or a spelling of it inside.
+	for i := 0; i < len(text); {
+		if !isB64(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isB64(text[j]) {
+			j++
+		}
+		if dec, ok := decodeB64(text[i:j]); ok && j-i >= 11 {
+			if len(dec) == 8 {
+				for _, v := range []uint64{binary.BigEndian.Uint64(dec), binary.LittleEndian.Uint64(dec)} {
+					if _, ok := k.forms[strconv.FormatUint(v, 10)]; ok {
+						return i
+					}
+				}
+			}
+			if k.findIn(dec, 0) >= 0 {
+				return i
+			}
+		}
+		i = j
+	}
+	return -1
+}
+
+// in returns the offset of the first known form inside run, or -1.
+func (k *Known) in(run []byte) int {
+	for a := range run {
+		for _, n := range k.lengths {
+			if a+n <= len(run) {
+				if _, ok := k.forms[string(run[a:a+n])]; ok {
+					return a
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// contains tells whether text, or its normal form, shows a known ID.
+func (k *Known) contains(text []byte) bool {
+	if k.find(text) >= 0 {
+		return true
+	}
+	n, changed := Normalize(text)
+	return changed && k.find(n) >= 0
+}

@@ -1,0 +1,167 @@
+// Package leakcheck is the tests' judge of the gateway: it looks for internal IDs in what a
+// customer received, in every spelling the gateway promises never to pass (services/public-id
+// README, "What the gateway refuses"). It is written apart from the gateway's scanner, with
+// regular expressions, so that the two do not share a mistake; only the normal form
+// (gateway.Normalize) is shared.
+package leakcheck
+
+import (
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/idgen/idgen/services/public-id/internal/gateway"
+)
+
+var (
+	// decimal groups: digits continued across a separator (spaces, or one of , - _ . ' / :
+	// with spaces around it)
+	decGroup = regexp.MustCompile(`[0-9]+(?:(?: *[,\-_.'/:] *| +)[0-9]+)*`)
+	// hex runs and hex groups joined by '-'
+	hexGroup = regexp.MustCompile(`[0-9a-f]+(?:-[0-9a-f]+)*`)
+	alnum    = regexp.MustCompile(`[0-9a-z]+`)
+	b64run   = regexp.MustCompile(`[0-9A-Za-z+/\-_=]{11,}`)
+	nonDigit = regexp.MustCompile(`[^0-9]`)
+	letter   = regexp.MustCompile(`[a-z]`)
+	digit    = regexp.MustCompile(`[0-9]`)
+)
+
+// Leak is an internal ID found, and the spelling it was found in.
+type Leak struct {
+	ID   int64
+	Form string
+}
+
+// Text returns the first of ids that text shows, in text as it is or in its normal form.
+func Text(text string, ids []int64) (Leak, bool) {
+	for _, t := range variants(text) {
+		if l, ok := find(strings.ToLower(t), ids, 1); ok {
+			return l, true
+		}
+		// base 32 and base64 are read before case folding
+		if l, ok := b64(t, ids); ok {
+			return l, true
+		}
+	}
+	return Leak{}, false
+}
+
+// JSON returns the first of ids that a JSON body shows: in its text, and in every string and
+// number of it, unquoted (an escape such as \u0000 then splits nothing).
+func JSON(body string, ids []int64) (Leak, bool) {
+	if l, ok := Text(body, ids); ok {
+		return l, true
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return Leak{}, false
+	}
+	var walk func(v any) (Leak, bool)
+	walk = func(v any) (Leak, bool) {
+		switch v := v.(type) {
+		case string:
+			return Text(v, ids)
+		case json.Number:
+			return Text(string(v), ids)
+		case []any:
+			for _, e := range v {
+				if l, ok := walk(e); ok {
+					return l, true
+				}
+			}
+		case map[string]any:
+			for k, e := range v {
+				if l, ok := Text(k, ids); ok {
+					return l, true
+				}
+				if l, ok := walk(e); ok {
+					return l, true
+				}
+			}
+		}
+		return Leak{}, false
+	}
+	return walk(v)
+}
+
+func variants(text string) []string {
+	if n, changed := gateway.Normalize([]byte(text)); changed {
+		return []string{text, string(n)}
+	}
+	return []string{text}
+}
+
+// find looks in lower-case text for the spellings of each id.
+func find(text string, ids []int64, depth int) (Leak, bool) {
+	for _, id := range ids {
+		dec := strconv.FormatInt(id, 10)
+		hx := strconv.FormatInt(id, 16)
+		if len(dec) >= 6 {
+			for _, g := range decGroup.FindAllString(text, -1) {
+				if strings.Contains(nonDigit.ReplaceAllString(g, ""), dec) {
+					return Leak{id, "decimal " + dec}, true
+				}
+			}
+		}
+		if len(hx) >= 6 {
+			for _, g := range hexGroup.FindAllString(text, -1) {
+				if letter.MatchString(g) && strings.Contains(strings.ReplaceAll(g, "-", ""), hx) {
+					return Leak{id, "hex " + hx}, true
+				}
+			}
+		}
+		// whole runs: compared exactly, but octal, whose leading zeros the gateway ignores
+		whole := map[string]string{"octal": strconv.FormatInt(id, 8)}
+		if b36 := strconv.FormatInt(id, 36); letter.MatchString(b36) && digit.MatchString(b36) {
+			whole["base36"] = b36
+		}
+		if id >= 1<<40 {
+			be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
+			b32 := base32.StdEncoding.WithPadding(base32.NoPadding)
+			whole["base32"] = strings.ToLower(b32.EncodeToString(be))
+			whole["base32 little-endian"] = strings.ToLower(b32.EncodeToString(le))
+			whole["hex little-endian"] = hex.EncodeToString(le)
+		}
+		for _, run := range alnum.FindAllString(text, -1) {
+			for _, r := range []string{run, strings.TrimPrefix(strings.TrimPrefix(run, "0x"), "0o")} {
+				for name, form := range whole {
+					if len(form) >= 6 && (r == form || name == "octal" && strings.TrimLeft(r, "0") == form) {
+						return Leak{id, name + " " + form}, true
+					}
+				}
+			}
+		}
+	}
+	return Leak{}, false
+}
+
+// b64 decodes base64 runs of text and looks in what they hold.
+func b64(text string, ids []int64) (Leak, bool) {
+	for _, run := range b64run.FindAllString(text, -1) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			dec, err := enc.DecodeString(run)
+			if err != nil {
+				continue
+			}
+			if len(dec) == 8 {
+				for _, id := range ids {
+					if v := uint64(id); v == binary.BigEndian.Uint64(dec) || v == binary.LittleEndian.Uint64(dec) {
+						return Leak{id, "base64 of its bytes"}, true
+					}
+				}
+			}
+			if l, ok := find(strings.ToLower(string(dec)), ids, 0); ok {
+				l.Form = "base64 of " + l.Form
+				return l, true
+			}
+		}
+	}
+	return Leak{}, false
+}
