@@ -1,9 +1,6 @@
 package gateway_test
 
 import (
-	"encoding/base32"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,75 +12,25 @@ import (
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
-// spell writes id in one of the spellings an upstream can hide it in; the name says which. The
-// fuzzer's encoders and the attack tests both use them.
-var spellings = []struct {
-	name string
-	fn   func(id int64) string
-}{
-	{"decimal", func(id int64) string { return strconv.FormatInt(id, 10) }},
-	{"a digit before", func(id int64) string { return "7" + strconv.FormatInt(id, 10) }},
-	{"digits after", func(id int64) string { return strconv.FormatInt(id, 10) + "42" }},
-	{"digits glued to both ends of a word", func(id int64) string { return "INV12" + strconv.FormatInt(id, 10) + "34X" }},
-	{"groups joined by /", func(id int64) string { return groups(strconv.FormatInt(id, 10), "/") }},
-	{"groups joined by :", func(id int64) string { return groups(strconv.FormatInt(id, 10), ":") }},
-	{"groups joined by three spaces", func(id int64) string { return groups(strconv.FormatInt(id, 10), "   ") }},
-	{"groups joined by ' - '", func(id int64) string { return groups(strconv.FormatInt(id, 10), " - ") }},
-	{"zero-width spaces", func(id int64) string { return interleave(strconv.FormatInt(id, 10), "\u200b") }},
-	{"word joiners and soft hyphens", func(id int64) string { return interleave(strconv.FormatInt(id, 10), "\u2060\u00ad") }},
-	{"NUL bytes", func(id int64) string { return interleave(strconv.FormatInt(id, 10), "\x00") }},
-	{"combining marks", func(id int64) string { return interleave(strconv.FormatInt(id, 10), "\u0303") }},
-	{"full-width digits", func(id int64) string { return digitsIn(strconv.FormatInt(id, 10), '０') }},
-	{"Arabic-Indic digits", func(id int64) string { return digitsIn(strconv.FormatInt(id, 10), '٠') }},
-	{"Devanagari digits", func(id int64) string { return digitsIn(strconv.FormatInt(id, 10), '०') }},
-	{"mathematical bold digits", func(id int64) string { return digitsIn(strconv.FormatInt(id, 10), '𝟎') }},
-	{"hex inside a longer hex run", func(id int64) string { return "cafe" + strconv.FormatInt(id, 16) + "be" }},
-	{"upper-case hex, 0x", func(id int64) string { return "0x" + strings.ToUpper(strconv.FormatInt(id, 16)) }},
-	{"octal", func(id int64) string { return strconv.FormatInt(id, 8) }},
-	{"octal, 0o", func(id int64) string { return "0o" + strconv.FormatInt(id, 8) }},
-	{"base 36", func(id int64) string { return strconv.FormatInt(id, 36) }},
-	{"base 36, upper case", func(id int64) string { return strings.ToUpper(strconv.FormatInt(id, 36)) }},
-	{"base 32", func(id int64) string { return b32(binary.BigEndian.AppendUint64(nil, uint64(id))) }},
-	{"base 32, lower case", func(id int64) string { return strings.ToLower(b32(binary.BigEndian.AppendUint64(nil, uint64(id)))) }},
-	{"base 32 of the bytes little-endian", func(id int64) string { return b32(binary.LittleEndian.AppendUint64(nil, uint64(id))) }},
-	{"little-endian hex", func(id int64) string { return hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))) }},
-	{"little-endian hex, 0x", func(id int64) string {
-		return "0x" + strings.ToUpper(hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))))
-	}},
-}
-
-func b32(b []byte) string { return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b) }
-
-func interleave(s, sep string) string { return strings.Join(strings.Split(s, ""), sep) }
-
-// digitsIn writes ASCII digits as the digits of the set whose zero is zero.
-func digitsIn(s string, zero rune) string {
-	var b strings.Builder
-	for _, c := range s {
-		b.WriteRune(zero + c - '0')
-	}
-	return b.String()
-}
-
 // TestDetectorSpellings: each spelling of an ID, alone and inside a sentence, is found by the
 // detector (an unknown ID) and by Known (the response's own ID), and the judge of the tests
 // (leakcheck) sees it too, so that the attack tests' scan covers every spelling refused here.
 func TestDetectorSpellings(t *testing.T) {
 	// Several IDs, so that no spelling passes by the luck of one ID's digits.
 	for _, id := range []int64{idAt(now.Add(-time.Hour), 3), idAt(now.Add(-200*24*time.Hour), 1023), idAt(now.Add(-time.Minute), 517)} {
-		for _, sp := range spellings {
-			text := sp.fn(id)
+		for _, sp := range leakcheck.Spellings {
+			text := sp.Fn(id)
 			for _, in := range []string{text, "see " + text + " today", "(" + text + ")"} {
 				if gateway.DetectorFind(detector(), in) == "" {
-					t.Errorf("%d as %s: %q not found by the detector", id, sp.name, in)
+					t.Errorf("%d as %s: %q not found by the detector", id, sp.Name, in)
 				}
 				var k gateway.Known
 				k.Add(id)
 				if !gateway.KnownContains(&k, in) {
-					t.Errorf("%d as %s: %q not found by Known", id, sp.name, in)
+					t.Errorf("%d as %s: %q not found by Known", id, sp.Name, in)
 				}
 				if _, ok := leakcheck.Text(in, []int64{id}); !ok {
-					t.Errorf("%d as %s: %q not seen by leakcheck", id, sp.name, in)
+					t.Errorf("%d as %s: %q not seen by leakcheck", id, sp.Name, in)
 				}
 			}
 		}
@@ -121,7 +68,7 @@ func TestDigitRanges(t *testing.T) {
 		n += int(rg.Hi-rg.Lo+1) / 10
 	}
 	for _, zero := range []rune{'0', '٠', '۰', '०', '০', '๐', '０', '𝟎', '𝟘', '𝟶'} {
-		got, _ := gateway.Normalize([]byte(digitsIn("0123456789", zero)))
+		got, _ := gateway.Normalize([]byte(leakcheck.DigitsIn("0123456789", zero)))
 		if string(got) != "0123456789" {
 			t.Errorf("digits of zero %U normalize to %q", zero, got)
 		}
@@ -133,11 +80,11 @@ func TestDigitRanges(t *testing.T) {
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
 		"a\u200bb\u200cc\u200dd\ufeffe": "abcde",
-		"1\x002\x7f3\t4\n5":              "12345",
-		"x\u3164y\u115fz":                "xyz",
-		"a\u00a0b\u2028c\u3000d":         "a b c d",
-		"ﬁne ①":                          "fine 1",
-		"1\xff2":                         "12",
+		"1\x002\x7f3\t4\n5":             "12345",
+		"x\u3164y\u115fz":               "xyz",
+		"a\u00a0b\u2028c\u3000d":        "a b c d",
+		"ﬁne ①":                         "fine 1",
+		"1\xff2":                        "12",
 	} {
 		got, changed := gateway.Normalize([]byte(in))
 		if string(got) != want || !changed {
@@ -168,7 +115,7 @@ func TestRewriteSpreadOverFields(t *testing.T) {
 // escapes is found in the normal form, though no scan of the written body would join it.
 func TestRewriteNormalizedKnown(t *testing.T) {
 	old := idAt(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), 1) // before the window: only Known finds it
-	body := fmt.Sprintf(`{"id":"%d","note":"%s"}`, old, strings.ReplaceAll(interleave(strconv.FormatInt(old, 10), "\x00"), "\x00", `\u0000`))
+	body := fmt.Sprintf(`{"id":"%d","note":"%s"}`, old, strings.ReplaceAll(leakcheck.Interleave(strconv.FormatInt(old, 10), "\x00"), "\x00", `\u0000`))
 	_, err := rewrite(t, body)
 	var ue *gateway.UnsafeError
 	if !asUnsafe(err, &ue) || ue.Field != "note" {

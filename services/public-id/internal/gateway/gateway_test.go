@@ -98,7 +98,7 @@ func TestDetector(t *testing.T) {
 		{"000" + fmt.Sprint(id), true},
 		// From the future: not an ID as a whole, but its first 17 digits could be one.
 		{fmt.Sprint(idAt(now.Add(48*time.Hour), 0)), true},
-		{"4111111111111111", false},                         // a card number: 16 digits
+		{"4111111111111111", false}, // a card number: 16 digits
 		{"+44 20 7946 0958 and 999999999999999", false},
 		// A long hex run can hold an ID's hex digits anywhere: a digest in a free-form string is
 		// refused (declare it with a pattern the ID cannot match, or leave it out).
@@ -262,7 +262,7 @@ func FuzzRewrite(f *testing.F) {
 	// The input that found an ID inside a longer digit run of a plain field.
 	f.Add([]byte(`{"":12085610152058265,"note":"212085610152058265"}`), int64(0), int64(0), uint8(0), uint16(0))
 	// Each spelling, of an unknown ID and of the request's, inside a note and an ETag-like word.
-	for i := range spellings {
+	for i := range leakcheck.Spellings {
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i), uint16(13))
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i|0x80), uint16(12))
 	}
@@ -282,8 +282,8 @@ func FuzzRewrite(f *testing.F) {
 		}
 		var spliced string
 		switch sp := int(form & 0x7f); {
-		case sp < len(spellings):
-			spliced = spellings[sp].fn(x)
+		case sp < len(leakcheck.Spellings):
+			spliced = leakcheck.Spellings[sp].Fn(x)
 			if b, err := json.Marshal(spliced); err == nil {
 				spliced = string(b[1 : len(b)-1]) // as it is written inside a JSON string
 			}

@@ -165,3 +165,64 @@ func b64(text string, ids []int64) (Leak, bool) {
 	}
 	return Leak{}, false
 }
+
+// Spellings are the ways an upstream can write an ID that the gateway refuses, each named; the
+// fuzzer's encoders, the detector's tests and the attack tests use them.
+var Spellings = []struct {
+	Name string
+	Fn   func(id int64) string
+}{
+	{"decimal", func(id int64) string { return strconv.FormatInt(id, 10) }},
+	{"a digit before", func(id int64) string { return "7" + strconv.FormatInt(id, 10) }},
+	{"digits after", func(id int64) string { return strconv.FormatInt(id, 10) + "42" }},
+	{"digits glued to both ends of a word", func(id int64) string { return "INV12" + strconv.FormatInt(id, 10) + "34X" }},
+	{"groups joined by /", func(id int64) string { return Groups(strconv.FormatInt(id, 10), "/") }},
+	{"groups joined by :", func(id int64) string { return Groups(strconv.FormatInt(id, 10), ":") }},
+	{"groups joined by three spaces", func(id int64) string { return Groups(strconv.FormatInt(id, 10), "   ") }},
+	{"groups joined by ' - '", func(id int64) string { return Groups(strconv.FormatInt(id, 10), " - ") }},
+	{"zero-width spaces", func(id int64) string { return Interleave(strconv.FormatInt(id, 10), "\u200b") }},
+	{"word joiners and soft hyphens", func(id int64) string { return Interleave(strconv.FormatInt(id, 10), "\u2060\u00ad") }},
+	{"NUL bytes", func(id int64) string { return Interleave(strconv.FormatInt(id, 10), "\x00") }},
+	{"combining marks", func(id int64) string { return Interleave(strconv.FormatInt(id, 10), "\u0303") }},
+	{"full-width digits", func(id int64) string { return DigitsIn(strconv.FormatInt(id, 10), '０') }},
+	{"Arabic-Indic digits", func(id int64) string { return DigitsIn(strconv.FormatInt(id, 10), '٠') }},
+	{"Devanagari digits", func(id int64) string { return DigitsIn(strconv.FormatInt(id, 10), '०') }},
+	{"mathematical bold digits", func(id int64) string { return DigitsIn(strconv.FormatInt(id, 10), '𝟎') }},
+	{"hex inside a longer hex run", func(id int64) string { return "cafe" + strconv.FormatInt(id, 16) + "be" }},
+	{"upper-case hex, 0x", func(id int64) string { return "0x" + strings.ToUpper(strconv.FormatInt(id, 16)) }},
+	{"octal", func(id int64) string { return strconv.FormatInt(id, 8) }},
+	{"octal, 0o", func(id int64) string { return "0o" + strconv.FormatInt(id, 8) }},
+	{"base 36", func(id int64) string { return strconv.FormatInt(id, 36) }},
+	{"base 36, upper case", func(id int64) string { return strings.ToUpper(strconv.FormatInt(id, 36)) }},
+	{"base 32", func(id int64) string { return b32(binary.BigEndian.AppendUint64(nil, uint64(id))) }},
+	{"base 32, lower case", func(id int64) string { return strings.ToLower(b32(binary.BigEndian.AppendUint64(nil, uint64(id)))) }},
+	{"base 32 of the bytes little-endian", func(id int64) string { return b32(binary.LittleEndian.AppendUint64(nil, uint64(id))) }},
+	{"little-endian hex", func(id int64) string { return hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))) }},
+	{"little-endian hex, 0x", func(id int64) string {
+		return "0x" + strings.ToUpper(hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, uint64(id))))
+	}},
+}
+
+func b32(b []byte) string { return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b) }
+
+// Interleave puts sep between the characters of s.
+func Interleave(s, sep string) string { return strings.Join(strings.Split(s, ""), sep) }
+
+// DigitsIn writes ASCII digits as the digits of the set whose zero is zero.
+func DigitsIn(s string, zero rune) string {
+	var b strings.Builder
+	for _, c := range s {
+		b.WriteRune(zero + c - '0')
+	}
+	return b.String()
+}
+
+// Groups writes digits in groups of three joined by sep, as thousands separators do.
+func Groups(digits, sep string) string {
+	var parts []string
+	for len(digits) > 3 {
+		parts = append([]string{digits[len(digits)-3:]}, parts...)
+		digits = digits[:len(digits)-3]
+	}
+	return strings.Join(append([]string{digits}, parts...), sep)
+}
