@@ -1,7 +1,9 @@
 // Package e2e attacks the customer gateway as a competitor would: the public-id binary as a real
 // process, on a real Redis, in front of a hostile upstream written for these tests that puts its
 // internal IDs everywhere it can. Every response the gateway gives is kept and, at the end,
-// scanned for every internal ID the upstream sent, in decimal and in hexadecimal.
+// scanned for every internal ID the upstream sent, in every spelling leakcheck knows (decimal
+// and hex inside longer runs and across separators, octal, base 36, base 32, little-endian hex,
+// base64, and all of these in the normal form: invisible characters removed, Unicode digits read).
 package e2e
 
 import (
@@ -25,6 +27,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
 var publicIDBin string
@@ -133,7 +136,7 @@ type gw struct {
 	log      string
 	pid      int
 	mu       sync.Mutex
-	seen     []string // every response a customer got: status, headers and body
+	seen     []seen // every response a customer got
 }
 
 func routesFile(t *testing.T, up string) string {
@@ -146,6 +149,7 @@ func routesFile(t *testing.T, up string) string {
   "response": {"type": "object", "fields": {
     "id": "id:ord", "customer_id": "id:cus", "status": {"type": "enum", "values": ["placed", "shipped"]},
     "total_cents": "int", "weight": "number", "note": {"type": "string", "max_len": 200},
+    "placed_at": "time", "warehouse": "int", "bin": "int", "line": "int",
     "items": {"type": "array", "max_items": 1000, "items": {"type": "object", "fields": {"sku": "string", "order_id": "id:ord"}}}
   }}
 }]}`
@@ -185,6 +189,9 @@ func (g *gw) publish(t *testing.T, id int64, resource string) string {
 	return out.PublicID
 }
 
+// seen is one response as the customer got it: status line and headers, and the body.
+type seen struct{ head, body string }
+
 type answer struct {
 	code   int
 	header http.Header
@@ -205,12 +212,11 @@ func (g *gw) do(t *testing.T, method, path string, header ...string) answer {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var raw strings.Builder
-	fmt.Fprintf(&raw, "%s\n", resp.Status)
-	_ = resp.Header.Write(&raw)
-	raw.Write(b)
+	var head strings.Builder
+	fmt.Fprintf(&head, "%s\n", resp.Status)
+	_ = resp.Header.Write(&head)
 	g.mu.Lock()
-	g.seen = append(g.seen, raw.String())
+	g.seen = append(g.seen, seen{head.String(), string(b)})
 	g.mu.Unlock()
 	return answer{resp.StatusCode, resp.Header, string(b)}
 }
@@ -221,16 +227,22 @@ func scan(t *testing.T, h *hostile, gws ...*gw) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, leaks := 0, 0
+	var ids []int64
+	for id := range h.sent {
+		ids = append(ids, id)
+	}
 	for _, g := range gws {
 		for _, seen := range g.seen {
 			n++
-			lower := strings.ToLower(seen)
-			for id := range h.sent {
-				for _, form := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)} {
-					if strings.Contains(lower, form) {
-						leaks++
-						t.Errorf("internal id %d (as %s) reached a customer:\n%s", id, form, seen)
-					}
+			// One ID at a time, so that every leak is named.
+			for _, id := range ids {
+				l, ok := leakcheck.Text(seen.head, []int64{id})
+				if !ok {
+					l, ok = leakcheck.JSON(seen.body, []int64{id})
+				}
+				if ok {
+					leaks++
+					t.Errorf("internal id %d (as %s) reached a customer:\n%s%s", id, l.Form, seen.head, seen.body)
 				}
 			}
 		}
@@ -401,6 +413,49 @@ func TestAttackGateway(t *testing.T) {
 		pub := g.publish(t, id, "ord")
 		if a := g.do(t, "GET", "/orders/"+pub); a.code != 200 || strings.TrimSpace(a.body) != `{"id":"`+pub+`"}` {
 			t.Errorf("undeclared members: %d %s", a.code, a.body)
+		}
+	})
+	t.Run("every spelling, of another ID and of the request's own", func(t *testing.T) {
+		for _, sp := range leakcheck.Spellings {
+			refused(t, "another id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				other := newID()
+				h.send(other)
+				note, _ := json.Marshal("ref " + sp.Fn(other) + " ok")
+				jsonBody(200, `{"note":%s}`, note)(w, r, id)
+			}, `"field":"note"`)
+			refused(t, "the request's id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				note, _ := json.Marshal(sp.Fn(id))
+				jsonBody(200, `{"id":"%d","note":%s}`, id, note)(w, r, id)
+			}, `"field":"note"`)
+			if v := sp.Fn(1 << 50); strings.ContainsFunc(v, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+				continue // a header value is printable ASCII (net/http refuses the rest on the way)
+			}
+			refused(t, "an ETag holding the request's id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				w.Header().Set("ETag", `"`+sp.Fn(id)+`"`)
+				jsonBody(200, `{}`)(w, r, id)
+			}, `"field":"Etag"`)
+		}
+	})
+	t.Run("spread over fields", func(t *testing.T) {
+		refused(t, "the id times ten", 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+			jsonBody(200, `{"total_cents":%d0}`, id)(w, r, id)
+		}, `"field":"total_cents"`)
+		// The decoded ID as plain fields: the time reaches the customer to the second only, so
+		// the ints beside it cannot rebuild the ID.
+		id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
+			d := idcore.ID(id)
+			jsonBody(200, `{"placed_at":"%s","warehouse":%d,"bin":%d,"line":%d}`,
+				d.Time().Format("2006-01-02T15:04:05.000Z07:00"), id>>19&7, id>>10&511, id&1023)(w, r, id)
+		})
+		a := g.do(t, "GET", "/orders/"+g.publish(t, id, "ord"))
+		var got struct {
+			PlacedAt string `json:"placed_at"`
+		}
+		if err := json.Unmarshal([]byte(a.body), &got); a.code != 200 || err != nil {
+			t.Fatalf("%d %s", a.code, a.body)
+		}
+		if want := idcore.ID(id).Time().UTC().Truncate(time.Second).Format(time.RFC3339); got.PlacedAt != want {
+			t.Errorf("placed_at %q, want %q (to the second, in UTC)", got.PlacedAt, want)
 		}
 	})
 	t.Run("headers", func(t *testing.T) {
