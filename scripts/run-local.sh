@@ -46,14 +46,17 @@ for s in "${services[@]}"; do
   echo "$(($(date +%s) - t0)) s"
 done
 
-pids=()
+pids=() names=()
 cleanup() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
   echo
   echo "run-local: stopping (the generators release their leases)"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  echo "run-local: stopped"
 }
+# Ctrl-C reaches every process of the terminal's group, the services included: a stop, not a
+# failure (exit 0, leases released).
 trap 'cleanup; exit 0' INT TERM HUP
 trap cleanup EXIT
 
@@ -76,14 +79,14 @@ ready() {
 
 "$state/bin/registry" --insecure-dev --listen 127.0.0.1:7000 --store "sqlite:$state/registry.db" \
   >"$logs/registry.log" 2>&1 &
-pids+=($!)
+pids+=($!) names+=(registry)
 ready registry http://127.0.0.1:7000/healthz "${pids[0]}"
 
 start_generator() { # region port
   "$state/bin/generator" --insecure-dev --clock-check warn --schedule v2 --registry http://127.0.0.1:7000 \
     --region "$1" --listen "127.0.0.1:$2" --lease-store "sqlite:$state/leases-$1.db" \
     >"$logs/generator-$1.log" 2>&1 &
-  pids+=($!)
+  pids+=($!) names+=("generator-$1")
 }
 start_generator us-east-1 7001
 start_generator eu-west-1 7002
@@ -95,14 +98,14 @@ start_generator eu-west-1 7002
 "$state/bin/public-id" --insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 \
   --store "sqlite:$state/public-ids.db" --routes deploy/local/routes.json --resources ord,cus \
   >"$logs/public-id.log" 2>&1 &
-pids+=($!)
+pids+=($!) names+=(public-id)
 
 # The demo orders upstream: orders keyed by internal IDs from the us-east-1 generator; a checkout
 # hands back only public IDs.
 "$state/bin/demo-orders" --listen 127.0.0.1:7005 --db "$state/demo-orders.db" \
   --generator http://127.0.0.1:7001 --public-ids http://127.0.0.1:7003 \
   >"$logs/demo-orders.log" 2>&1 &
-pids+=($!)
+pids+=($!) names+=(demo-orders)
 
 ready generator-us-east-1 http://127.0.0.1:7001/healthz "${pids[1]}"
 ready generator-eu-west-1 http://127.0.0.1:7002/healthz "${pids[2]}"
@@ -138,12 +141,21 @@ Try:
 Ctrl-C stops everything and releases the leases.
 INFO
 # Run until a service exits or the make that started this script is gone (a SIGTERM to make alone
-# does not reach its children).
+# does not reach its children). A service that stopped cleanly (exit 0) or by SIGINT or SIGTERM was
+# stopped, by Ctrl-C or an operator: the run stops too, and says so; any other exit fails the run.
 parent=$PPID
 while :; do
-  for p in "${pids[@]}"; do
-    if ! kill -0 "$p" 2>/dev/null; then
-      echo "run-local: a service exited; see $logs/"
+  for i in "${!pids[@]}"; do
+    if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+      rc=0
+      wait "${pids[$i]}" 2>/dev/null || rc=$?
+      if [ "$rc" = 0 ] || [ "$rc" = 130 ] || [ "$rc" = 143 ]; then
+        echo "run-local: ${names[$i]} was stopped"
+        cleanup
+        exit 0
+      fi
+      echo "run-local: ${names[$i]} exited with status $rc; the end of $logs/${names[$i]}.log:" >&2
+      tail -n 20 "$logs/${names[$i]}.log" >&2 || true
       exit 1
     fi
   done

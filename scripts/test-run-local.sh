@@ -66,6 +66,52 @@ grep -q "release their leases" "$work/first.out" || fail "the stack did not say 
 grep -q '"lease released"\|lease released\|released' "$logdir"/generator-us-east-1.log || fail "the us-east-1 generator did not log its release"
 starter=""
 
+# Ctrl-C at a terminal: SIGINT to the whole process group, the services included. The run says
+# it stopped and exits 0, and the generators release their leases. A driver in Python starts it in
+# a session of its own with SIGINT at its default (a shell's background jobs ignore SIGINT, and
+# bash cannot undo that).
+ctrl_c() { # SECONDS_BEFORE: start a run, press Ctrl-C, print the run's exit status last
+  IDGEN_RUN_STATE="$work/state" python3 - "$1" <<'PY'
+import os, signal, subprocess, sys, time
+p = subprocess.Popen(["scripts/run-local.sh"], start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+out = b""
+deadline = time.time() + 120
+os.set_blocking(p.stdout.fileno(), False)
+while b"Ctrl-C stops everything" not in out and time.time() < deadline and p.poll() is None:
+    out += p.stdout.read() or b""
+    time.sleep(0.1)
+time.sleep(float(sys.argv[1]))
+os.killpg(p.pid, signal.SIGINT)
+os.set_blocking(p.stdout.fileno(), True)
+out += p.stdout.read()
+print(out.decode(errors="replace"))
+print("exit", p.wait())
+PY
+}
+logs_before=$(ls "$work/state/logs" | wc -l)
+ctrl_c 0.5 >"$work/ctrl-c.out" 2>&1
+tail -n 1 "$work/ctrl-c.out" | grep -qx "exit 0" || fail "Ctrl-C: the run did not exit 0"
+grep -q "run-local: stopped" "$work/ctrl-c.out" || fail "Ctrl-C: the run did not say it stopped"
+grep -q "exited with status" "$work/ctrl-c.out" && fail "Ctrl-C: the run reported a service as failed"
+ctrl_logs=$(readlink -f "$work/state/logs/latest")
+[ "$(ls "$work/state/logs" | wc -l)" -gt "$logs_before" ] || fail "Ctrl-C: no new run"
+grep -q 'lease released\|released' "$ctrl_logs"/generator-us-east-1.log || fail "Ctrl-C: the us-east-1 generator did not release its lease"
+
+# A service that really dies fails the run, with the end of its log.
+IDGEN_RUN_STATE="$work/state" setsid bash -c 'scripts/run-local.sh; echo "exit $?"' >"$work/died.out" 2>&1 &
+starter=$!
+for _ in $(seq 1 240); do
+  grep -q "Ctrl-C stops everything" "$work/died.out" && break
+  kill -0 "$starter" 2>/dev/null || fail "the run to kill a service in exited before it was ready"
+  sleep 0.5
+done
+pkill -KILL -f "^$work/state/bin/public-id " || fail "no public-id process to kill"
+for _ in $(seq 1 30); do grep -q "^exit " "$work/died.out" && break; sleep 0.5; done
+grep -qx "exit 1" "$work/died.out" || fail "a run whose public-id was killed did not exit 1"
+grep -q "public-id exited with status 137" "$work/died.out" || fail "a run whose public-id was killed does not name it"
+starter=""
+
 # A service that cannot start: the registry's database path is a directory.
 rm -f "$work/state/registry.db" "$work/state/registry.db-wal" "$work/state/registry.db-shm"
 mkdir "$work/state/registry.db"
@@ -74,4 +120,4 @@ IDGEN_RUN_STATE="$work/state" scripts/run-local.sh >"$work/broken.out" 2>&1 || c
 [ "$code" = 1 ] || fail "a run whose registry cannot start exited $code, want 1"
 grep -q "registry exited before it became ready" "$work/broken.out" || fail "a run whose registry cannot start does not say so"
 grep -q "idgen is running" "$work/broken.out" && fail "a run whose registry cannot start printed the running banner"
-echo "test-run-local: ok (start, second run refused, SIGTERM to the starter stops all, a failed start reported)"
+echo "test-run-local: ok (start, second run refused, SIGTERM to the starter stops all, Ctrl-C stops all and exits 0, a killed service fails the run, a failed start reported)"
