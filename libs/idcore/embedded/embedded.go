@@ -37,7 +37,8 @@ type Config struct {
 	Stores map[string]lease.Store
 	// Range is "service" (0–63), "embedded" (64 up) or "A-B". Default: "embedded".
 	Range string
-	// Lease, Renew and FenceMargin: defaults 5 min, 10 s, 5 s (see lease.Config).
+	// Lease, Renew and FenceMargin: defaults 5 min, 10 s, 5 s (see lease.Config). They must keep
+	// the rules of each table's metadata row: Start refuses settings that differ, naming both.
 	Lease, Renew, FenceMargin time.Duration
 	// ClockCheck is idcore.ClockStrict (default) or idcore.ClockWarn (development only).
 	ClockCheck idcore.ClockCheck
@@ -111,6 +112,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		})
 		if err != nil {
 			return nil, err
+		}
+		// A holder whose lease settings differ from the rules of the table refuses to start.
+		if err := k.CheckRules(ctx); err != nil {
+			return nil, fmt.Errorf("embedded: refusing to start: %w", err)
 		}
 		n.keepers = append(n.keepers, k)
 	}

@@ -416,7 +416,8 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("rows before the restore: %+v, %v", rows, err)
 	}
-	oldID, err := d.store.Meta(ctx)
+	oldMeta, err := d.store.Meta(ctx) // the metadata row as the backup holds it: the old table, its rules
+	oldID := oldMeta.TableID
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 	for _, r := range rows {
 		putRow(t, d.db, d.table, r)
 	}
-	if err := d.store.SetMeta(ctx, oldID); err != nil {
+	if err := d.store.SetMeta(ctx, oldMeta); err != nil {
 		t.Fatal(err)
 	}
 	newID, _ := d.store.TableID(ctx)
@@ -460,7 +461,7 @@ func TestFaultRestoreFromBackup(t *testing.T) {
 	// The restore fence, then claims resume above it. It fences the two restored rows and writes
 	// a fenced row for each of the other 510 numbers of the layout, which had none.
 	fencedAt := time.Now()
-	n, err := lease.FenceRestore(ctx, d.store, fencedAt, 3*time.Second, 500*time.Millisecond, 512)
+	n, _, err := lease.FenceRestore(ctx, d.store, fencedAt, 512) // with the table's rules: 3 s and 500 ms
 	if err != nil || n != 512 {
 		t.Fatalf("FenceRestore = %d, %v; want 512 rows", n, err)
 	}

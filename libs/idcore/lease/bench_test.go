@@ -74,7 +74,7 @@ func BenchmarkClaim(b *testing.B) {
 				st := &countingStore{Store: drivers(b)[name](b)}
 				r := lease.Range{Lo: 64, Hi: 511}
 				far := time.Now().Add(time.Hour).UnixMilli()
-				if _, err := lease.CheckTable(ctx, st); err != nil { // a fresh table gets its metadata row
+				if _, err := lease.CheckTable(ctx, st, lease.Settings{Lease: 5 * time.Minute, Renew: 10 * time.Second, Margin: 5 * time.Second}); err != nil { // a fresh table gets its metadata row
 					b.Fatal(err)
 				}
 				for i := range r.Size() * pct / 100 {

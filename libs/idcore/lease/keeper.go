@@ -26,6 +26,9 @@ type Config struct {
 	Range Range
 	// Holder names this process. Default: HolderName(process start).
 	Holder string
+	// Lease, Renew and FenceMargin must keep the rules of the table's metadata row (Rules.Admits;
+	// the first holder of a new table writes them from its own): a keeper whose settings differ
+	// claims nothing (ErrRules), and CheckRules lets its owner refuse to start.
 	// Lease is the lease length. Default: 5 min.
 	Lease time.Duration
 	// Renew is the renewal interval; at most a third of Lease. Default: 10 s.
@@ -204,7 +207,7 @@ func (k *Keeper) ClaimOnce(ctx context.Context) error { return k.claim(ctx) }
 // claim checks the table and walks the range from a random start until one conditional claim
 // succeeds.
 func (k *Keeper) claim(ctx context.Context) error {
-	tid, err := CheckTable(ctx, k.cfg.Store)
+	tid, err := CheckTable(ctx, k.cfg.Store, k.settings())
 	if err != nil {
 		res := "error"
 		if errors.Is(err, ErrRestored) {
@@ -229,27 +232,42 @@ func (k *Keeper) claim(ctx context.Context) error {
 			k.noteProblem("claim", err)
 			return err
 		}
-		// The table may have been restored between the check above and this claim (a holder can
-		// pause anywhere): a claim on a restored table takes a stale row whose true holder may
-		// still be issuing below its fence. Check again before any ID is issued under it.
-		if tid2, err := CheckTable(ctx, k.cfg.Store); err != nil || tid2 != tid {
-			if err == nil {
-				err = fmt.Errorf("%w: the table changed from %s to %s during the claim", ErrRestored, tid, tid2)
-			}
-			k.claims.WithLabelValues("restored").Inc()
+		// The claim goes into the history before any ID can be issued under it: the audit trail
+		// never shows IDs of a claim it does not hold, and a lease table restored to before its
+		// first claim is told from a new one by this table's events in the history (CheckTable).
+		// A claim whose event cannot be written is given back.
+		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindClaim, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry, TableID: tid}); err != nil {
+			k.log.Error("lease history append failed: giving the number back", "machine", m, "event", KindClaim, "error", err)
+			_ = k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now)
+			k.claims.WithLabelValues("error").Inc()
 			k.noteProblem("claim", err)
 			return err
 		}
-		// The claim goes into the history before any ID can be issued under it, so the audit
-		// trail never shows IDs (or a release) of a claim it does not hold.
-		if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindClaim, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: expiry}); err != nil {
-			k.log.Error("lease history append failed", "machine", m, "event", KindClaim, "error", err)
+		// The table may have been restored between the check above and this claim (a holder can
+		// pause anywhere): a claim on a restored table takes a stale row whose true holder may
+		// still be issuing below its fence. Check again, after the history event is written (a
+		// table restored to before its first claim is told from a new one by that event), before
+		// any ID is issued under it. The check also meets rules changed meanwhile.
+		if tid2, err := CheckTable(ctx, k.cfg.Store, k.settings()); err != nil || tid2 != tid {
+			res := "restored"
+			if err == nil {
+				err = fmt.Errorf("%w: the table changed from %s to %s during the claim", ErrRestored, tid, tid2)
+			} else if !errors.Is(err, ErrRestored) {
+				res = "error"
+			}
+			if errors.Is(err, ErrRules) {
+				// Nothing was issued under the claim: give it back.
+				_ = k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now)
+			}
+			k.claims.WithLabelValues(res).Inc()
+			k.noteProblem("claim", err)
+			return err
 		}
 		fence := expiry - k.cfg.FenceMargin.Milliseconds()
 		if err := k.cfg.Generator.SetLease(k.cfg.Layout, idcore.Lease{Machine: m, FloorUnixMs: now, FenceUnixMs: fence}); err != nil {
 			// The generator is stopped: give the number back at once (no ID was issued under it).
 			if rerr := k.cfg.Store.Release(ctx, m, k.cfg.Holder, row.Epoch, now); rerr == nil {
-				_ = k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindRelease, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: now})
+				_ = k.cfg.Store.AppendHistory(ctx, Event{Machine: m, AtUnixMs: now, Kind: KindRelease, Holder: k.cfg.Holder, Epoch: row.Epoch, ExpiryUnixMs: now, TableID: tid})
 			}
 			return err
 		}
@@ -267,6 +285,26 @@ func (k *Keeper) claim(ctx context.Context) error {
 	err = fmt.Errorf("%w %s", ErrNoFreeNumber, r)
 	k.noteProblem("claim", err)
 	return err
+}
+
+// settings are the keeper's lease settings, which the table's rules must admit.
+func (k *Keeper) settings() Settings {
+	return Settings{Lease: k.cfg.Lease, Renew: k.cfg.Renew, Margin: k.cfg.FenceMargin}
+}
+
+// CheckRules returns an ErrRules error naming both values when the table's metadata row holds
+// rules this keeper's settings differ from: its owner refuses to start (embedded.Start). A table
+// without rules yet, or a store that cannot be read now, is no reason to refuse: every claim
+// round checks the rules again (CheckTable) and the first holder writes them.
+func (k *Keeper) CheckRules(ctx context.Context) error {
+	meta, err := k.cfg.Store.Meta(ctx)
+	if err != nil || meta.Rules.IsZero() {
+		return nil
+	}
+	if err := meta.Rules.Admits(k.settings()); err != nil {
+		return fmt.Errorf("lease table of layout %s: %w", k.cfg.Layout, err)
+	}
+	return nil
 }
 
 func (k *Keeper) noteProblem(op string, err error) {
@@ -373,7 +411,7 @@ func (k *Keeper) Release(ctx context.Context, lastIssuedUnixMs int64) error {
 		return err
 	}
 	k.log.Info("released machine number", "machine", st.Machine, "epoch", st.Epoch, "lease_expiry", expiry)
-	if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: st.Machine, AtUnixMs: k.cfg.Clock.Now().UnixMilli(), Kind: KindRelease, Holder: st.Holder, Epoch: st.Epoch, ExpiryUnixMs: expiry}); err != nil {
+	if err := k.cfg.Store.AppendHistory(ctx, Event{Machine: st.Machine, AtUnixMs: k.cfg.Clock.Now().UnixMilli(), Kind: KindRelease, Holder: st.Holder, Epoch: st.Epoch, ExpiryUnixMs: expiry, TableID: st.TableID}); err != nil {
 		k.log.Error("lease history append failed", "machine", st.Machine, "event", KindRelease, "error", err)
 	}
 	return nil

@@ -307,12 +307,13 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	id, err := lease.CheckTable(ctx, s)
+	h := lease.Settings{Lease: 5 * time.Minute, Renew: 10 * time.Second, Margin: 5 * time.Second}
+	id, err := lease.CheckTable(ctx, s, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta, _ := s.Meta(ctx); meta != id {
-		t.Fatalf("first check wrote meta %q, table is %q", meta, id)
+	if meta, _ := s.Meta(ctx); meta.TableID != id || meta.Rules != lease.DefaultRules(h.Lease, h.Renew, h.Margin) {
+		t.Fatalf("first check wrote meta %+v, table is %q", meta, id)
 	}
 	now := time.Now()
 	if _, err := s.Claim(ctx, 3, "a", now.UnixMilli(), now.Add(time.Minute).UnixMilli()); err != nil {
@@ -323,16 +324,17 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 	if err := s.Recreate(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lease.CheckTable(ctx, s); !errors.Is(err, lease.ErrRestored) {
+	if _, err := lease.CheckTable(ctx, s, h); !errors.Is(err, lease.ErrRestored) {
 		t.Fatalf("rows without a metadata row: %v", err)
 	}
-	_ = s.SetMeta(ctx, id) // the metadata row as backed up: it names the old table
-	if _, err := lease.CheckTable(ctx, s); !errors.Is(err, lease.ErrRestored) {
+	_ = s.SetMeta(ctx, lease.Meta{TableID: id, Rules: lease.DefaultRules(h.Lease, h.Renew, h.Margin)}) // the metadata row as backed up: it names the old table
+	if _, err := lease.CheckTable(ctx, s, h); !errors.Is(err, lease.ErrRestored) {
 		t.Fatalf("metadata naming the old table: %v", err)
 	}
 	// Eight numbers in the layout: the one row is fenced, and the seven numbers the restored
 	// table has no row for (first claimed after the backup, or never) get a FENCED row each.
-	n, err := lease.FenceRestore(ctx, s, now, 5*time.Minute, 5*time.Second, 8)
+	// The fence takes the lease and the margin from the table's rules.
+	n, _, err := lease.FenceRestore(ctx, s, now, 8)
 	if err != nil || n != 8 {
 		t.Fatalf("FenceRestore = %d, %v, want 8 rows", n, err)
 	}
@@ -343,7 +345,7 @@ func TestCheckTableAndRestoreFence(t *testing.T) {
 	if _, err := s.Claim(ctx, 5, "gen-b", now.Add(time.Minute).UnixMilli(), now.Add(2*time.Minute).UnixMilli()); !errors.Is(err, lease.ErrTaken) {
 		t.Fatalf("a claim of a number that had no row, before the fence's expiry: %v, want ErrTaken", err)
 	}
-	newID, err := lease.CheckTable(ctx, s)
+	newID, err := lease.CheckTable(ctx, s, h)
 	if err != nil || newID == id {
 		t.Fatalf("after the fence: %q, %v", newID, err)
 	}
@@ -413,16 +415,14 @@ func TestClaimOnATableRestoredMeanwhile(t *testing.T) {
 	if s := k.Status(); s.Held {
 		t.Fatalf("the keeper holds a number claimed on a restored table: %+v", s)
 	}
-	// The claim never took effect: it is not in the history (a claim is recorded before any ID
-	// can be issued under it), so no ID was issued under it.
+	// The claim is in the history (it is written before the second table check, so that a table
+	// restored to before its first claim is told from a new one), but no ID is issued under it.
 	evs, err := st.History(context.Background(), 1, 0, clock.Now().Add(time.Hour).UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range evs {
-		if ev.Kind == lease.KindClaim {
-			t.Fatalf("a claim on the restored table was put to use: %+v", ev)
-		}
+	if len(evs) != 1 || evs[0].Kind != lease.KindClaim {
+		t.Fatalf("history of the claim on the restored table: %+v, want the one claim event", evs)
 	}
 	if id, err := gen.Next(context.Background()); !errors.Is(err, idcore.ErrNoLease) {
 		t.Fatalf("Next under a claim on a restored table: %v, %v; want no_lease", id, err)

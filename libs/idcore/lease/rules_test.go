@@ -2,11 +2,15 @@ package lease_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/clocktest"
 	"github.com/idgen/idgen/libs/idcore/lease"
 )
 
@@ -191,7 +195,7 @@ func TestLiftedNumberWaitsALeaseAndTheMargin(t *testing.T) {
 	if _, err := st.Quarantine(context.Background(), 5); err != nil {
 		t.Fatal(err)
 	}
-	exp := lease.LiftExpiry(now, 3*time.Second, 500*time.Millisecond)
+	exp := lease.LiftExpiry(now, lease.Rules{Lease: 3 * time.Second, Margin: 500 * time.Millisecond})
 	if exp != now.Add(3500*time.Millisecond).UnixMilli() {
 		t.Fatalf("LiftExpiry = %d, want now + lease + margin", exp)
 	}
@@ -205,5 +209,92 @@ func TestLiftedNumberWaitsALeaseAndTheMargin(t *testing.T) {
 	}
 	if _, err := st.Claim(context.Background(), 5, "b", exp+1, exp+3000); err != nil {
 		t.Fatalf("not claimable after the lift's expiry: %v", err)
+	}
+}
+
+// historyDown is a real store whose lease history cannot be written.
+type historyDown struct{ lease.Store }
+
+func (historyDown) AppendHistory(context.Context, lease.Event) error {
+	return fmt.Errorf("%w: the history table is down", lease.ErrUnavailable)
+}
+
+// TestClaimNotUsedWithoutItsHistoryEvent: a claim whose history event cannot be written is given
+// back and nothing is issued under it: the table's events in the history are what tell a table
+// restored to before its first claim from a new one (model rule claim_table_recheck).
+func TestClaimNotUsedWithoutItsHistoryEvent(t *testing.T) {
+	ctx := context.Background()
+	st := historyDown{Store: sqliteStore(t)}
+	clock := fakeClock()
+	k, gen := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
+	run(t, k)
+	asleep(t, clock) // the claim round failed; the keeper waits to try again
+	if s := k.Status(); s.Held {
+		t.Fatalf("the keeper holds a number whose claim is not in the history: %+v", s)
+	}
+	if id, err := gen.Next(ctx); !errors.Is(err, idcore.ErrNoLease) {
+		t.Fatalf("Next = %v, %v; want no_lease", id, err)
+	}
+	row, err := st.Get(ctx, 1)
+	if err != nil || row.ExpiryUnixMs > clock.Now().UnixMilli() {
+		t.Fatalf("the claimed number was not given back: %+v, %v", row, err)
+	}
+}
+
+// TestCheckTableRefusesAnEmptyTableWithItsHistory: a lease table with no row and no metadata
+// row beside a history holding its events is a restore of a backup taken before the first claim
+// (or a table created again), not a new table, while another table's events (the v1 table
+// sharing the history) do not count: nobody claims from it until the restore fence (model rule
+// check_table, variant NEW_IF_EMPTY).
+func TestCheckTableRefusesAnEmptyTableWithItsHistory(t *testing.T) {
+	ctx := context.Background()
+	st := sqliteStore(t)
+	clock := fakeClock()
+	k, _ := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, clock)
+	if err := k.ClaimOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Store.(interface {
+		Recreate(context.Context, []lease.Row) error
+	}).Recreate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	k2, gen2 := newKeeper(t, st, lease.Range{Lo: 2, Hi: 2}, clock)
+	if err := k2.ClaimOnce(ctx); !errors.Is(err, lease.ErrRestored) {
+		t.Fatalf("a claim on an empty table whose history holds its claim: %v, want ErrRestored", err)
+	}
+	if _, err := gen2.Next(ctx); !errors.Is(err, idcore.ErrNoLease) {
+		t.Fatalf("Next: %v, want no_lease", err)
+	}
+}
+
+// TestKeeperWithOtherSettingsIsRefused: a keeper whose lease differs from the rules the table's
+// first holder wrote claims nothing, and CheckRules names both values for its owner to refuse
+// to start.
+func TestKeeperWithOtherSettingsIsRefused(t *testing.T) {
+	ctx := context.Background()
+	st := sqliteStore(t)
+	k, _ := newKeeper(t, st, lease.Range{Lo: 1, Hi: 1}, nil)
+	if err := k.ClaimOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gen, _ := idcore.NewGenerator(idcore.Settings{Health: clocktest.Synced()})
+	other, err := lease.NewKeeper(lease.Config{Store: st, Generator: gen, Range: lease.Range{Lo: 2, Hi: 2},
+		Lease: 6 * time.Second, Renew: testRenew, FenceMargin: testMargin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = other.CheckRules(ctx)
+	if !errors.Is(err, lease.ErrRules) || !strings.Contains(err.Error(), "lease 6s (the table's: 3s)") {
+		t.Fatalf("CheckRules = %v, want ErrRules naming 6s and 3s", err)
+	}
+	if err := other.ClaimOnce(ctx); !errors.Is(err, lease.ErrRules) {
+		t.Fatalf("claim by a keeper with another lease: %v, want ErrRules", err)
+	}
+	if _, err := st.Get(ctx, 2); !errors.Is(err, lease.ErrNotFound) {
+		t.Fatalf("the refused keeper wrote number 2's row: %v", err)
+	}
+	if err := k.CheckRules(ctx); err != nil {
+		t.Fatalf("the first keeper's own rules: %v", err)
 	}
 }

@@ -3,6 +3,9 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 )
 
 // Table names (docs/leases.md#tables). In DynamoDB the lease tables are region-local, never
@@ -51,7 +54,95 @@ var (
 	ErrRestored = errors.New("lease: table restored from backup; run the restore fence first")
 	// ErrNoFreeNumber: every number of the range is held.
 	ErrNoFreeNumber = errors.New("lease: no free machine number in range")
+	// ErrRules: a holder's lease settings differ from the rules in the table's metadata row, or
+	// the rules a command would write differ from those already there.
+	ErrRules = errors.New("lease: settings differ from the lease table's rules")
+	// ErrNoRules: neither the table's metadata row nor its history holds the table's rules.
+	ErrNoRules = errors.New("lease: the lease table holds no rules")
 )
+
+// Rules are a lease table's timing rules, held in its metadata row: every holder of the table
+// uses this lease length and fence margin and renews within these bounds, and every operator
+// command that writes an expiry (lift, the restore fence) reads them from there
+// (docs/leases.md#the-tables-rules).
+type Rules struct {
+	Lease    time.Duration
+	RenewMin time.Duration
+	RenewMax time.Duration
+	Margin   time.Duration
+}
+
+// IsZero reports whether no rules are set.
+func (r Rules) IsZero() bool { return r == Rules{} }
+
+func (r Rules) String() string {
+	return fmt.Sprintf("lease %v, renew %v-%v, fence margin %v", r.Lease, r.RenewMin, r.RenewMax, r.Margin)
+}
+
+// Validate checks that every holder within the rules is safe: a renewal interval at most a third
+// of the lease, and a margin positive and below lease − the longest renewal interval.
+func (r Rules) Validate() error {
+	switch {
+	case r.Lease <= 0 || r.Lease%time.Millisecond != 0 || r.Margin%time.Millisecond != 0 ||
+		r.RenewMin%time.Millisecond != 0 || r.RenewMax%time.Millisecond != 0:
+		return fmt.Errorf("lease rules %v: durations must be positive whole milliseconds", r)
+	case r.RenewMin <= 0 || r.RenewMin > r.RenewMax || r.RenewMax*3 > r.Lease:
+		return fmt.Errorf("lease rules %v: the renew bounds must be positive, low to high, and at most a third of the lease", r)
+	case r.Margin <= 0 || r.Margin >= r.Lease-r.RenewMax:
+		return fmt.Errorf("lease rules %v: the fence margin must be positive and below lease − the longest renewal (%v)", r, r.Lease-r.RenewMax)
+	}
+	return nil
+}
+
+// DefaultRules are the rules written for a lease length and margin when no renew bounds are
+// given: renewals from a thirtieth to a third of the lease (5 min: 10 s to 100 s), the upper
+// bound lowered until the margin fits, and widened to include renew when it is given (> 0).
+func DefaultRules(lease, renew, margin time.Duration) Rules {
+	r := Rules{Lease: lease, Margin: margin,
+		RenewMin: (lease / 30).Truncate(time.Millisecond), RenewMax: (lease / 3).Truncate(time.Millisecond)}
+	if r.Margin >= r.Lease-r.RenewMax {
+		r.RenewMax = ((r.Lease - r.Margin) / 2).Truncate(time.Millisecond)
+	}
+	if renew > 0 {
+		r.RenewMin, r.RenewMax = min(r.RenewMin, renew), max(r.RenewMax, renew)
+	}
+	if r.RenewMin > r.RenewMax {
+		r.RenewMin = r.RenewMax
+	}
+	return r
+}
+
+// Settings are one holder's lease settings (lease.Config's Lease, Renew and FenceMargin).
+type Settings struct {
+	Lease, Renew, Margin time.Duration
+}
+
+// Admits returns nil when a holder with settings h keeps the rules, else an ErrRules error
+// naming each value that differs beside the table's.
+func (r Rules) Admits(h Settings) error {
+	var diff []string
+	if h.Lease != r.Lease {
+		diff = append(diff, fmt.Sprintf("lease %v (the table's: %v)", h.Lease, r.Lease))
+	}
+	if h.Margin != r.Margin {
+		diff = append(diff, fmt.Sprintf("fence margin %v (the table's: %v)", h.Margin, r.Margin))
+	}
+	if h.Renew < r.RenewMin || h.Renew > r.RenewMax {
+		diff = append(diff, fmt.Sprintf("renew %v (the table's: %v-%v)", h.Renew, r.RenewMin, r.RenewMax))
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s; every holder of a table uses its rules (idgenctl leases list shows them, leases set-rules changes them while no number is held)",
+		ErrRules, strings.Join(diff, ", "))
+}
+
+// Meta is a lease table's metadata row: the table identity it was created or last fenced under
+// ("" when the row was written for a restored table that still awaits its fence), and its rules.
+type Meta struct {
+	TableID string
+	Rules   Rules
+}
 
 // Row is one lease row.
 type Row struct {
@@ -72,6 +163,15 @@ type Event struct {
 	Holder       string
 	Epoch        int64
 	ExpiryUnixMs int64
+	// Table is the lease table's name, which the driver writes (the history table is shared by
+	// a region's lease tables: v1 and v2 in a v1-v2 schedule). Events written before tables were
+	// named have "".
+	Table string
+	// TableID is the table ID the metadata row named when the event was written ("" where no
+	// metadata row existed yet).
+	TableID string
+	// Rules are the rules a KindRules event wrote (zero for the other kinds).
+	Rules Rules
 }
 
 // EventKind says what a history event did; drivers store it as its string.
@@ -84,6 +184,9 @@ const (
 	KindQuarantine EventKind = "quarantine"
 	KindLift       EventKind = "lift"
 	KindFence      EventKind = "fence"
+	// KindRules: the table's rules were written (machine MetaMachine). The restore fence takes
+	// the rules from the last one when a restored table's metadata row has none.
+	KindRules EventKind = "rules"
 )
 
 // Store is the driver contract for one lease table and its history table. Every method must be
@@ -119,18 +222,33 @@ type Store interface {
 	// TableID returns the identity of the lease table as it exists now: a restore (or a re-create)
 	// changes it (DynamoDB: TableId; SQLite: the driver's incarnation ID).
 	TableID(ctx context.Context) (string, error)
-	// Meta returns the table ID named by the metadata row, or ErrNotFound when there is none.
-	Meta(ctx context.Context) (string, error)
-	// InitMeta must write the metadata row only when it is absent (else ErrTaken).
-	InitMeta(ctx context.Context, tableID string) error
-	// SetMeta must write the metadata row unconditionally (the restore fence's last step).
-	SetMeta(ctx context.Context, tableID string) error
+	// Meta returns the metadata row (its table ID, its rules; either may be unset), or
+	// ErrNotFound when there is none.
+	Meta(ctx context.Context) (Meta, error)
+	// InitMeta must write the metadata row (table ID and rules) only when it is absent (else
+	// ErrTaken).
+	InitMeta(ctx context.Context, m Meta) error
+	// InitRules must set the rules of a metadata row that exists and has none (a table from
+	// before rules were kept); otherwise change nothing and return ErrTaken.
+	InitRules(ctx context.Context, r Rules) error
+	// SetRules must replace the rules only when the metadata row holds exactly old (else
+	// ErrTaken).
+	SetRules(ctx context.Context, old, r Rules) error
+	// SetMeta must write the metadata row's table ID unconditionally, and its rules too unless
+	// m.Rules is zero (then they stay as they are): the restore fence's last step.
+	SetMeta(ctx context.Context, m Meta) error
 
-	// AppendHistory must add ev to the history without overwriting another event (two events of
-	// one number in one millisecond are both kept).
+	// AppendHistory must add ev to the history, naming this lease table (Event.Table), without
+	// overwriting another event (two events of one number in one millisecond are both kept).
 	AppendHistory(ctx context.Context, ev Event) error
-	// History returns the events of one number with fromUnixMs ≤ AtUnixMs ≤ toUnixMs, oldest first.
+	// History returns the events of one number of this lease table (and those written before
+	// events named their table) with fromUnixMs ≤ AtUnixMs ≤ toUnixMs, oldest first.
 	History(ctx context.Context, machine int, fromUnixMs, toUnixMs int64) ([]Event, error)
+	// HasHistory reports whether the history holds any event naming this lease table; another
+	// table's events (the other lease table sharing the history) never count. A lease table with
+	// neither lease rows nor a metadata row beside a history with its events is a restore (of a
+	// backup taken before the table's first claim) or a re-creation, not a new table.
+	HasHistory(ctx context.Context) (bool, error)
 
 	// Close releases the driver's resources.
 	Close() error

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -239,34 +240,115 @@ func (s *Store) TableID(ctx context.Context) (string, error) {
 	return *out.Table.TableId, nil
 }
 
+// The metadata row's attributes: the table ID it names, and the table's rules in milliseconds.
+const (
+	attrTableID  = "table_id"
+	attrLeaseMs  = "lease_ms"
+	attrRenewMin = "renew_min_ms"
+	attrRenewMax = "renew_max_ms"
+	attrMarginMs = "margin_ms"
+	// attrLeaseTable names the lease table a history event belongs to.
+	attrLeaseTable = "lease_table"
+)
+
+func msOf(item map[string]types.AttributeValue, name string) time.Duration {
+	v, _ := intAttr(item, name)
+	return time.Duration(v) * time.Millisecond
+}
+
+func rulesOf(item map[string]types.AttributeValue) lease.Rules {
+	if _, ok := item[attrLeaseMs]; !ok {
+		return lease.Rules{}
+	}
+	return lease.Rules{Lease: msOf(item, attrLeaseMs), RenewMin: msOf(item, attrRenewMin), RenewMax: msOf(item, attrRenewMax), Margin: msOf(item, attrMarginMs)}
+}
+
+// putRules adds the rules' attributes to an item (nothing for zero rules).
+func putRules(item map[string]types.AttributeValue, r lease.Rules) map[string]types.AttributeValue {
+	if !r.IsZero() {
+		item[attrLeaseMs], item[attrRenewMin] = n(r.Lease.Milliseconds()), n(r.RenewMin.Milliseconds())
+		item[attrRenewMax], item[attrMarginMs] = n(r.RenewMax.Milliseconds()), n(r.Margin.Milliseconds())
+	}
+	return item
+}
+
+// rulesValues are the rules as expression values :<prefix>l, :<prefix>rmin, :<prefix>rmax, :<prefix>m.
+func rulesValues(vals map[string]types.AttributeValue, prefix string, r lease.Rules) map[string]types.AttributeValue {
+	vals[":"+prefix+"l"], vals[":"+prefix+"rmin"] = n(r.Lease.Milliseconds()), n(r.RenewMin.Milliseconds())
+	vals[":"+prefix+"rmax"], vals[":"+prefix+"m"] = n(r.RenewMax.Milliseconds()), n(r.Margin.Milliseconds())
+	return vals
+}
+
+const setRules = "lease_ms = :l, renew_min_ms = :rmin, renew_max_ms = :rmax, margin_ms = :m"
+
 // Meta implements lease.Store.
-func (s *Store) Meta(ctx context.Context) (string, error) {
+func (s *Store) Meta(ctx context.Context) (lease.Meta, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(lease.MetaMachine), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return "", mapErr("meta", err, nil)
+		return lease.Meta{}, mapErr("meta", err, nil)
 	}
-	v, ok := out.Item["table_id"].(*types.AttributeValueMemberS)
-	if !ok {
-		return "", lease.ErrNotFound
+	if out.Item == nil {
+		return lease.Meta{}, lease.ErrNotFound
 	}
-	return v.Value, nil
+	return lease.Meta{TableID: strAttr(out.Item, attrTableID), Rules: rulesOf(out.Item)}, nil
+}
+
+func metaItem(m lease.Meta) map[string]types.AttributeValue {
+	return putRules(map[string]types.AttributeValue{"machine_id": n(lease.MetaMachine), "holder": str("METADATA"), attrTableID: str(m.TableID)}, m.Rules)
 }
 
 // InitMeta implements lease.Store.
-func (s *Store) InitMeta(ctx context.Context, tableID string) error {
+func (s *Store) InitMeta(ctx context.Context, m lease.Meta) error {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           &s.table,
-		Item:                map[string]types.AttributeValue{"machine_id": n(lease.MetaMachine), "holder": str("METADATA"), "table_id": str(tableID)},
+		Item:                metaItem(m),
 		ConditionExpression: aws.String("attribute_not_exists(machine_id)"),
 	})
 	return mapErr("init meta", err, lease.ErrTaken)
 }
 
-// SetMeta implements lease.Store.
-func (s *Store) SetMeta(ctx context.Context, tableID string) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table,
-		Item:      map[string]types.AttributeValue{"machine_id": n(lease.MetaMachine), "holder": str("METADATA"), "table_id": str(tableID)},
+// InitRules implements lease.Store.
+func (s *Store) InitRules(ctx context.Context, r lease.Rules) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       key(lease.MetaMachine),
+		ConditionExpression:       aws.String("attribute_exists(machine_id) AND attribute_not_exists(lease_ms)"),
+		UpdateExpression:          aws.String("SET " + setRules),
+		ExpressionAttributeValues: rulesValues(map[string]types.AttributeValue{}, "", r),
+	})
+	return mapErr("init rules", err, lease.ErrTaken)
+}
+
+// SetRules implements lease.Store.
+func (s *Store) SetRules(ctx context.Context, old, r lease.Rules) error {
+	cond := "lease_ms = :ol AND renew_min_ms = :ormin AND renew_max_ms = :ormax AND margin_ms = :om"
+	vals := rulesValues(map[string]types.AttributeValue{}, "", r)
+	if old.IsZero() {
+		cond = "attribute_exists(machine_id) AND attribute_not_exists(lease_ms)"
+	} else {
+		vals = rulesValues(vals, "o", old)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       key(lease.MetaMachine),
+		ConditionExpression:       aws.String(cond),
+		UpdateExpression:          aws.String("SET " + setRules),
+		ExpressionAttributeValues: vals,
+	})
+	return mapErr("set rules", err, lease.ErrTaken)
+}
+
+// SetMeta implements lease.Store: an UpdateItem, so rules already in the row stay when m has none.
+func (s *Store) SetMeta(ctx context.Context, m lease.Meta) error {
+	update := "SET holder = :h, table_id = :t"
+	vals := map[string]types.AttributeValue{":h": str("METADATA"), ":t": str(m.TableID)}
+	if !m.Rules.IsZero() {
+		update += ", " + setRules
+		vals = rulesValues(vals, "", m.Rules)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: key(lease.MetaMachine),
+		UpdateExpression: aws.String(update), ExpressionAttributeValues: vals,
 	})
 	return mapErr("set meta", err, nil)
 }
@@ -277,11 +359,12 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 	for at := ev.AtUnixMs; at < ev.AtUnixMs+1000; at++ {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: &s.history,
-			Item: map[string]types.AttributeValue{
+			Item: putRules(map[string]types.AttributeValue{
 				KeyMachineID: n(int64(ev.Machine)), KeyAt: n(at), "event": str(string(ev.Kind)), "holder": str(ev.Holder),
 				"lease_epoch": n(ev.Epoch), "lease_expiry": n(ev.ExpiryUnixMs),
 				AttrExpiresAt: n((at + lease.HistoryRetentionMs) / 1000),
-			},
+				attrLeaseTable: str(s.table), attrTableID: str(ev.TableID),
+			}, ev.Rules),
 			ConditionExpression: aws.String("attribute_not_exists(machine_id)"),
 		})
 		switch err := mapErr("history", err, lease.ErrTaken); {
@@ -300,9 +383,10 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                &s.history,
 		KeyConditionExpression:   aws.String("machine_id = :m AND #at BETWEEN :from AND :to"),
+		FilterExpression:         aws.String("attribute_not_exists(lease_table) OR lease_table = :table"),
 		ExpressionAttributeNames: map[string]string{"#at": "at"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":m": n(int64(machine)), ":from": n(from), ":to": n(to),
+			":m": n(int64(machine)), ":from": n(from), ":to": n(to), ":table": str(s.table),
 		},
 		ConsistentRead: aws.Bool(true),
 	})
@@ -320,10 +404,36 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 			ev.Kind, ev.Holder = lease.EventKind(strAttr(item, "event")), strAttr(item, "holder")
 			ev.Epoch, _ = intAttr(item, "lease_epoch")
 			ev.ExpiryUnixMs, _ = intAttr(item, "lease_expiry")
+			ev.Table, ev.TableID, ev.Rules = strAttr(item, attrLeaseTable), strAttr(item, attrTableID), rulesOf(item)
 			out = append(out, ev)
 		}
 	}
 	return out, nil
+}
+
+// HasHistory implements lease.Store: a consistent Scan of the history table for an event naming
+// this lease table, stopping at the first. Only a table without a metadata row needs it, so
+// generators, whose role has no Scan, never call it once the table is initialised (idgenctl
+// leases init, or its first holder in development); without the permission the check fails, and
+// nothing is claimed.
+func (s *Store) HasHistory(ctx context.Context) (bool, error) {
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 &s.history,
+		FilterExpression:          aws.String("lease_table = :table"),
+		ProjectionExpression:      aws.String("machine_id"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":table": str(s.table)},
+		ConsistentRead:            aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return false, mapErr("history", err, nil)
+		}
+		if len(page.Items) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Close implements lease.Store.

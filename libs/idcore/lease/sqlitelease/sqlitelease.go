@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/libs/idcore/lease"
@@ -56,7 +57,11 @@ func (s *Store) create(ctx context.Context) error {
 			holder       TEXT    NOT NULL DEFAULT '',
 			lease_expiry INTEGER NOT NULL DEFAULT 0,
 			lease_epoch  INTEGER NOT NULL DEFAULT 0,
-			table_id     TEXT)`,
+			table_id     TEXT,
+			lease_ms     INTEGER,
+			renew_min_ms INTEGER,
+			renew_max_ms INTEGER,
+			margin_ms    INTEGER)`,
 		`CREATE TABLE IF NOT EXISTS $H (
 			machine_id   INTEGER NOT NULL,
 			at           INTEGER NOT NULL,
@@ -65,6 +70,12 @@ func (s *Store) create(ctx context.Context) error {
 			lease_epoch  INTEGER NOT NULL,
 			lease_expiry INTEGER NOT NULL,
 			expires_at   INTEGER NOT NULL,
+			lease_table  TEXT    NOT NULL DEFAULT '',
+			table_id     TEXT    NOT NULL DEFAULT '',
+			lease_ms     INTEGER NOT NULL DEFAULT 0,
+			renew_min_ms INTEGER NOT NULL DEFAULT 0,
+			renew_max_ms INTEGER NOT NULL DEFAULT 0,
+			margin_ms    INTEGER NOT NULL DEFAULT 0,
 			PRIMARY KEY (machine_id, at))`,
 		`CREATE TABLE IF NOT EXISTS "idgen-incarnations" (
 			table_name  TEXT PRIMARY KEY,
@@ -73,6 +84,18 @@ func (s *Store) create(ctx context.Context) error {
 	for _, q := range stmts {
 		if _, err := s.db.ExecContext(ctx, s.q(q)); err != nil {
 			return s.mapErr("create tables", err)
+		}
+	}
+	// Files made before the tables' rules were kept and history events named their table.
+	for _, c := range []struct{ table, col, def string }{
+		{"$T", "lease_ms", "INTEGER"}, {"$T", "renew_min_ms", "INTEGER"}, {"$T", "renew_max_ms", "INTEGER"}, {"$T", "margin_ms", "INTEGER"},
+		{"$H", "lease_table", "TEXT NOT NULL DEFAULT ''"}, {"$H", "table_id", "TEXT NOT NULL DEFAULT ''"},
+		{"$H", "lease_ms", "INTEGER NOT NULL DEFAULT 0"}, {"$H", "renew_min_ms", "INTEGER NOT NULL DEFAULT 0"},
+		{"$H", "renew_max_ms", "INTEGER NOT NULL DEFAULT 0"}, {"$H", "margin_ms", "INTEGER NOT NULL DEFAULT 0"},
+	} {
+		_, err := s.db.ExecContext(ctx, s.q(`ALTER TABLE `+c.table+` ADD COLUMN `+c.col+` `+c.def))
+		if err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return s.mapErr("add column "+c.col, err)
 		}
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO "idgen-incarnations" (table_name, incarnation) VALUES (?, ?)
@@ -233,34 +256,71 @@ func (s *Store) TableID(ctx context.Context) (string, error) {
 }
 
 // Meta implements lease.Store.
-func (s *Store) Meta(ctx context.Context) (string, error) {
+func (s *Store) Meta(ctx context.Context) (lease.Meta, error) {
 	var id sql.NullString
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT table_id FROM $T WHERE machine_id = ?`), lease.MetaMachine).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !id.Valid) {
-		return "", lease.ErrNotFound
+	var l, rmin, rmax, m sql.NullInt64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT table_id, lease_ms, renew_min_ms, renew_max_ms, margin_ms FROM $T WHERE machine_id = ?`),
+		lease.MetaMachine).Scan(&id, &l, &rmin, &rmax, &m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return lease.Meta{}, lease.ErrNotFound
 	}
-	return id.String, s.mapErr("meta", err)
+	if err != nil {
+		return lease.Meta{}, s.mapErr("meta", err)
+	}
+	out := lease.Meta{TableID: id.String}
+	if l.Valid {
+		out.Rules = lease.Rules{Lease: ms(l.Int64), RenewMin: ms(rmin.Int64), RenewMax: ms(rmax.Int64), Margin: ms(m.Int64)}
+	}
+	return out, nil
+}
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// rulesArgs are the rules as the four millisecond columns (NULL when r is zero).
+func rulesArgs(r lease.Rules) []any {
+	if r.IsZero() {
+		return []any{nil, nil, nil, nil}
+	}
+	return []any{r.Lease.Milliseconds(), r.RenewMin.Milliseconds(), r.RenewMax.Milliseconds(), r.Margin.Milliseconds()}
 }
 
 // InitMeta implements lease.Store.
-func (s *Store) InitMeta(ctx context.Context, tableID string) error {
-	return s.execOne(ctx, "init meta", lease.ErrTaken, `INSERT INTO $T (machine_id, holder, table_id) VALUES (?, 'METADATA', ?)
-		ON CONFLICT (machine_id) DO NOTHING`, lease.MetaMachine, tableID)
+func (s *Store) InitMeta(ctx context.Context, m lease.Meta) error {
+	return s.execOne(ctx, "init meta", lease.ErrTaken, `INSERT INTO $T (machine_id, holder, table_id, lease_ms, renew_min_ms, renew_max_ms, margin_ms)
+		VALUES (?, 'METADATA', ?, ?, ?, ?, ?) ON CONFLICT (machine_id) DO NOTHING`, append([]any{lease.MetaMachine, m.TableID}, rulesArgs(m.Rules)...)...)
+}
+
+// InitRules implements lease.Store.
+func (s *Store) InitRules(ctx context.Context, r lease.Rules) error {
+	return s.execOne(ctx, "init rules", lease.ErrTaken, `UPDATE $T SET lease_ms = ?, renew_min_ms = ?, renew_max_ms = ?, margin_ms = ?
+		WHERE machine_id = ? AND lease_ms IS NULL`, append(rulesArgs(r), lease.MetaMachine)...)
+}
+
+// SetRules implements lease.Store.
+func (s *Store) SetRules(ctx context.Context, old, r lease.Rules) error {
+	return s.execOne(ctx, "set rules", lease.ErrTaken, `UPDATE $T SET lease_ms = ?, renew_min_ms = ?, renew_max_ms = ?, margin_ms = ?
+		WHERE machine_id = ? AND lease_ms IS ? AND renew_min_ms IS ? AND renew_max_ms IS ? AND margin_ms IS ?`,
+		append(append(rulesArgs(r), lease.MetaMachine), rulesArgs(old)...)...)
 }
 
 // SetMeta implements lease.Store.
-func (s *Store) SetMeta(ctx context.Context, tableID string) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, table_id) VALUES (?1, 'METADATA', ?2)
-		ON CONFLICT (machine_id) DO UPDATE SET table_id = ?2`), lease.MetaMachine, tableID)
+func (s *Store) SetMeta(ctx context.Context, m lease.Meta) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $T (machine_id, holder, table_id, lease_ms, renew_min_ms, renew_max_ms, margin_ms)
+		VALUES (?1, 'METADATA', ?2, ?3, ?4, ?5, ?6)
+		ON CONFLICT (machine_id) DO UPDATE SET table_id = ?2, lease_ms = coalesce(?3, lease_ms), renew_min_ms = coalesce(?4, renew_min_ms),
+			renew_max_ms = coalesce(?5, renew_max_ms), margin_ms = coalesce(?6, margin_ms)`),
+		append([]any{lease.MetaMachine, m.TableID}, rulesArgs(m.Rules)...)...)
 	return s.mapErr("set meta", err)
 }
 
 // AppendHistory implements lease.Store.
 func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 	for at := ev.AtUnixMs; at < ev.AtUnixMs+1000; at++ {
-		res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $H (machine_id, at, event, holder, lease_epoch, lease_expiry, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-			ev.Machine, at, string(ev.Kind), ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000)
+		res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO $H (machine_id, at, event, holder, lease_epoch, lease_expiry, expires_at,
+				lease_table, table_id, lease_ms, renew_min_ms, renew_max_ms, margin_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+			ev.Machine, at, string(ev.Kind), ev.Holder, ev.Epoch, ev.ExpiryUnixMs, (at+lease.HistoryRetentionMs)/1000,
+			s.table, ev.TableID, ev.Rules.Lease.Milliseconds(), ev.Rules.RenewMin.Milliseconds(), ev.Rules.RenewMax.Milliseconds(), ev.Rules.Margin.Milliseconds())
 		if err != nil {
 			return s.mapErr("history", err)
 		}
@@ -273,8 +333,9 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 
 // History implements lease.Store.
 func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lease.Event, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT at, event, holder, lease_epoch, lease_expiry FROM $H
-		WHERE machine_id = ? AND at BETWEEN ? AND ? ORDER BY at`), machine, from, to)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT at, event, holder, lease_epoch, lease_expiry, lease_table, table_id,
+			lease_ms, renew_min_ms, renew_max_ms, margin_ms FROM $H
+		WHERE machine_id = ? AND at BETWEEN ? AND ? AND lease_table IN (?, '') ORDER BY at`), machine, from, to, s.table)
 	if err != nil {
 		return nil, s.mapErr("history", err)
 	}
@@ -283,13 +344,25 @@ func (s *Store) History(ctx context.Context, machine int, from, to int64) ([]lea
 	for rows.Next() {
 		ev := lease.Event{Machine: machine}
 		var kind string
-		if err := rows.Scan(&ev.AtUnixMs, &kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs); err != nil {
+		var l, rmin, rmax, m int64
+		if err := rows.Scan(&ev.AtUnixMs, &kind, &ev.Holder, &ev.Epoch, &ev.ExpiryUnixMs, &ev.Table, &ev.TableID, &l, &rmin, &rmax, &m); err != nil {
 			return nil, s.mapErr("history", err)
 		}
+		ev.Rules = lease.Rules{Lease: ms(l), RenewMin: ms(rmin), RenewMax: ms(rmax), Margin: ms(m)}
 		ev.Kind = lease.EventKind(kind)
 		out = append(out, ev)
 	}
 	return out, s.mapErr("history", rows.Err())
+}
+
+// HasHistory implements lease.Store.
+func (s *Store) HasHistory(ctx context.Context) (bool, error) {
+	var one int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM $H WHERE lease_table = ? LIMIT 1`), s.table).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, s.mapErr("history", err)
 }
 
 // Close implements lease.Store. Calls after Close fail with lease.ErrUnavailable.

@@ -11,25 +11,40 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	leasetest.Run(t, openStore, func(t *testing.T) lease.Store {
-		s := openStore(t)
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return s
+	leasetest.Run(t, leasetest.Driver{
+		New: func(t *testing.T) lease.Store { return openStore(t, filepath.Join(t.TempDir(), "leases.db"), lease.TableV2) },
+		Unavailable: func(t *testing.T) lease.Store {
+			s := openStore(t, filepath.Join(t.TempDir(), "leases.db"), lease.TableV2)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		// The v1 table in the same file: one history table for both.
+		Sibling: func(t *testing.T, s lease.Store) lease.Store {
+			return openStore(t, s.(*store).path, lease.TableV1)
+		},
+		Restore: func(t *testing.T, s lease.Store) lease.Store {
+			if err := s.(*store).Recreate(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	})
 }
 
-func openStore(t *testing.T) lease.Store {
+// store is a driver's store with the file it is in.
+type store struct {
+	*sqlitelease.Store
+	path string
+}
+
+func openStore(t *testing.T, path, table string) lease.Store {
 	t.Helper()
-	s, err := sqlitelease.Open(context.Background(), filepath.Join(t.TempDir(), "leases.db"), lease.TableV2)
+	s, err := sqlitelease.Open(context.Background(), path, table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	t.Cleanup(func() { _ = s.Close() })
+	return &store{Store: s, path: path}
 }

@@ -42,7 +42,7 @@ const overview = `idgenctl: the idgen operators' tool
                                             and the quarantine commands to run next (changes nothing)
   idgenctl regions list|get NAME|add NAME --peer PEER|retire NAME
   idgenctl layouts show                     the registry's schedule (--schedule S: that schedule's layouts)
-  idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME   (--region R)
+  idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME|init|set-rules   (--region R)
   idgenctl health --region R                each generator's /healthz, lease and clock
   idgenctl callers check FILE               validate a callers file (identities, quotas) before a rollout
   idgenctl infra fmt|validate|plan|apply|check-plan   Terraform with the plan guard

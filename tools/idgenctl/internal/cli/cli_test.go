@@ -180,7 +180,8 @@ func TestLocalStack(t *testing.T) {
 	// A lift leaves the number unclaimable for one lease and the margin: a holder paused through
 	// the quarantine may still issue up to its own fence until then (model rule lift_waits).
 	lifted := time.Now()
-	m = jsonOf(t, mustRun(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--lease", "3s", "--margin", "500ms", "--output", "json", "--yes"))
+	// The lease and margin are the table's rules, which the generator, its first holder, wrote.
+	m = jsonOf(t, mustRun(t, "leases", "lift", "3", "--lease-store", "sqlite:"+leases, "--output", "json", "--yes"))
 	if exp, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(m["lease_expiry"])); exp.Before(lifted.Add(3500 * time.Millisecond)) {
 		t.Fatalf("lift set the expiry to %v, want at least one lease and the margin from now: %v", m["lease_expiry"], m)
 	}
@@ -207,7 +208,9 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := dynamolease.New(db, lease.TableV2, lease.TableHistory)
-	if _, err := lease.CheckTable(ctx, st); err != nil {
+	// The table's first holder: a one-minute lease, so that the 512 fenced rows are still fenced
+	// when one is read back on a busy machine.
+	if _, err := lease.CheckTable(ctx, st, lease.Settings{Lease: time.Minute, Renew: 10 * time.Second, Margin: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -235,8 +238,7 @@ func TestLeasesAgainstDynamoDB(t *testing.T) {
 	if code, out := run(t, "leases", "get", "99", "--lease-store", store); code != 1 || !strings.Contains(out, "never claimed") {
 		t.Fatalf("get of an unknown number: %d %s", code, out)
 	}
-	// A lease long enough that the 512 fenced rows are still fenced when read back on a busy machine.
-	out = mustRun(t, "--yes", "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--lease", "1m", "--margin", "1s")
+	out = mustRun(t, "--yes", "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store)
 	if !strings.Contains(out, "fenced 512 lease rows") { // number 12, and the 511 numbers without a row
 		t.Fatalf("fence-restore:\n%s", out)
 	}

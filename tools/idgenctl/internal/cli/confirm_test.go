@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"database/sql"
 	"os"
 	"os/exec"
@@ -17,7 +18,11 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
-// sqliteStore makes a lease table in a SQLite file and returns its --lease-store and the store.
+// testRules are the rules of the tables sqliteStore makes: a 1-minute lease, a 1 s margin.
+var testRules = lease.DefaultRules(time.Minute, 0, time.Second)
+
+// sqliteStore makes a lease table in a SQLite file, with the rules testRules written as leases
+// init writes them, and returns its --lease-store and the store.
 func sqliteStore(t *testing.T) (string, lease.Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "leases-us-east-1.db")
@@ -26,6 +31,9 @@ func sqliteStore(t *testing.T) (string, lease.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	if _, err := lease.InitTable(context.Background(), st, testRules, time.Now(), "test"); err != nil {
+		t.Fatal(err)
+	}
 	return "sqlite:" + path, st
 }
 
@@ -106,7 +114,7 @@ func TestQuarantineAndLiftAsk(t *testing.T) {
 	if code, out := run(t, "leases", "lift", "3", "--lease-store", store); code != 2 || !strings.Contains(out, "pass --yes") {
 		t.Fatalf("lift without a terminal: %d\n%s", code, out)
 	}
-	code, stdout, stderr = runTerminal(t, "yes\n", "leases", "lift", "3", "--lease-store", store, "--lease", "2m", "--margin", "1s")
+	code, stdout, stderr = runTerminal(t, "yes\n", "leases", "lift", "3", "--lease-store", store)
 	if code != 0 || !strings.Contains(stdout, "3        lifted  LIFTED  3") || !strings.Contains(stderr, "holder QUARANTINED -> LIFTED\n") || !strings.Contains(stderr, "epoch 2 -> 3\n") {
 		t.Fatalf("lift confirmed: %d\n%s%s", code, stdout, stderr)
 	}
@@ -125,6 +133,80 @@ func TestQuarantineAndLiftAsk(t *testing.T) {
 	}
 	if code, out := run(t, "leases", "-y", "quarantine", "8", "--lease-store", store); code != 0 {
 		t.Fatalf("--yes between the words: %d\n%s", code, out)
+	}
+}
+
+// TestRulesLiveInTheTable: leases init writes the table's rules once; lift, fence-restore and
+// quarantine take no lease flags and use the table's rules (a lift on a table whose rules say 20
+// minutes makes the number claimable 20 minutes and the margin later); set-rules asks, and is
+// refused while a number is held.
+func TestRulesLiveInTheTable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "leases-us-east-1.db")
+	st, err := sqlitelease.Open(ctx, path, lease.TableV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	store := "sqlite:" + path
+	if code, out := run(t, "leases", "init", "--lease-store", store); code != 2 || !strings.Contains(out, "--lease D and --margin D") {
+		t.Fatalf("init without rules: %d\n%s", code, out)
+	}
+	m := jsonOf(t, mustRun(t, "leases", "init", "--lease", "20m", "--margin", "5s", "--lease-store", store, "--output", "json"))
+	if r, _ := m["rules"].(map[string]any); r["lease"] != "20m0s" || r["margin"] != "5s" || r["renew_min"] != "40s" || r["renew_max"] != "6m40s" || m["restored"] != false {
+		t.Fatalf("init: %v", m)
+	}
+	mustRun(t, "leases", "init", "--lease", "20m", "--margin", "5s", "--lease-store", store) // the same again: nothing changes
+	if code, out := run(t, "leases", "init", "--lease", "5m", "--margin", "5s", "--lease-store", store); code != 1 || !strings.Contains(out, "set-rules") {
+		t.Fatalf("init with other rules: %d\n%s", code, out)
+	}
+	if out := mustRun(t, "leases", "list", "--lease-store", store); !strings.Contains(out, "rules: lease 20m0s, renew 40s-6m40s, fence margin 5s") {
+		t.Fatalf("leases list shows no rules:\n%s", out)
+	}
+	now := time.Now()
+	claim(t, st, 3, "gen-a/pid-1/1", now, now.Add(20*time.Minute))
+	if code, out := run(t, "leases", "quarantine", "3", "--lease-store", store); code != 2 || !strings.Contains(out, "one lease (20m0s) and the margin (5s) of the table's rules") {
+		t.Fatalf("quarantine's plan: %d\n%s", code, out)
+	}
+	mustRun(t, "leases", "quarantine", "3", "--lease-store", store, "--yes")
+	if code, out := run(t, "leases", "lift", "3", "--lease", "5m", "--lease-store", store, "--yes"); code != 2 || !strings.Contains(out, "unknown flag: --lease") {
+		t.Fatalf("lift with a lease flag: %d\n%s", code, out)
+	}
+	before := time.Now()
+	m = jsonOf(t, mustRun(t, "leases", "lift", "3", "--lease-store", store, "--output", "json", "--yes"))
+	after := time.Now()
+	exp := int64(m["lease_expiry_unix_ms"].(float64))
+	if exp < before.Add(20*time.Minute+5*time.Second).UnixMilli() || exp > after.Add(20*time.Minute+5*time.Second).UnixMilli() {
+		t.Fatalf("lift set the expiry to %v, want the table's 20 min and 5 s from the lift", m["lease_expiry"])
+	}
+	// Unclaimable until then: a claimer 19 minutes on (far past a 5-minute default) is refused.
+	if _, err := st.Claim(ctx, 3, "gen-b/pid-2/2", after.Add(19*time.Minute).UnixMilli(), after.Add(40*time.Minute).UnixMilli()); !errors.Is(err, lease.ErrTaken) {
+		t.Fatalf("a claim 19 minutes after the lift: %v, want ErrTaken", err)
+	}
+
+	// set-rules: refused while a number is held (the lifted row's expiry is in the future too).
+	claim(t, st, 4, "gen-c/pid-3/3", now, now.Add(20*time.Minute))
+	if code, out := run(t, "leases", "set-rules", "--lease", "5m", "--margin", "5s", "--lease-store", store, "--yes"); code != 2 || !strings.Contains(out, "--region R") {
+		t.Fatalf("set-rules without --region: %d\n%s", code, out)
+	}
+	if code, out := run(t, "leases", "set-rules", "--lease", "5m", "--margin", "5s", "--region", "us-east-1", "--lease-store", store); code != 2 || !strings.Contains(out, "pass --yes") ||
+		!strings.Contains(out, "from lease 20m0s") || !strings.Contains(out, "to   lease 5m0s") {
+		t.Fatalf("set-rules without --yes: %d\n%s", code, out)
+	}
+	if code, out := run(t, "leases", "set-rules", "--lease", "5m", "--margin", "5s", "--region", "us-east-1", "--lease-store", store, "--yes"); code != 1 || !strings.Contains(out, "numbers are held") || !strings.Contains(out, "4 (gen-c/pid-3/3") {
+		t.Fatalf("set-rules while numbers are held: %d\n%s", code, out)
+	}
+	for _, n := range []int{3, 4} {
+		r, _ := st.Get(ctx, n)
+		if _, err := st.Quarantine(ctx, n); err != nil || r.Machine != n {
+			t.Fatal(err)
+		}
+	}
+	if out := mustRun(t, "leases", "set-rules", "--lease", "5m", "--margin", "5s", "--region", "us-east-1", "--lease-store", store, "--yes"); !strings.Contains(out, "are now lease 5m0s, renew 10s-1m40s, fence margin 5s") {
+		t.Fatalf("set-rules with no number held:\n%s", out)
+	}
+	if meta, err := st.Meta(ctx); err != nil || meta.Rules != lease.DefaultRules(5*time.Minute, 0, 5*time.Second) {
+		t.Fatalf("the table's rules after set-rules: %+v, %v", meta, err)
 	}
 }
 
@@ -150,7 +232,7 @@ func TestFenceRestore(t *testing.T) {
 		!strings.Contains(out, "fence 2 of the 3 lease rows of table idgen-leases-v2 in us-east-1") || !strings.Contains(out, "3 (gen-a/pid-1/1)") {
 		t.Fatalf("fence-restore without --yes: %d\n%s", code, out)
 	}
-	code, out := run(t, "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--lease", "1m", "--margin", "1s", "--yes")
+	code, out := run(t, "leases", "fence-restore", "--region", "us-east-1", "--lease-store", store, "--yes")
 	// The two rows, and a row for each of the 509 numbers without one (512 in v2, one quarantined).
 	if code != 0 || !strings.Contains(out, "fenced 511 lease rows") {
 		t.Fatalf("fence-restore: %d\n%s", code, out)
@@ -176,7 +258,7 @@ func TestFenceRestore(t *testing.T) {
 	// A fence whose expiry has passed, and a claim after it: expired, then held again.
 	store2, st2 := sqliteStore(t)
 	claim(t, st2, 9, "gen-c/pid-3/3", now.Add(-10*time.Minute), now.Add(-9*time.Minute))
-	if _, err := lease.FenceRestore(ctx, st2, now.Add(-5*time.Minute), time.Minute, time.Second, 16); err != nil {
+	if _, _, err := lease.FenceRestore(ctx, st2, now.Add(-5*time.Minute), 16); err != nil {
 		t.Fatal(err)
 	}
 	if out := mustRun(t, "leases", "get", "9", "--lease-store", store2); !strings.Contains(out, "9        expired") {
@@ -229,7 +311,7 @@ func TestEnvironment(t *testing.T) {
 		{map[string]string{"IDGEN_SCHEDULE": "v3"}, []string{"decode", "1"}, "IDGEN_SCHEDULE"},
 		{map[string]string{"IDGEN_TABLE": "v9"}, []string{"leases", "list"}, "IDGEN_TABLE"},
 		{map[string]string{"IDGEN_RUN_IDS": "many"}, []string{"dupcheck", "-"}, "IDGEN_RUN_IDS"},
-		{map[string]string{"IDGEN_LEASE": "5 minutes"}, []string{"leases", "lift", "3"}, "IDGEN_LEASE"},
+		{map[string]string{"IDGEN_LEASE": "5 minutes"}, []string{"leases", "init"}, "IDGEN_LEASE"},
 	} {
 		if code, out := runEnv(t, tt.env, tt.args...); code != 2 || !strings.Contains(out, tt.want) {
 			t.Errorf("%v %v: exit %d, want 2 saying %q\n%s", tt.env, tt.args, code, tt.want, out)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -18,21 +19,137 @@ func (o *opts) leasesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesList(cmd.Context()) }}
 	get := o.machineCmd("get N", "one number's lease row", o.leasesGet)
 	quarantine := o.yesFlag(o.machineCmd("quarantine N", "quarantine a number: nobody can claim or renew it until lifted (asks first)", o.leasesQuarantine))
-	lift := o.yesFlag(o.machineCmd("lift N", "lift a quarantine: the number is claimable one lease and the margin from now (asks first)", o.leasesLift))
+	lift := o.yesFlag(o.machineCmd("lift N", "lift a quarantine: the number is claimable one lease and the margin of the table's rules from now (asks first)", o.leasesLift))
 	fence := o.yesFlag(&cobra.Command{Use: "fence-restore --region R", Short: "the restore fence of a region's restored lease table (asks first)", Args: exactArgs(0),
-		Long: "Fences every lease row that is not quarantined (epoch + 1, lease expiry now + lease + margin: nobody\n" +
-			"claims until then) and writes the table's own ID into its metadata row. The region must be named\n" +
-			"with --region on the command line.",
+		Long: "Fences every lease row that is not quarantined (epoch + 1, lease expiry now + lease + margin of the\n" +
+			"table's rules: nobody claims until then) and writes the table's own ID into its metadata row. The\n" +
+			"rules come from the metadata row, or from the lease history when the restored table has none. The\n" +
+			"region must be named with --region on the command line.",
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesFenceRestore(cmd.Context()) }})
 	whoHeld := o.machineCmd("who-held N", "who held a number at a time (--at), from the lease history", o.leasesWhoHeld)
 	whoHeld.Flags().StringVar(&o.at, "at", "", "time, RFC 3339 (default: now)")
 	whoHeld.Flags().DurationVar(&o.window, "window", time.Hour, "events shown either side of --at")
-	for _, c := range []*cobra.Command{lift, fence} {
-		c.Flags().DurationVar(&o.lease, "lease", 5*time.Minute, "the fleet's lease length")
-		c.Flags().DurationVar(&o.margin, "margin", 5*time.Second, "the fleet's fence margin")
+	rf := &rulesFlags{}
+	initCmd := &cobra.Command{Use: "init --lease D --margin D", Short: "write the table's rules (lease length, renew bounds, fence margin) into its metadata row, once", Args: exactArgs(0),
+		Long: "Writes the lease table's rules into its metadata row, as its first holder would, before any holder\n" +
+			"starts (the bootstrap step after the tables are created). Every holder then must use this lease\n" +
+			"and margin and renew within the bounds, and lift and fence-restore read them. Rules equal to the\n" +
+			"table's change nothing; different ones are refused (set-rules changes them).",
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesInit(cmd.Context(), rf) }}
+	setRules := o.yesFlag(&cobra.Command{Use: "set-rules --lease D --margin D --region R", Short: "change the table's rules; refused while any number is held (asks first)", Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesSetRules(cmd.Context(), rf) }})
+	for _, c := range []*cobra.Command{initCmd, setRules} {
+		c.Flags().DurationVar(&rf.lease, "lease", 0, "the table's lease length (required)")
+		c.Flags().DurationVar(&rf.margin, "margin", 0, "the table's fence margin (required)")
+		c.Flags().DurationVar(&rf.renewMin, "renew-min", 0, "the shortest renewal interval a holder may use (default: a thirtieth of the lease)")
+		c.Flags().DurationVar(&rf.renewMax, "renew-max", 0, "the longest renewal interval a holder may use (default: a third of the lease)")
 	}
-	return group("leases", "the region's lease table: list, get, quarantine, lift, fence-restore, who-held",
-		list, get, quarantine, lift, fence, whoHeld)
+	return group("leases", "the region's lease table: list, get, quarantine, lift, fence-restore, who-held, init, set-rules",
+		list, get, quarantine, lift, fence, whoHeld, initCmd, setRules)
+}
+
+// rulesFlags are the rules leases init and set-rules write.
+type rulesFlags struct{ lease, margin, renewMin, renewMax time.Duration }
+
+func (f *rulesFlags) rules(cmd string) (lease.Rules, error) {
+	if f.lease <= 0 || f.margin <= 0 {
+		return lease.Rules{}, usagef("leases %s: name the table's rules: --lease D and --margin D (the fleet's --lease and --fence-margin)", cmd)
+	}
+	r := lease.DefaultRules(f.lease, 0, f.margin)
+	if f.renewMin > 0 {
+		r.RenewMin = f.renewMin
+	}
+	if f.renewMax > 0 {
+		r.RenewMax = f.renewMax
+	}
+	if err := r.Validate(); err != nil {
+		return r, usagef("leases %s: %v", cmd, err)
+	}
+	return r, nil
+}
+
+// operatorName names an operator command in the rules events it writes to the history.
+func operatorName(cmd string) string {
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "unknown"
+	}
+	return fmt.Sprintf("idgenctl leases %s (%s)", cmd, u)
+}
+
+// rulesOut is a table's rules as idgenctl shows them.
+type rulesOut struct {
+	Lease    string `json:"lease"`
+	RenewMin string `json:"renew_min"`
+	RenewMax string `json:"renew_max"`
+	Margin   string `json:"margin"`
+}
+
+func rulesDoc(r lease.Rules) *rulesOut {
+	if r.IsZero() {
+		return nil
+	}
+	return &rulesOut{r.Lease.String(), r.RenewMin.String(), r.RenewMax.String(), r.Margin.String()}
+}
+
+// leasesInit writes the table's rules once (idgenctl leases init).
+func (o *opts) leasesInit(ctx context.Context, f *rulesFlags) error {
+	r, err := f.rules("init")
+	if err != nil {
+		return err
+	}
+	st, err := o.openLeases(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	restored, err := lease.InitTable(ctx, st, r, time.Now(), operatorName("init"))
+	if err != nil {
+		return fmt.Errorf("leases init: table %s in %s: %w", o.tableName(), o.region, err)
+	}
+	meta, _ := st.Meta(ctx)
+	return o.emit(map[string]any{"region": o.region, "table": o.tableName(), "rules": rulesDoc(meta.Rules), "restored": restored}, func(w io.Writer) {
+		fmt.Fprintf(w, "table %s in %s: rules %v\n", o.tableName(), o.region, meta.Rules)
+		if restored {
+			fmt.Fprintf(w, "the table is a restore: nothing is claimed from it until the restore fence (idgenctl leases fence-restore --region %s)\n", o.region)
+		}
+	})
+}
+
+// leasesSetRules changes the table's rules after confirmation, only while no number is held.
+func (o *opts) leasesSetRules(ctx context.Context, f *rulesFlags) error {
+	if !o.regionFlag {
+		return usageError{"leases set-rules changes the rules of a whole region's lease table: name the region with --region R (the default and IDGEN_REGION are not taken)"}
+	}
+	r, err := f.rules("set-rules")
+	if err != nil {
+		return err
+	}
+	st, err := o.openLeases(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	meta, err := st.Meta(ctx)
+	if err != nil {
+		return fmt.Errorf("leases set-rules: the table has no metadata row yet (write its rules with leases init): %w", err)
+	}
+	if meta.Rules == r {
+		return o.emit(map[string]any{"rules": rulesDoc(r), "changed": false}, func(w io.Writer) { fmt.Fprintf(w, "the rules are already %v\n", r) })
+	}
+	err = o.confirm("leases set-rules --region "+o.region, []string{
+		fmt.Sprintf("change the rules of table %s in %s:", o.tableName(), o.region),
+		fmt.Sprintf("  from %v", meta.Rules),
+		fmt.Sprintf("  to   %v", r),
+		"refused while any number is held; every holder started with other settings refuses to claim from then on",
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := lease.SetRules(ctx, st, r, time.Now(), operatorName("set-rules")); err != nil {
+		return fmt.Errorf("leases set-rules: %w", err)
+	}
+	return o.emit(map[string]any{"rules": rulesDoc(r), "changed": true}, func(w io.Writer) { fmt.Fprintf(w, "the rules of table %s in %s are now %v\n", o.tableName(), o.region, r) })
 }
 
 // machineCmd is a leases command on one machine number.
@@ -171,8 +288,13 @@ func (o *opts) leasesList(ctx context.Context) error {
 	}
 	tid, _ := st.TableID(ctx)
 	meta, _ := st.Meta(ctx)
-	return o.emit(map[string]any{"region": o.region, "table": o.table, "table_id": tid, "metadata_table_id": meta, "leases": ls}, func(w io.Writer) {
-		fmt.Fprintf(w, "region %s  table %s  table_id %s  metadata names %s\n", o.region, o.table, tid, orDash(meta))
+	return o.emit(map[string]any{"region": o.region, "table": o.table, "table_id": tid, "metadata_table_id": meta.TableID, "rules": rulesDoc(meta.Rules), "leases": ls}, func(w io.Writer) {
+		fmt.Fprintf(w, "region %s  table %s  table_id %s  metadata names %s\n", o.region, o.table, tid, orDash(meta.TableID))
+		if meta.Rules.IsZero() {
+			fmt.Fprintln(w, "rules: none yet (the first holder, or idgenctl leases init, writes them)")
+		} else {
+			fmt.Fprintf(w, "rules: %v\n", meta.Rules)
+		}
 		leaseTable(w, ls)
 	})
 }
@@ -237,6 +359,11 @@ func (o *opts) leasesQuarantine(ctx context.Context, what string, m int) error {
 		}
 	}
 	plan = append(plan, "nobody can claim or renew it until it is lifted (idgenctl leases lift)")
+	if rules, _, rerr := lease.TableRules(ctx, st, now); rerr == nil {
+		plan = append(plan, fmt.Sprintf("a lift makes it claimable one lease (%v) and the margin (%v) of the table's rules after the lift", rules.Lease, rules.Margin))
+	} else {
+		plan = append(plan, fmt.Sprintf("the table's rules cannot be read (%v): a lift will refuse until they can", rerr))
+	}
 	if err := o.confirm(fmt.Sprintf("leases quarantine %d", m), plan); err != nil {
 		return err
 	}
@@ -279,17 +406,21 @@ func (o *opts) leasesLift(ctx context.Context, what string, m int) error {
 	if !r.Quarantined() {
 		return notQuarantined
 	}
+	rules, from, err := lease.TableRules(ctx, st, time.Now())
+	if err != nil {
+		return fmt.Errorf("leases lift %d: %w", m, err)
+	}
 	err = o.confirm(fmt.Sprintf("leases lift %d", m), []string{
 		fmt.Sprintf("lift the quarantine of number %d in %s (table %s):", m, o.region, o.tableName()),
 		fmt.Sprintf("  holder %s -> %s", r.Holder, lease.LiftedHolder),
 		fmt.Sprintf("  epoch %d -> %d", r.Epoch, r.Epoch+1),
-		fmt.Sprintf("  lease expiry -> one lease (%s) and the margin (%s) after it runs: the number is claimable again then", o.lease, o.margin),
+		fmt.Sprintf("  lease expiry -> one lease (%s) and the margin (%s) of the rules of the %s after it runs: the number is claimable again then", rules.Lease, rules.Margin, from),
 	})
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	r, err = st.Lift(ctx, m, lease.LiftExpiry(now, o.lease, o.margin))
+	r, _, err = lease.Lift(ctx, st, m, now)
 	if errors.Is(err, lease.ErrLost) {
 		return notQuarantined
 	}
@@ -321,6 +452,10 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 	}
 	meta, _ := st.Meta(ctx)
 	now := time.Now()
+	rules, from, err := lease.TableRules(ctx, st, now)
+	if err != nil {
+		return fmt.Errorf("leases fence-restore: %w", err)
+	}
 	fence, quarantined, live := 0, 0, []string{}
 	for _, r := range rows {
 		if r.Quarantined() {
@@ -335,9 +470,9 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 	plan := []string{
 		fmt.Sprintf("fence %d of the %d lease rows of table %s in %s (every row not quarantined; %d quarantined rows stay as they are)",
 			fence, len(rows), o.tableName(), o.region, quarantined),
-		fmt.Sprintf("each: epoch + 1, lease expiry -> one lease (%s) and the margin (%s) after it runs; nobody claims any of them until then", o.lease, o.margin),
+		fmt.Sprintf("each: epoch + 1, lease expiry -> one lease (%s) and the margin (%s) of the rules of the %s after it runs; nobody claims any of them until then", rules.Lease, rules.Margin, from),
 		fmt.Sprintf("every other number of 0-%d (none has a row: first claimed after the backup, or never): a row held by %s until that same time", o.machines()-1, lease.FencedHolder),
-		fmt.Sprintf("metadata row: names table %s (it names %s now)", tid, orDash(meta)),
+		fmt.Sprintf("metadata row: names table %s (it names %s now), rules %v", tid, orDash(meta.TableID), rules),
 	}
 	if len(live) > 0 {
 		plan = append(plan, fmt.Sprintf("%d numbers are held by live holders, which stop issuing at their next renewal: %s", len(live), joinComma(live)))
@@ -346,12 +481,12 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 		return err
 	}
 	now = time.Now()
-	n, err := lease.FenceRestore(ctx, st, now, o.lease, o.margin, o.machines())
+	n, rules, err := lease.FenceRestore(ctx, st, now, o.machines())
 	if err != nil {
 		return err
 	}
 	tid, _ = st.TableID(ctx)
-	until := now.Add(o.lease + o.margin).UTC().Format(time.RFC3339)
+	until := now.Add(rules.Lease + rules.Margin).UTC().Format(time.RFC3339)
 	return o.emit(map[string]any{"fenced_rows": n, "table_id": tid, "claimable_after": until}, func(w io.Writer) {
 		fmt.Fprintf(w, "fenced %d lease rows; metadata now names table %s; numbers are claimable after %s\n", n, tid, until)
 	})
