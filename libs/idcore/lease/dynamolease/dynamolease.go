@@ -362,7 +362,7 @@ func (s *Store) AppendHistory(ctx context.Context, ev lease.Event) error {
 			Item: putRules(map[string]types.AttributeValue{
 				KeyMachineID: n(int64(ev.Machine)), KeyAt: n(at), "event": str(string(ev.Kind)), "holder": str(ev.Holder),
 				"lease_epoch": n(ev.Epoch), "lease_expiry": n(ev.ExpiryUnixMs),
-				AttrExpiresAt: n((at + lease.HistoryRetentionMs) / 1000),
+				AttrExpiresAt:  n((at + lease.HistoryRetentionMs) / 1000),
 				attrLeaseTable: str(s.table), attrTableID: str(ev.TableID),
 			}, ev.Rules),
 			ConditionExpression: aws.String("attribute_not_exists(machine_id)"),

@@ -12,7 +12,9 @@ import (
 
 func TestConformance(t *testing.T) {
 	leasetest.Run(t, leasetest.Driver{
-		New: func(t *testing.T) lease.Store { return openStore(t, filepath.Join(t.TempDir(), "leases.db"), lease.TableV2) },
+		New: func(t *testing.T) lease.Store {
+			return openStore(t, filepath.Join(t.TempDir(), "leases.db"), lease.TableV2)
+		},
 		Unavailable: func(t *testing.T) lease.Store {
 			s := openStore(t, filepath.Join(t.TempDir(), "leases.db"), lease.TableV2)
 			if err := s.Close(); err != nil {

@@ -3,8 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"

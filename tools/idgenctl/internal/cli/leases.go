@@ -149,7 +149,9 @@ func (o *opts) leasesSetRules(ctx context.Context, f *rulesFlags) error {
 	if _, err := lease.SetRules(ctx, st, r, time.Now(), operatorName("set-rules")); err != nil {
 		return fmt.Errorf("leases set-rules: %w", err)
 	}
-	return o.emit(map[string]any{"rules": rulesDoc(r), "changed": true}, func(w io.Writer) { fmt.Fprintf(w, "the rules of table %s in %s are now %v\n", o.tableName(), o.region, r) })
+	return o.emit(map[string]any{"rules": rulesDoc(r), "changed": true}, func(w io.Writer) {
+		fmt.Fprintf(w, "the rules of table %s in %s are now %v\n", o.tableName(), o.region, r)
+	})
 }
 
 // machineCmd is a leases command on one machine number.
