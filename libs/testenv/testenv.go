@@ -87,7 +87,9 @@ func startDynalite(port int, dir string) (*Dynalite, error) {
 	if !fileExists(cli) {
 		return nil, fmt.Errorf("testenv: %s is missing: run `make setup` (npm ci) first", cli)
 	}
-	args := []string{cli, "--port", fmt.Sprint(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}
+	// dynalite.js runs dynalite with TransactWriteItems added (dynalite has no transactions).
+	args := []string{filepath.Join(root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
+		"--port", fmt.Sprint(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}
 	if dir != "" {
 		args = append(args, "--path", dir)
 	}

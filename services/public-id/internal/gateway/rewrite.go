@@ -282,10 +282,21 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 			if len(s) > t.MaxLen {
 				return unsafe(field, "longer than %d bytes", t.MaxLen)
 			}
+			if !t.inCharset(s) {
+				return unsafe(field, "outside the declared charset %s", t.Charset)
+			}
+			if !t.matches(s) {
+				return unsafe(field, "does not match the declared pattern")
+			}
 		case "time":
-			if _, err := time.Parse(time.RFC3339Nano, string(s)); err != nil {
+			ts, err := time.Parse(time.RFC3339Nano, string(s))
+			if err != nil || !fourDigitYear(ts) {
 				return unsafe(field, "want an RFC 3339 time")
 			}
+			// Written anew in UTC at the declared precision: never the upstream's text, and no
+			// digit finer than the route asks for (an ID's millisecond, by default).
+			r.scratch = t.appendTime(r.scratch[:0], ts)
+			s = r.scratch
 		case "enum":
 			if !slices.Contains(t.Values, string(s)) {
 				return unsafe(field, "not one of the declared values")
@@ -312,6 +323,9 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want a 64-bit integer")
 		}
+		if !t.inBounds(n) {
+			return unsafe(field, "outside the declared bounds")
+		}
 		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) || r.scan.find(v) != "" { // or its digits inside a longer number (the ID times ten)
 			return unsafe(field, "a plain field holds an internal ID")
 		}
@@ -322,6 +336,9 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
 			return unsafe(field, "want a number")
+		}
+		if !t.inNumberBounds(f) {
+			return unsafe(field, "outside the declared bounds")
 		}
 		if r.scan.plausibleFloat(f) || r.scan.find(v) != "" { // 1.2e17, or the digits of one in a fraction
 			return unsafe(field, "a plain field holds an internal ID")

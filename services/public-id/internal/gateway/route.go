@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -66,9 +67,25 @@ type Type struct {
 	Resource string `json:"resource,omitempty"`
 	// MaxLen bounds a string's length in bytes. Default 1024.
 	MaxLen int `json:"max_len,omitempty"`
-	// Min and Max bound an int (query parameters).
+	// Pattern is an RE2 expression (Go's regexp syntax) a string must match as a whole: it is
+	// anchored at both ends, so "[A-Z]{3}" refuses "EURO".
+	Pattern string `json:"pattern,omitempty"`
+	// Charset names the characters a string may hold: printable-ascii (0x20–0x7E),
+	// alphanumeric (A–Z, a–z, 0–9) or letters (A–Z, a–z). See charsets.
+	Charset string `json:"charset,omitempty"`
+	// Min and Max bound an int, inclusive: a query parameter outside is a 400, a response value
+	// outside makes the response unsafe. In a route file "min" and "max" of a number fill
+	// MinNumber and MaxNumber instead (a number's bounds need not be whole).
 	Min *int64 `json:"min,omitempty"`
 	Max *int64 `json:"max,omitempty"`
+	// MinNumber and MaxNumber bound a number, inclusive ("min" and "max" in a route file).
+	MinNumber *float64 `json:"-"`
+	MaxNumber *float64 `json:"-"`
+	// Precision is a time's: "s" (the default), "ms" or "day". A response time is written anew
+	// in UTC, truncated to it (2026-11-30T12:00:00Z, 2026-11-30T12:00:00.123Z with always three
+	// digits, 2026-11-30T00:00:00Z), so a customer sees an ID's millisecond only where a route
+	// asks for it. A query time goes to the upstream to the nanosecond and takes no precision.
+	Precision string `json:"precision,omitempty"`
 	// Values lists an enum's values.
 	Values []string `json:"values,omitempty"`
 	// Fields declares an object's members, matched exactly by name.
@@ -78,7 +95,10 @@ type Type struct {
 	// MaxItems bounds an array's length. Default 1000.
 	MaxItems int `json:"max_items,omitempty"`
 
-	names []fieldName // Fields in a fixed order, with their JSON-quoted names
+	names          []fieldName     // Fields in a fixed order, with their JSON-quoted names
+	pattern        *regexp.Regexp  // Pattern, compiled and anchored
+	charset        func(rune) bool // Charset's test of one character
+	minRaw, maxRaw json.RawMessage // "min" and "max" as the route file wrote them, until check
 }
 
 type fieldName struct {
@@ -104,9 +124,57 @@ func (t *Type) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Type
+	// "min" and "max" are kept as written, and read in check as an int's (int64) or a number's
+	// (float64) bounds, so that {"type": "number", "min": 0, "max": 0.5} and {"type": "int",
+	// "min": 1} both read naturally, and a mistake is reported with the field's path.
+	var form struct {
+		*plain
+		Min json.RawMessage `json:"min,omitempty"`
+		Max json.RawMessage `json:"max,omitempty"`
+	}
+	form.plain = (*plain)(t)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	return dec.Decode((*plain)(t))
+	if err := dec.Decode(&form); err != nil {
+		return err
+	}
+	t.minRaw, t.maxRaw = form.Min, form.Max
+	return nil
+}
+
+// readBounds reads the "min" and "max" of a route file into Min and Max (an int, and any type
+// but a number, for the check that they do not apply) or MinNumber and MaxNumber (a number).
+func (t *Type) readBounds() error {
+	for _, b := range []struct {
+		key string
+		raw *json.RawMessage
+		i   **int64
+		f   **float64
+	}{{"min", &t.minRaw, &t.Min, &t.MinNumber}, {"max", &t.maxRaw, &t.Max, &t.MaxNumber}} {
+		text := string(*b.raw)
+		*b.raw = nil
+		if text == "" || text == "null" {
+			continue
+		}
+		if text[0] != '-' && (text[0] < '0' || text[0] > '9') {
+			return fmt.Errorf("%s: want a number", b.key)
+		}
+		if t.Type != "number" {
+			if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+				*b.i = &n
+				continue
+			}
+			if t.Type == "int" {
+				return fmt.Errorf("%s %s: an int's bounds are 64-bit integers", b.key, text)
+			}
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return fmt.Errorf("%s %s: want a finite number", b.key, text)
+		}
+		*b.f = &f
+	}
+	return nil
 }
 
 var (
@@ -269,6 +337,9 @@ func (t *Type) check(query bool) error {
 	if t == nil {
 		return fmt.Errorf("missing type")
 	}
+	if err := t.readBounds(); err != nil {
+		return err
+	}
 	switch t.Type {
 	case "object", "array":
 		if query {
@@ -304,6 +375,26 @@ func (t *Type) check(query bool) error {
 		if t.MaxLen == 0 {
 			t.MaxLen = defaultMaxLen
 		}
+		t.pattern, t.charset = nil, nil
+		if t.Pattern != "" {
+			if _, err := regexp.Compile(t.Pattern); err != nil {
+				return fmt.Errorf("pattern %q: %w", t.Pattern, err)
+			}
+			// Anchored at both ends of the text (\A, \z: a (?m) inside cannot loosen them), so
+			// the whole value must match, not a part of it.
+			re, err := regexp.Compile(`\A(?:` + t.Pattern + `)\z`)
+			if err != nil {
+				return fmt.Errorf("pattern %q: %w", t.Pattern, err)
+			}
+			t.pattern = re
+		}
+		if t.Charset != "" {
+			in, ok := charsets[t.Charset]
+			if !ok {
+				return fmt.Errorf("charset %q: want %s", t.Charset, charsetNames())
+			}
+			t.charset = in
+		}
 	case "enum":
 		if len(t.Values) == 0 {
 			return fmt.Errorf("an enum lists its values")
@@ -312,7 +403,29 @@ func (t *Type) check(query bool) error {
 		if t.Min != nil && t.Max != nil && *t.Min > *t.Max {
 			return fmt.Errorf("min %d is above max %d", *t.Min, *t.Max)
 		}
-	case "number", "bool", "time":
+	case "number":
+		for _, b := range []*float64{t.MinNumber, t.MaxNumber} {
+			if b != nil && (math.IsNaN(*b) || math.IsInf(*b, 0)) {
+				return fmt.Errorf("min, max: want finite numbers")
+			}
+		}
+		if t.MinNumber != nil && t.MaxNumber != nil && *t.MinNumber > *t.MaxNumber {
+			return fmt.Errorf("min %s is above max %s", formatFloat(*t.MinNumber), formatFloat(*t.MaxNumber))
+		}
+	case "time":
+		switch t.Precision {
+		case "":
+			if !query {
+				t.Precision = "s"
+			}
+		case "s", "ms", "day":
+			if query {
+				return fmt.Errorf("precision does not apply to a query parameter (the upstream gets the time to the nanosecond)")
+			}
+		default:
+			return fmt.Errorf("precision %q: want s (the default), ms or day", t.Precision)
+		}
+	case "bool":
 	default:
 		return fmt.Errorf("type %q: want object, array, id, string, int, number, bool, time or enum", t.Type)
 	}
@@ -323,7 +436,10 @@ func (t *Type) check(query bool) error {
 	for key, applies := range map[string]bool{
 		"resource":  t.Resource == "" || t.Type == "id",
 		"max_len":   t.MaxLen == 0 || t.Type == "string",
-		"min, max":  t.Min == nil && t.Max == nil || t.Type == "int",
+		"pattern":   t.Pattern == "" || t.Type == "string",
+		"charset":   t.Charset == "" || t.Type == "string",
+		"min, max":  (t.Min == nil && t.Max == nil || t.Type == "int") && (t.MinNumber == nil && t.MaxNumber == nil || t.Type == "number"),
+		"precision": t.Precision == "" || t.Type == "time",
 		"values":    len(t.Values) == 0 || t.Type == "enum",
 		"fields":    len(t.Fields) == 0 || t.Type == "object",
 		"items":     t.Items == nil || t.Type == "array",
@@ -334,6 +450,75 @@ func (t *Type) check(query bool) error {
 		}
 	}
 	return nil
+}
+
+// charsets are the named character sets a string may declare. Each is small on purpose; there is
+// no "digits" or "hex": a run of them is what an internal ID looks like, and a field that holds
+// only digits is an int (declare it with min and max) or wants a pattern that says how many.
+var charsets = map[string]func(rune) bool{
+	// printable-ascii: space to tilde (0x20–0x7E): no control characters, nothing beyond ASCII.
+	"printable-ascii": func(c rune) bool { return c >= 0x20 && c <= 0x7e },
+	// alphanumeric: A–Z, a–z and 0–9.
+	"alphanumeric": func(c rune) bool { return isLetter(c) || '0' <= c && c <= '9' },
+	// letters: A–Z and a–z.
+	"letters": isLetter,
+}
+
+func isLetter(c rune) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func charsetNames() string {
+	names := slices.Sorted(maps.Keys(charsets))
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// inCharset says whether every character of s is in the declared charset (true when none is).
+func (t *Type) inCharset(s []byte) bool {
+	if t.charset == nil {
+		return true
+	}
+	for _, c := range string(s) {
+		if !t.charset(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// matches says whether s matches the declared pattern as a whole (true when none is declared).
+func (t *Type) matches(s []byte) bool { return t.pattern == nil || t.pattern.Match(s) }
+
+// inBounds says whether an int is within the declared min and max.
+func (t *Type) inBounds(n int64) bool {
+	return (t.Min == nil || n >= *t.Min) && (t.Max == nil || n <= *t.Max)
+}
+
+// inNumberBounds says whether a number is within the declared min and max.
+func (t *Type) inNumberBounds(f float64) bool {
+	return (t.MinNumber == nil || f >= *t.MinNumber) && (t.MaxNumber == nil || f <= *t.MaxNumber)
+}
+
+// timeLayouts write a response time at its precision, in UTC.
+var timeLayouts = map[string]string{
+	"s":   "2006-01-02T15:04:05Z",
+	"ms":  "2006-01-02T15:04:05.000Z",
+	"day": "2006-01-02T00:00:00Z",
+}
+
+// fourDigitYear says whether ts in UTC is still an RFC 3339 time (0000-01-01T00:00:00+01:00 is
+// year -1 in UTC, which RFC 3339 cannot write).
+func fourDigitYear(ts time.Time) bool {
+	y := ts.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// appendTime writes ts anew in UTC at the declared precision: the fraction beyond it is cut
+// (never rounded up into the next second or day).
+func (t *Type) appendTime(dst []byte, ts time.Time) []byte {
+	layout, ok := timeLayouts[t.Precision]
+	if !ok {
+		layout = timeLayouts["s"]
+	}
+	return ts.UTC().AppendFormat(dst, layout)
 }
 
 // field returns the declared member of an object type by exact name.
@@ -381,13 +566,19 @@ func (t *Type) queryValue(name, v string) (string, error) {
 		if len(v) > t.MaxLen {
 			return "", fmt.Errorf("query parameter %s: longer than %d bytes", name, t.MaxLen)
 		}
+		if !t.inCharset([]byte(v)) {
+			return "", fmt.Errorf("query parameter %s: outside the declared charset %s", name, t.Charset)
+		}
+		if !t.matches([]byte(v)) {
+			return "", fmt.Errorf("query parameter %s: does not match the declared pattern", name)
+		}
 		return v, nil
 	case "int":
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || len(v) > 20 {
 			return "", fmt.Errorf("query parameter %s: want an integer", name)
 		}
-		if t.Min != nil && n < *t.Min || t.Max != nil && n > *t.Max {
+		if !t.inBounds(n) {
 			return "", fmt.Errorf("query parameter %s: want an integer in %s", name, t.bounds())
 		}
 		return strconv.FormatInt(n, 10), nil
@@ -406,10 +597,13 @@ func (t *Type) queryValue(name, v string) (string, error) {
 		if err != nil || len(v) > 32 || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(v, "xX_") {
 			return "", fmt.Errorf("query parameter %s: want a decimal number", name)
 		}
+		if !t.inNumberBounds(f) {
+			return "", fmt.Errorf("query parameter %s: want a number in %s", name, t.bounds())
+		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	case "time":
 		ts, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil || len(v) > 40 {
+		if err != nil || len(v) > 40 || !fourDigitYear(ts) {
 			return "", fmt.Errorf("query parameter %s: want an RFC 3339 time such as 2026-11-30T12:00:00Z", name)
 		}
 		return ts.UTC().Format(time.RFC3339Nano), nil
@@ -417,6 +611,8 @@ func (t *Type) queryValue(name, v string) (string, error) {
 	return "", fmt.Errorf("query parameter %s: type %s", name, t.Type)
 }
 
+// bounds writes an int's or a number's declared min and max as "1–50" ("…" for a side not
+// declared).
 func (t *Type) bounds() string {
 	lo, hi := "…", "…"
 	if t.Min != nil {
@@ -425,5 +621,13 @@ func (t *Type) bounds() string {
 	if t.Max != nil {
 		hi = strconv.FormatInt(*t.Max, 10)
 	}
+	if t.MinNumber != nil {
+		lo = formatFloat(*t.MinNumber)
+	}
+	if t.MaxNumber != nil {
+		hi = formatFloat(*t.MaxNumber)
+	}
 	return lo + "–" + hi
 }
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -29,7 +29,8 @@ import (
 const KeyPK = "pk"
 
 // Actions are the DynamoDB actions the registry service calls through this driver; its role
-// grants these on its table and nothing else.
+// grants these on its table and nothing else. (Seed's TransactWriteItems has no action of its
+// own: IAM checks the PutItem of each of its items.)
 var Actions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:UpdateItem"}
 
 // Store is a registry in one DynamoDB table with string partition key "pk".
@@ -125,27 +126,26 @@ func regionOf(it map[string]types.AttributeValue) region.Region {
 	return r
 }
 
-// Seed implements store.Store.
+// Seed implements store.Store: the counter item and every region item in one transaction
+// (TransactWriteItems), conditioned on the counter being absent, so a crash leaves either no
+// registry or the whole seed, never a seeded counter with regions missing.
 func (st *Store) Seed(ctx context.Context, regions []region.Region, schedule string) error {
 	next := 0
 	for _, r := range regions {
 		next = max(next, r.Number+1)
 	}
-	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table,
+	items := []types.TransactWriteItem{{Put: &types.Put{TableName: &st.table,
 		Item:                map[string]types.AttributeValue{"pk": s("counter"), "next": n(int64(next)), "schedule": s(schedule)},
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if isCCF(err) {
-		return nil
-	}
-	if err != nil {
-		return mapErr("seed", err)
-	}
+		ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
 	for _, r := range regions {
-		if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &st.table, Item: regionItem(r)}); err != nil {
-			return mapErr("seed", err)
-		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &st.table, Item: regionItem(r)}})
 	}
-	return nil
+	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 && aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+		return nil // seeded already
+	}
+	return mapErr("seed", err)
 }
 
 // List implements store.Store.

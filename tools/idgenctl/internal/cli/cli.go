@@ -45,6 +45,9 @@ const overview = `idgenctl: the idgen operators' tool
   idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME|init|set-rules   (--region R)
   idgenctl health --region R                each generator's /healthz, lease and clock
   idgenctl callers check FILE               validate a callers file (identities, quotas) before a rollout
+  idgenctl routes check FILE                lint a gateway routes file (unbounded ints, free-form strings,
+                                            millisecond times beside ints): exit 1 when any finding,
+                                            0 when none, 2 unreadable or refused by the gateway
   idgenctl infra fmt|validate|plan|apply|check-plan   Terraform with the plan guard
   idgenctl completion bash|zsh|fish         shell completion script
 
@@ -205,7 +208,7 @@ func (o *opts) rootCmd() *cobra.Command {
 
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(o.explainCmd(), o.decodeCmd(), o.dupcheckCmd(), o.incidentCmd(), o.regionsCmd(), o.layoutsCmd(),
-		o.leasesCmd(), o.healthCmd(), o.callersCmd(), o.infraCmd())
+		o.leasesCmd(), o.healthCmd(), o.callersCmd(), o.routesCmd(), o.infraCmd())
 	shadowFlags(root)
 	annotateEnv(root)
 	return root

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/idgen/idgen/services/public-id/routecheck"
+	"github.com/spf13/cobra"
+)
+
+func (o *opts) routesCmd() *cobra.Command {
+	check := &cobra.Command{Use: "check FILE", Short: "lint a gateway routes file: types that leave an upstream room to pass an internal ID", Args: exactArgs(1),
+		Long: `Lint a gateway routes file (the public-ID service's --routes): unbounded ints and numbers,
+free-form strings, and millisecond times in a response with int fields. Each finding is one line,
+ROUTE FIELD: problem; declare what to declare instead.
+
+Exit codes: 0 no findings, 1 findings, 2 the file is unreadable or the gateway would refuse it
+(the message is the gateway's own).`,
+		RunE: func(_ *cobra.Command, args []string) error { return o.routesCheck(args[0]) }}
+	return group("routes", "the gateway's routes file", check)
+}
+
+// routesReport is routes check's JSON output.
+type routesReport struct {
+	File     string               `json:"file"`
+	Findings []routecheck.Finding `json:"findings"`
+}
+
+func (o *opts) routesCheck(path string) error {
+	findings, err := routecheck.CheckFile(path)
+	if err != nil {
+		return exitError{code: 2, msg: "routes check: " + err.Error()}
+	}
+	if err := o.emit(routesReport{File: path, Findings: findings}, func(w io.Writer) {
+		for _, f := range findings {
+			fmt.Fprintln(w, f.String())
+		}
+		if len(findings) == 0 {
+			fmt.Fprintf(w, "%s: no findings\n", path)
+		}
+	}); err != nil {
+		return err
+	}
+	if len(findings) > 0 {
+		return exitError{code: 1, msg: fmt.Sprintf("routes check: %d findings in %s", len(findings), path)}
+	}
+	return nil
+}

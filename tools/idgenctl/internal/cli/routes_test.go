@@ -1,0 +1,118 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// routesOneOfEach has one of each finding of routes check: an unbounded int, a free-form string,
+// an unbounded number, a millisecond time beside int fields.
+const routesOneOfEach = `{"routes": [{"name": "order", "public": "/orders/{public_id}",
+  "upstream": "http://orders.internal/orders/{internal_id}", "resource": "ord",
+  "query": {"limit": "int"},
+  "response": {"type": "object", "fields": {"id": "id:ord", "status": {"type": "enum", "values": ["placed"]},
+    "total_cents": {"type": "int", "min": 0, "max": 100000}, "weight": "number", "sku": "string",
+    "created_at": {"type": "time", "precision": "ms"}}}}]}`
+
+// routesClean declares what routes check asked for.
+const routesClean = `{"routes": [{"name": "order", "public": "/orders/{public_id}",
+  "upstream": "http://orders.internal/orders/{internal_id}", "resource": "ord",
+  "query": {"limit": {"type": "int", "min": 1, "max": 50}},
+  "response": {"type": "object", "fields": {"id": "id:ord", "status": {"type": "enum", "values": ["placed"]},
+    "total_cents": {"type": "int", "min": 0, "max": 100000}, "weight": {"type": "number", "min": 0, "max": 1000},
+    "sku": {"type": "string", "pattern": "[a-z0-9-]{1,64}"}, "note": {"type": "string", "charset": "printable-ascii"},
+    "created_at": "time"}}}]}`
+
+func writeRoutes(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "routes.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRoutesCheck(t *testing.T) {
+	bad := writeRoutes(t, routesOneOfEach)
+	code, out := run(t, "routes", "check", bad)
+	if code != 1 {
+		t.Fatalf("routes check, one of each: exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		"order query.limit: unbounded int: an ID fits; declare min and max",
+		"order response.sku: free-form string: any text passes; declare a pattern",
+		"order response.weight: unbounded number: an ID fits; declare min and max",
+		"order response.created_at: a millisecond time beside int fields (response.total_cents, response.weight) can rebuild an ID; declare precision s",
+		"idgenctl: routes check: 4 findings in " + bad,
+	} {
+		if !strings.Contains(out, want+"") {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "; declare "); n != 4 {
+		t.Errorf("%d finding lines, want 4:\n%s", n, out)
+	}
+
+	code, out = run(t, "routes", "check", bad, "--output", "json")
+	var rep struct {
+		File     string `json:"file"`
+		Findings []struct {
+			Route, Field, Problem, Declare string
+		} `json:"findings"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); code != 1 || err != nil || rep.File != bad || len(rep.Findings) != 4 {
+		t.Fatalf("--output json: exit %d, %v\n%s", code, err, out)
+	}
+	if f := rep.Findings[0]; f.Route != "order" || f.Field != "query.limit" || !strings.HasPrefix(f.Problem, "unbounded int") || !strings.Contains(f.Declare, `"min"`) {
+		t.Errorf("first finding: %+v", f)
+	}
+
+	clean := writeRoutes(t, routesClean)
+	if code, out := run(t, "routes", "check", clean); code != 0 || strings.TrimSpace(out) != clean+": no findings" {
+		t.Errorf("clean file: exit %d\n%s", code, out)
+	}
+	code, out = run(t, "--output", "json", "routes", "check", clean)
+	if m := jsonOf(t, out); code != 0 || m["file"] != clean || m["findings"] == nil || len(m["findings"].([]any)) != 0 {
+		t.Errorf("clean file, json: exit %d\n%s", code, out)
+	}
+}
+
+// TestRoutesCheckLocalStack: the local stack's routes, the file a newcomer copies, are clean.
+func TestRoutesCheckLocalStack(t *testing.T) {
+	if code, out := run(t, "routes", "check", "../../../../deploy/local/routes.json"); code != 0 {
+		t.Fatalf("deploy/local/routes.json: exit %d\n%s", code, out)
+	}
+}
+
+// TestRoutesCheckRefuses: a file that cannot be read, or that the gateway would refuse, is exit 2
+// with the gateway's message; no file is bad usage.
+func TestRoutesCheckRefuses(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	if code, out := run(t, "routes", "check", missing); code != 2 || !strings.Contains(out, "gateway: routes: open "+missing) {
+		t.Errorf("missing file: exit %d\n%s", code, out)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{`{"routes": [`, "unexpected EOF"},
+		{strings.Replace(routesClean, `"pattern": "[a-z0-9-]{1,64}"`, `"pattern": "[a-z"`, 1), `route "order": response: field "sku": pattern "[a-z"`},
+		{strings.Replace(routesClean, `"created_at": "time"`, `"created_at": {"type": "time", "precision": "us"}`, 1), `precision "us"`},
+		{strings.Replace(routesClean, `"charset": "printable-ascii"`, `"charset": "digits"`, 1), `charset "digits"`},
+	} {
+		p := writeRoutes(t, tt.body)
+		code, out := run(t, "routes", "check", p)
+		if code != 2 || !strings.Contains(out, "idgenctl: routes check: gateway: routes "+p+": ") || !strings.Contains(out, tt.want) {
+			t.Errorf("%.50s: exit %d, want 2 saying %q\n%s", tt.body, code, tt.want, out)
+		}
+	}
+	if code, out := run(t, "routes", "check"); code != 2 || !strings.Contains(out, "want 1 argument(s)") {
+		t.Errorf("no file: exit %d\n%s", code, out)
+	}
+	if code, out := run(t, "routes"); code != 0 || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "check") {
+		t.Errorf("idgenctl routes: exit %d\n%s", code, out)
+	}
+	if _, out := run(t, "help"); !strings.Contains(out, "idgenctl routes check FILE") {
+		t.Errorf("the overview lacks routes check:\n%s", out)
+	}
+}
