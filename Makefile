@@ -37,9 +37,10 @@ test: setup ## install what the tests need when missing, then verify, lint and r
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 .PHONY: infra-lint
-infra-lint: ## terraform fmt -check and tflint (core rules) over infra/terraform
+infra-lint: ## terraform fmt -check, tflint (core rules) and the AWS provider schema check (@cdktf/provider-aws) over infra/terraform
 	TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform
 	TF_CLI_CONFIG_FILE=/dev/null tflint --chdir infra/terraform --recursive --minimum-failure-severity=warning
+	go run ./infra/cmd/tfschema
 
 .PHONY: vulncheck
 vulncheck: ## govulncheck (symbol level, local database) over what ships: fails on a reachable vulnerability not in tools/vulncheck/allow.txt

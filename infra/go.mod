@@ -3,6 +3,7 @@ module github.com/idgen/idgen/infra
 go 1.26.0
 
 require (
+	github.com/agext/levenshtein v1.2.2
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/hashicorp/terraform-config-inspect v0.0.0-20260904064934-75d64de68c31
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/agext/levenshtein v1.2.2 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect

@@ -38,12 +38,16 @@ if ! grep -qx "$vulndb_version" "$vulndb/.version" 2>/dev/null; then
   echo "$vulndb_version" > "$vulndb/.version"
 fi
 
-# dynalite, the DynamoDB-compatible server the lease and registry tests talk to (pinned in
-# package-lock.json).
-if [ ! -f node_modules/dynalite/cli.js ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# dynalite, the DynamoDB-compatible server the lease and registry tests talk to, and
+# @cdktf/provider-aws, the AWS provider's schema the Terraform check reads (about 360 MB, no
+# install scripts; its peers cdktf and constructs are not needed): both pinned in package-lock.json,
+# installed once and again only when the lock changes or a package is missing.
+cdktf_aws_version=$(sed -n '/"node_modules\/@cdktf\/provider-aws"/,/}/s/.*"version": "\(.*\)".*/\1/p' package-lock.json)
+if [ ! -f node_modules/dynalite/cli.js ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  ! grep -q "\"version\": \"$cdktf_aws_version\"" node_modules/@cdktf/provider-aws/package.json 2>/dev/null; then
   command -v npm >/dev/null || { echo "setup: npm is needed for dynalite (apt-get install -y nodejs npm)"; exit 1; }
-  echo "setup: installing dynalite from package-lock.json"
-  npm ci --no-audit --no-fund --silent
+  echo "setup: installing dynalite and @cdktf/provider-aws $cdktf_aws_version from package-lock.json"
+  npm ci --ignore-scripts --no-audit --no-fund --legacy-peer-deps --silent
 fi
 
 # Code generation (make generate / checkgenerate): buf with local plugins, pinned.

@@ -31,6 +31,8 @@ var (
 	moduleDirs = []string{fleetDir, regionDir, registryDir, topologyDir, liveDir}
 	configDirs = append(slices.Clone(moduleDirs),
 		fleetDir+"/examples/basic", regionDir+"/examples/basic", registryDir+"/examples/basic")
+	// rootDirs are the root configurations an SRE applies.
+	rootDirs = []string{liveDir}
 )
 
 // tfFile is one parsed .tf file and its source (for messages and source-text checks).
