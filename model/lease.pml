@@ -26,8 +26,16 @@
  *   -DLIFT_NOW           a lifted quarantine gets expiry = now instead of now + lease + margin
  *   -DFENCE_ROWS_ONLY    the restore fence fences only the rows the restored table holds: a
  *                        number first claimed after the backup escapes it
- * Known gap (a counterexample, kept to show it): -DBACKUP_BEFORE_META, a backup taken before the
- * table's first claim restores as a table that looks new.
+ *   -DNEW_IF_EMPTY       a table with no row and no metadata row is taken as new even when the
+ *                        history holds its events (the rule before history events named their
+ *                        table): a backup from before the first claim restores as a table that
+ *                        looks new
+ *   -DOP_FLAGS           lift and the restore fence use the operator's own lease flag (OPL,
+ *                        shorter than the fleet's) instead of the table's rules
+ *   -DRULES_UNCHECKED    (with MIXED) a holder whose lease differs from the table's rules is
+ *                        not refused
+ * Feature -DMIXED: holder 1 runs with a lease of L + 3 while the table's rules say L (written by
+ * the bootstrap's leases init, or by the first holder): the shipped rules refuse it.
  */
 
 #ifndef NH
@@ -47,6 +55,15 @@
 #define M 1             /* fence margin */
 #endif
 #define CB 1            /* clock bound: every offset within [-CB, CB] */
+#ifndef OPL
+#define OPL 1           /* OP_FLAGS: the operator's own lease flag, shorter than the fleet's L */
+#endif
+/* a holder's own lease length: holder 1's differs from the table's rules with MIXED */
+#ifdef MIXED
+#define LH(h) (L + 3 * (h))
+#else
+#define LH(h) L
+#endif
 #ifdef RENEW_LOWER
 #define T0 7            /* first instant (so that every timestamp is positive) */
 #else
@@ -74,12 +91,37 @@ byte s_holder;          /* 0: no row */
 short s_exp;
 byte s_epoch;
 byte s_tid = 1;         /* TableId: a restore makes a new one */
+#ifdef MIXED
+byte s_meta = 1;        /* the TableId named by the metadata row (leases init wrote it) */
+#else
 byte s_meta;            /* the TableId named by the metadata row; 0: none */
+#endif
+/* the table's rules (its lease length) in the metadata row; 0: none yet. With MIXED the
+ * bootstrap's leases init wrote L before any holder started. */
+#ifdef MIXED
+byte s_rules = L;
+#else
+byte s_rules;
+#endif
 
 /* a backup of the table (row and metadata row), and the operator's progress */
 bool b_taken, restored, fenced, quarantined, lifted;
-byte b_holder, b_epoch, b_meta;
+byte b_holder, b_epoch, b_meta, b_rules;
 short b_exp;
+/* the lease history, a table of its own that a restore leaves alone: whether it holds an event
+ * of this table (a claim), and the rules its last rules event wrote (0: none) */
+bool h_any;
+#ifdef MIXED
+byte h_rules = L;
+#else
+byte h_rules;
+#endif
+/* the rules an operator command uses: the table's (else the history's), or its own flag */
+#ifdef OP_FLAGS
+#define oprules(v) v = OPL
+#else
+#define oprules(v) if :: s_rules != 0 -> v = s_rules :: else -> v = h_rules fi
+#endif
 
 /* the reply to a holder's last request: RP_NONE when it was lost */
 byte rp[NH];
@@ -164,51 +206,50 @@ end:
 proctype Operator()
 {
   short now;
+  byte rl;
 end:
   do
 #ifndef NO_RESTORE
-  /* a backup taken at any moment once the metadata row exists (the first claim writes it before
-   * its row; RESTORE_NOFENCE writes none, there the row counts), with or without the row;
-   * BACKUP_BEFORE_META: also before it, which makes the restore look like a new table (a known
-   * gap) */
-#ifdef BACKUP_BEFORE_META
-  :: atomic { !b_taken -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta }
-#else
-  :: atomic { !b_taken && (s_meta != 0 || s_holder != 0) -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta }
-#endif
+  /* a backup at any moment: before the table's first claim (no metadata row), before the
+   * number's row, or after */
+  :: atomic { !b_taken -> b_taken = true; b_holder = s_holder; b_exp = s_exp; b_epoch = s_epoch; b_meta = s_meta; b_rules = s_rules }
   :: atomic { b_taken && !restored ->
        /* a restore makes a new table: the backup's rows and metadata row, a new TableId */
-       restored = true; s_holder = b_holder; s_exp = b_exp; s_epoch = b_epoch; s_meta = b_meta; s_tid++;
-       b_holder = 0; b_exp = 0; b_epoch = 0; b_meta = 0 }
+       restored = true; s_holder = b_holder; s_exp = b_exp; s_epoch = b_epoch; s_meta = b_meta; s_rules = b_rules; s_tid++;
+       b_holder = 0; b_exp = 0; b_epoch = 0; b_meta = 0; b_rules = 0 }
 #ifndef RESTORE_NOFENCE
-  /* rule restore_fence: go lease.FenceRestore test lease.TestCheckTableAndRestoreFence */
-  :: atomic { restored && !fenced ->
+  /* rule restore_fence: go lease.FenceRestore test lease.TestCheckTableAndRestoreFence
+   * rule fence_rules: go lease.TableRules test lease.TestRestoreFenceTakesTheRulesFromTheHistory
+   * with the table's rules, else the history's; with neither it refuses (nothing to fence with) */
+  :: atomic { restored && !fenced && (s_rules != 0 || h_rules != 0) ->
        fenced = true;
-       opclk(now);
+       opclk(now); oprules(rl);
        if
-       :: s_holder != 0 && s_holder != QUAR -> s_exp = now + L + M; s_epoch++
+       :: s_holder != 0 && s_holder != QUAR -> s_exp = now + rl + M; s_epoch++
 #ifndef FENCE_ROWS_ONLY
        /* a number without a row gets one, held by FENCED until the same expiry */
-       :: s_holder == 0 -> s_holder = FENCED; s_exp = now + L + M; s_epoch++
+       :: s_holder == 0 -> s_holder = FENCED; s_exp = now + rl + M; s_epoch++
 #endif
        :: else -> skip
        fi;
-       s_meta = s_tid; now = 0 }
+       s_meta = s_tid; s_rules = rl; now = 0; rl = 0 }
 #endif
 #endif
 #ifndef NO_QUARANTINE
   /* rule quarantine: go sqlitelease.Store.Quarantine test sqlitelease.TestQuarantineBlocksClaimAndRenew */
   :: atomic { !quarantined ->
        quarantined = true; s_holder = QUAR; s_exp = QEXP; s_epoch++ }
-  /* rule lift: go lease.LiftExpiry test lease.TestLiftedNumberWaitsALeaseAndTheMargin */
-  :: atomic { quarantined && !lifted && s_holder == QUAR ->
-       lifted = true; opclk(now); s_holder = LIFTED;
+  /* rule lift: go lease.LiftExpiry test lease.TestLiftedNumberWaitsALeaseAndTheMargin
+   * rule lift_rules: go lease.Lift test lease.TestLiftUsesTheTablesRules
+   * no lease flag: one lease and the margin of the table's rules (refused while it has none) */
+  :: atomic { quarantined && !lifted && s_holder == QUAR && (s_rules != 0 || h_rules != 0) ->
+       lifted = true; opclk(now); oprules(rl); s_holder = LIFTED;
 #ifdef LIFT_NOW
        s_exp = now;
 #else
-       s_exp = now + L + M;
+       s_exp = now + rl + M;
 #endif
-       s_epoch++; now = 0 }
+       s_epoch++; now = 0; rl = 0 }
 #endif
   :: false
   od
@@ -294,12 +335,28 @@ end:
        /* rule check_table: go lease.CheckTable test lease.TestCheckTableAndRestoreFence */
 #ifndef RESTORE_NOFENCE
        if
-       :: s_meta == 0 && s_holder == 0 -> s_meta = s_tid     /* the first claimer writes it */
+#ifdef NEW_IF_EMPTY
+       /* the first claimer writes it, whatever the history holds */
+       :: s_meta == 0 && s_holder == 0 ->
+          s_meta = s_tid; s_rules = LH(i); if :: h_rules = LH(i) :: skip fi
+#else
+       /* rule check_table_history: go lease.CheckTable test lease.TestCheckTableRefusesAnEmptyTableWithItsHistory
+        * the first claimer of a new table writes it, with its rules: no row, no metadata row, and
+        * no event of this table in the history; its rules event may fail to be written */
+       :: s_meta == 0 && s_holder == 0 && !h_any ->
+          s_meta = s_tid; s_rules = LH(i); if :: h_rules = LH(i) :: skip fi
+#endif
        :: else -> skip
        fi;
        if
+#ifndef RULES_UNCHECKED
+       /* rule check_rules: go lease.Rules.Admits test lease.TestKeeperWithOtherSettingsIsRefused
+        * a holder whose lease differs from the table's rules is refused */
+       :: s_meta == s_tid && s_rules == LH(i) -> mytid = s_tid; phase = P_CHECKED
+#else
        :: s_meta == s_tid -> mytid = s_tid; phase = P_CHECKED
-       :: else -> skip                                        /* a restore: refuse */
+#endif
+       :: else -> skip                                        /* a restore, or other rules: refuse */
        fi
 #else
        mytid = s_tid; phase = P_CHECKED
@@ -311,21 +368,24 @@ end:
      }
   :: atomic { phase == P_CHECKED ->
 claim: /* rule claim: go lease.Keeper.claim test lease.TestClaimFloorAndFenceFromClaimTime */
-       readclk(now); send(RQ_CLAIM, now + L, 0); phase = P_CLAIMED }
+       readclk(now); send(RQ_CLAIM, now + LH(i), 0); phase = P_CLAIMED }
   :: atomic { phase == P_CLAIMED ->
        if
 #ifndef RESTORE_NOFENCE
-       /* rule claim_table_recheck: go lease.Keeper.claim test lease.TestClaimOnATableRestoredMeanwhile */
-       :: rp[i] == RP_OK && s_tid != mytid -> skip           /* claimed from a table restored since the check */
-       :: rp[i] == RP_OK && s_tid == mytid ->
+       /* rule claim_table_recheck: go lease.Keeper.claim test lease.TestClaimOnATableRestoredMeanwhile
+        * rule claim_event_first: go lease.Keeper.claim test lease.TestClaimNotUsedWithoutItsHistoryEvent
+        * the claim goes into the history first (a claim whose event fails is given back and not
+        * used: not modelled beyond not using it), then the table is checked again */
+       :: rp[i] == RP_OK && s_tid != mytid -> h_any = true    /* claimed from a table restored since the check */
+       :: rp[i] == RP_OK && s_tid == mytid -> h_any = true;
 #else
        :: rp[i] == RP_OK ->
 #endif
           myepoch = rp_epoch[i];
 #ifdef FENCE_FROM_ARRIVAL
-          readclk(e); setlease(now, e + L - M)
+          readclk(e); setlease(now, e + LH(i) - M)
 #else
-          setlease(now, now + L - M)
+          setlease(now, now + LH(i) - M)
 #endif
        :: else -> skip
        fi;
@@ -339,9 +399,9 @@ claim: /* rule claim: go lease.Keeper.claim test lease.TestClaimFloorAndFenceFro
        :: now >= fence -> drop()
        /* rule table_changed: go lease.Keeper.renew test lease.TestKeeperDropsWhenTheTableChanges */
        :: now < fence && s_tid != mytid -> drop()
-       :: now < fence && s_tid == mytid -> e = now + L; phase = P_TIDOK
+       :: now < fence && s_tid == mytid -> e = now + LH(i); phase = P_TIDOK
 #else
-       :: else -> e = now + L; phase = P_TIDOK
+       :: else -> e = now + LH(i); phase = P_TIDOK
 #endif
        fi;
        now = 0
@@ -363,7 +423,7 @@ renewsend:
        :: rp[i] == RP_OK && held ->
 #endif
 #ifdef FENCE_FROM_ARRIVAL
-          readclk(now); setlease(floor, now + L - M); now = 0
+          readclk(now); setlease(floor, now + LH(i) - M); now = 0
 #else
           setlease(floor, e - M)                /* the fence from the expiry written */
 #endif

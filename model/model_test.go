@@ -19,7 +19,7 @@ import (
 type run struct {
 	name    string
 	defines []string
-	// violate: the search must end with errors: 1 and a trail (a variant, or a known gap);
+	// violate: the search must end with errors: 1 and a trail (a variant);
 	// otherwise it must end with errors: 0 after searching every state.
 	violate bool
 }
@@ -32,6 +32,7 @@ var ciRuns = []run{
 	{"shipped/crash_release_steps", []string{"NO_RESTORE", "NO_QUARANTINE", "INCS=2", "NO_LOSS", "HORIZON=4"}, false},
 	{"shipped/quarantine_lift_steps", []string{"NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, false},
 	{"shipped/restore_fence", []string{"NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, false},
+	{"shipped/mixed_rules", []string{"MIXED", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, false},
 
 	{"variant/FLOOR_AT_CLAIM", []string{"FLOOR_AT_CLAIM", "NO_RESTORE", "NO_QUARANTINE", "INCS=2", "NO_LOSS", "HORIZON=4"}, true},
 	{"variant/FENCE_FROM_ARRIVAL", []string{"FENCE_FROM_ARRIVAL", "NO_RESTORE", "NO_QUARANTINE", "INCS=1", "NO_STEP"}, true},
@@ -39,7 +40,9 @@ var ciRuns = []run{
 	{"variant/RESTORE_NOFENCE", []string{"RESTORE_NOFENCE", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=6"}, true},
 	{"variant/LIFT_NOW", []string{"LIFT_NOW", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, true},
 	{"variant/FENCE_ROWS_ONLY", []string{"FENCE_ROWS_ONLY", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
-	{"gap/BACKUP_BEFORE_META", []string{"BACKUP_BEFORE_META", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
+	{"variant/NEW_IF_EMPTY", []string{"NEW_IF_EMPTY", "NO_QUARANTINE", "INCS=1", "NO_LOSS", "NO_STEP", "HORIZON=5"}, true},
+	{"variant/RULES_UNCHECKED", []string{"RULES_UNCHECKED", "MIXED", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, true},
+	{"variant/OP_FLAGS", []string{"OP_FLAGS", "NO_RESTORE", "INCS=1", "NO_LOSS", "HORIZON=5"}, true},
 }
 
 // deepRuns are for make model-deep (IDGEN_MODEL_DEEP=1): every feature together (restore,
@@ -202,7 +205,7 @@ func replay(t *testing.T, dir string, defs []string) string {
 
 // summary keeps the steps of a trail that change the lease row, a holder's lease or what it
 // issued, and true time.
-var reKeep = regexp.MustCompile(`\[(T = |s_holder = |s_exp = |s_tid = |s_meta = |fence = |floor = |last = |restored = 1|fenced = 1|quarantined = 1|lifted = 1|w_ts = |assert)`)
+var reKeep = regexp.MustCompile(`\[(T = |s_holder = |s_exp = |s_tid = |s_meta = |s_rules = |fence = |floor = |last = |restored = 1|fenced = 1|quarantined = 1|lifted = 1|w_ts = |assert)`)
 
 func summary(trail string) string {
 	var b strings.Builder

@@ -209,3 +209,22 @@ func TestMetricsRegistered(t *testing.T) {
 		t.Fatalf("lint: %v %v", problems, err)
 	}
 }
+
+// TestStartRefusesOtherRules: a node whose lease differs from the rules a first node wrote into
+// the table refuses to start, naming both values; one with the table's settings starts.
+func TestStartRefusesOtherRules(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	first := startNode(t, embedded.Config{Range: "64-64", Stores: map[string]lease.Store{"v2": openSQLite(t, path, lease.TableV2)}})
+	ready(t, first)
+	n, err := embedded.Start(context.Background(), embedded.Config{Range: "65-65", Health: clocktest.Synced(),
+		Stores: map[string]lease.Store{"v2": openSQLite(t, path, lease.TableV2)},
+		Lease:  20 * time.Minute, Renew: 10 * time.Second, FenceMargin: 5 * time.Second})
+	if err == nil {
+		n.Close(context.Background())
+		t.Fatal("a node with a 20-minute lease started on a table whose rules say 3 s")
+	}
+	if !errors.Is(err, lease.ErrRules) || !strings.Contains(err.Error(), "lease 20m0s (the table's: 3s)") || !strings.Contains(err.Error(), "fence margin 5s (the table's: 500ms)") {
+		t.Fatalf("the refusal does not name both values: %v", err)
+	}
+	ready(t, startNode(t, embedded.Config{Range: "65-65", Stores: map[string]lease.Store{"v2": openSQLite(t, path, lease.TableV2)}}))
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/clocktest"
 	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 )
 
 // restoredDuringRenewal is a real store on which the table is restored (its table ID changes)
@@ -221,7 +222,8 @@ func (historyDown) AppendHistory(context.Context, lease.Event) error {
 
 // TestClaimNotUsedWithoutItsHistoryEvent: a claim whose history event cannot be written is given
 // back and nothing is issued under it: the table's events in the history are what tell a table
-// restored to before its first claim from a new one (model rule claim_table_recheck).
+// restored to before its first claim from a new one (model rules claim_table_recheck and
+// claim_event_first).
 func TestClaimNotUsedWithoutItsHistoryEvent(t *testing.T) {
 	ctx := context.Background()
 	st := historyDown{Store: sqliteStore(t)}
@@ -244,8 +246,8 @@ func TestClaimNotUsedWithoutItsHistoryEvent(t *testing.T) {
 // TestCheckTableRefusesAnEmptyTableWithItsHistory: a lease table with no row and no metadata
 // row beside a history holding its events is a restore of a backup taken before the first claim
 // (or a table created again), not a new table, while another table's events (the v1 table
-// sharing the history) do not count: nobody claims from it until the restore fence (model rule
-// check_table, variant NEW_IF_EMPTY).
+// sharing the history) do not count: nobody claims from it until the restore fence (model rules
+// check_table and check_table_history, variant NEW_IF_EMPTY).
 func TestCheckTableRefusesAnEmptyTableWithItsHistory(t *testing.T) {
 	ctx := context.Background()
 	st := sqliteStore(t)
@@ -254,9 +256,17 @@ func TestCheckTableRefusesAnEmptyTableWithItsHistory(t *testing.T) {
 	if err := k.ClaimOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Store.(interface {
-		Recreate(context.Context, []lease.Row) error
-	}).Recreate(ctx, nil); err != nil {
+	// The v1 table in the same file shares the history: its first claimer finds none of the v2
+	// table's events and takes its table for new.
+	v1, err := sqlitelease.Open(ctx, st.Store.(*sqlitelease.Store).Path(), lease.TableV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v1.Close()
+	if _, err := lease.CheckTable(ctx, v1, lease.Settings{Lease: testLease, Renew: testRenew, Margin: testMargin}); err != nil {
+		t.Fatalf("the v1 table beside the v2 table's history: %v", err)
+	}
+	if err := st.Store.(*sqlitelease.Store).Recreate(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	k2, gen2 := newKeeper(t, st, lease.Range{Lo: 2, Hi: 2}, clock)
@@ -270,7 +280,7 @@ func TestCheckTableRefusesAnEmptyTableWithItsHistory(t *testing.T) {
 
 // TestKeeperWithOtherSettingsIsRefused: a keeper whose lease differs from the rules the table's
 // first holder wrote claims nothing, and CheckRules names both values for its owner to refuse
-// to start.
+// to start (model rule check_rules, variant RULES_UNCHECKED).
 func TestKeeperWithOtherSettingsIsRefused(t *testing.T) {
 	ctx := context.Background()
 	st := sqliteStore(t)
@@ -296,5 +306,70 @@ func TestKeeperWithOtherSettingsIsRefused(t *testing.T) {
 	}
 	if err := k.CheckRules(ctx); err != nil {
 		t.Fatalf("the first keeper's own rules: %v", err)
+	}
+}
+
+// TestLiftUsesTheTablesRules: lease.Lift takes the lease and the margin from the table's rules,
+// whatever the caller's own settings: a table whose rules say 20 minutes keeps a lifted number
+// unclaimable for 20 minutes and the margin (model rule lift_rules, variant OP_FLAGS).
+func TestLiftUsesTheTablesRules(t *testing.T) {
+	ctx := context.Background()
+	st := sqliteStore(t)
+	now := time.Now().Truncate(time.Millisecond)
+	rules := lease.DefaultRules(20*time.Minute, 0, 5*time.Second)
+	if _, err := lease.InitTable(ctx, st, rules, now, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Quarantine(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	row, got, err := lease.Lift(ctx, st, 5, now)
+	if err != nil || got != rules || row.ExpiryUnixMs != now.Add(20*time.Minute+5*time.Second).UnixMilli() {
+		t.Fatalf("Lift = %+v, %+v, %v; want expiry now + 20m + 5s", row, got, err)
+	}
+	if _, err := st.Claim(ctx, 5, "b", now.Add(20*time.Minute).UnixMilli(), now.Add(30*time.Minute).UnixMilli()); !errors.Is(err, lease.ErrTaken) {
+		t.Fatalf("claim 20 minutes after the lift: %v, want ErrTaken until the margin has passed too", err)
+	}
+	// A table without rules: nothing to lift with.
+	st2 := sqliteStore(t)
+	if _, err := st2.Quarantine(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lease.Lift(ctx, st2, 5, now); !errors.Is(err, lease.ErrNoRules) {
+		t.Fatalf("Lift on a table without rules: %v, want ErrNoRules", err)
+	}
+}
+
+// TestRestoreFenceTakesTheRulesFromTheHistory: a table restored from a backup taken before its
+// first claim has no metadata row, so no rules; the restore fence takes them from the last rules
+// event of the table in the history (which the restore left alone), with no lease given, and
+// writes them back into the metadata row (model rule fence_rules).
+func TestRestoreFenceTakesTheRulesFromTheHistory(t *testing.T) {
+	ctx := context.Background()
+	st := sqliteStore(t)
+	s := st.Store.(*sqlitelease.Store)
+	now := time.Now().Truncate(time.Millisecond)
+	rules := lease.DefaultRules(20*time.Minute, 0, 5*time.Second)
+	if _, err := lease.InitTable(ctx, st, rules, now, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendHistory(ctx, lease.Event{Machine: 2, AtUnixMs: now.UnixMilli(), Kind: lease.KindClaim, Holder: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recreate(ctx, nil); err != nil { // the restore: no rows, no metadata row
+		t.Fatal(err)
+	}
+	if r, from, err := lease.TableRules(ctx, st, now); err != nil || r != rules || from != "history" {
+		t.Fatalf("TableRules = %+v, %q, %v; want the history's", r, from, err)
+	}
+	n, r, err := lease.FenceRestore(ctx, st, now, 4)
+	if err != nil || n != 4 || r != rules {
+		t.Fatalf("FenceRestore = %d, %+v, %v", n, r, err)
+	}
+	if row, _ := st.Get(ctx, 2); row.ExpiryUnixMs != now.Add(20*time.Minute+5*time.Second).UnixMilli() {
+		t.Fatalf("fenced row %+v, want the table's 20 min and 5 s from the fence", row)
+	}
+	if meta, err := st.Meta(ctx); err != nil || meta.Rules != rules {
+		t.Fatalf("metadata row after the fence: %+v, %v", meta, err)
 	}
 }

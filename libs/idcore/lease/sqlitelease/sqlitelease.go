@@ -22,6 +22,7 @@ import (
 // Store is a lease table (and the shared history table) in an SQLite file.
 type Store struct {
 	db     *sql.DB
+	path   string
 	table  string
 	closed atomic.Bool // after Close, every call fails with lease.ErrUnavailable
 }
@@ -38,13 +39,16 @@ func Open(ctx context.Context, path, table string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitelease: open %s: %w", path, err)
 	}
-	s := &Store{db: db, table: table}
+	s := &Store{db: db, path: path, table: table}
 	if err := s.create(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// Path is the file the store is in.
+func (s *Store) Path() string { return s.path }
 
 func (s *Store) q(query string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(query, "$T", `"`+s.table+`"`), "$H", `"`+lease.TableHistory+`"`)
