@@ -12,12 +12,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,7 +35,7 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          stdlog.New(RedactingWriter(log, slog.LevelWarn), "", 0),
 		Protocols:         new(http.Protocols),
 	}
 	srv.Protocols.SetHTTP1(true)
@@ -62,6 +65,63 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 		srv.Close()
 	}
 	return nil
+}
+
+// RedactingWriter returns a writer for the standard library's loggers (log.SetOutput, an
+// http.Server's ErrorLog) that logs each message through l at level, redacted (Redact): net/http
+// quotes the bytes it received in its messages ("Unsolicited response received on idle HTTP
+// channel starting with %q" holds an upstream's body), and a log must never hold a value.
+func RedactingWriter(l *slog.Logger, level slog.Level) io.Writer {
+	return redactingWriter{l, level}
+}
+
+type redactingWriter struct {
+	l     *slog.Logger
+	level slog.Level
+}
+
+// Write logs p, one message of a log.Logger (which writes each message at once).
+func (w redactingWriter) Write(p []byte) (int, error) {
+	w.l.Log(context.Background(), w.level, Redact(strings.TrimRight(string(p), "\n")))
+	return len(p), nil
+}
+
+// Redacted stands for what Redact removed.
+const Redacted = "[redacted]"
+
+// Redact removes from a message of the standard library (a log line, an error) what may hold
+// bytes it received: every quoted string ("…" with its escapes, or `…`), and everything after
+// "starting with". What stays says what happened, never with what.
+func Redact(msg string) string {
+	if i := strings.Index(msg, "starting with"); i >= 0 {
+		msg = msg[:i+len("starting with")] + " " + Redacted
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(msg, "\"`")
+		if i < 0 {
+			break
+		}
+		b.WriteString(msg[:i])
+		b.WriteString(Redacted)
+		q := msg[i]
+		j := i + 1
+		for j < len(msg) && msg[j] != q {
+			if q == '"' && msg[j] == '\\' {
+				j++ // an escape: the next byte is quoted, whatever it is
+			}
+			j++
+		}
+		if j >= len(msg) {
+			return b.String() // unterminated: the rest is quoted
+		}
+		msg = msg[j+1:]
+	}
+	if b.Len() == 0 {
+		return msg
+	}
+	b.WriteString(msg)
+	return b.String()
 }
 
 // DefaultGCPercent is the garbage collector's target (GOGC) the services run with when GOGC is
@@ -108,6 +168,10 @@ func Main(service string, parseErr error, level string, run func(ctx context.Con
 	}
 	SetGC()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("service", service)
+	// The standard library's own logs (net/http's Transport logs through the log package) go
+	// through the service's log, with what they quote of the bytes they received removed.
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(RedactingWriter(log, slog.LevelWarn))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	err := run(ctx, log)
 	stop()
