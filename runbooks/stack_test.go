@@ -18,8 +18,8 @@ import (
 )
 
 // Lease settings of the stack's generators, short so that a runbook that fences or quarantines
-// sees the generators come back within seconds. idgenctl reads the same values (IDGEN_LEASE,
-// IDGEN_MARGIN) for leases fence-restore.
+// sees the generators come back within seconds. Their first claims write them into the tables as
+// the tables' rules, which idgenctl's lift and fence-restore read.
 const (
 	stackLease  = "9s"
 	stackRenew  = "1s"
@@ -108,8 +108,6 @@ func startStack(t *testing.T) *stack {
 		"IDGEN_REGISTRY="+reg,
 		"IDGEN_LEASE_STORE="+strings.Join(stores, ","),
 		"IDGEN_GENERATORS="+strings.Join(gens, ","),
-		"IDGEN_LEASE="+stackLease,
-		"IDGEN_MARGIN="+stackMargin,
 		"IDGEN_PUBLIC_ID="+pub,
 		"IDGEN_REDIS_URL=redis://"+redis.Addr,
 	)

@@ -19,10 +19,12 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/svc/quota"
+	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configure a Gateway. Every zero value means the default in its comment.
@@ -34,7 +36,8 @@ type Options struct {
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
 	// client. Default none: the connection's peer is the client.
 	TrustedProxies []netip.Prefix
-	// UpstreamTimeout bounds each upstream call. Default 5 s.
+	// UpstreamTimeout is a route's timeout when its route file sets none: the bound of the whole
+	// upstream exchange (connect, headers and body), past which the customer gets 504. Default 5 s.
 	UpstreamTimeout time.Duration
 	// MaxBody caps an upstream body; larger answers are a 502. Default 1 MiB.
 	MaxBody int64
@@ -44,9 +47,16 @@ type Options struct {
 	// by that response (IDs that have no public ID yet). Defaults 1,000 and 100.
 	MaxIDs, MaxNewIDs int
 	// MaxInFlight bounds the requests served at once (more get 503); MaxRewrites the upstream
-	// bodies held and rebuilt at once (the rest wait), which bounds the memory responses take
-	// to about MaxRewrites × 4 × MaxBody. Defaults 1,024 and 8.
+	// bodies rebuilt at once (parsed, published and filled in; the rest wait). Each route has
+	// bounds of its own too (max_in_flight and max_rewrites in the route file; by default half of
+	// these, at least 1), so no route can take them all. Defaults 1,024 and 8.
 	MaxInFlight, MaxRewrites int
+	// BodyBudget bounds the bytes of the upstream bodies being read or waiting for their rewrite,
+	// across routes; one route may hold half of it. A body takes budget as it grows (a trickling
+	// upstream holds about what it has sent, never a rewrite slot), and a body that cannot grow
+	// within the budget gets 503 at once. With MaxRewrites it bounds the memory responses take to
+	// about BodyBudget + MaxRewrites × 4 × MaxBody. Default 16 × MaxBody.
+	BodyBudget int64
 	// RewriteWait bounds the wait for a rewrite slot; past it the customer gets 503. Default 1 s.
 	RewriteWait time.Duration
 	// IDsSince starts the window in which a number is taken for an internal ID. Default
@@ -67,7 +77,8 @@ type Gateway struct {
 	o        Options
 	inFlight chan struct{}
 	rewrites chan struct{}
-	bufs     sync.Pool
+	bodies   *semaphore.Weighted // BodyBudget
+	perRoute map[*Route]*routeLimits
 	healthMu sync.Mutex
 	healthAt time.Time
 	healthOK bool
@@ -75,6 +86,7 @@ type Gateway struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	upstream *prometheus.HistogramVec
+	held     *prometheus.GaugeVec // body budget in use, by route
 }
 
 // New builds the gateway.
@@ -88,6 +100,10 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 	o.MaxRewrites = cmp(o.MaxRewrites, 8)
 	o.RewriteWait = cmp(o.RewriteWait, time.Second)
 	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
+	o.BodyBudget = cmp(o.BodyBudget, 16*o.MaxBody)
+	if o.BodyBudget/2 < o.MaxBody+1 {
+		return nil, fmt.Errorf("gateway: a body budget of %d bytes is too small: each route gets half, and needs room for one body of MaxBody (%d) bytes", o.BodyBudget, o.MaxBody)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -101,6 +117,21 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 			return nil, fmt.Errorf("gateway: resource %q is not one the public-ID maker knows", res)
 		}
 	}
+	perRoute := make(map[*Route]*routeLimits, len(c.Routes))
+	for _, r := range c.Routes {
+		if r.MaxInFlight > o.MaxInFlight {
+			return nil, fmt.Errorf("gateway: route %q: max_in_flight %d is above the gateway's %d", r.Name, r.MaxInFlight, o.MaxInFlight)
+		}
+		if r.MaxRewrites > o.MaxRewrites {
+			return nil, fmt.Errorf("gateway: route %q: max_rewrites %d is above the gateway's %d", r.Name, r.MaxRewrites, o.MaxRewrites)
+		}
+		perRoute[r] = &routeLimits{
+			timeout:  cmp(r.timeout, o.UpstreamTimeout),
+			inFlight: make(chan struct{}, cmp(r.MaxInFlight, max(o.MaxInFlight/2, 1))),
+			rewrites: make(chan struct{}, cmp(r.MaxRewrites, max(o.MaxRewrites/2, 1))),
+			bodies:   semaphore.NewWeighted(o.BodyBudget / 2),
+		}
+	}
 	clients, err := newClientAddr(o.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -109,22 +140,26 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 		limits:   newClientLimiter(o.RatePerClient, max(int(2*o.RatePerClient), 1), o.RateTableSize),
 		detect:   Detector{Since: o.IDsSince},
 		inFlight: make(chan struct{}, o.MaxInFlight), rewrites: make(chan struct{}, o.MaxRewrites),
-		client: &http.Client{Timeout: o.UpstreamTimeout,
+		bodies: semaphore.NewWeighted(o.BodyBudget), perRoute: perRoute,
+		// No client timeout: each request carries its route's deadline, which bounds the whole
+		// exchange (connect, headers and body).
+		client: &http.Client{
 			// Redirects are the gateway's to judge (a Location must map to a public path), never
 			// followed: a redirect could lead anywhere, the internal API included.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			Transport: &http.Transport{
-				DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, ResponseHeaderTimeout: o.UpstreamTimeout,
+				DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 				MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, MaxResponseHeaderBytes: 64 << 10}},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_requests_total",
-			Help: "Customer requests by route and outcome (ok, not_found, bad_request, method_not_allowed, rate_limited, busy, upstream_4xx, upstream_error, upstream_timeout, unsafe_response, store_unavailable)."},
+			Help: "Customer requests by route and outcome (ok, not_found, bad_request, method_not_allowed, rate_limited, busy, upstream_4xx, upstream_error, upstream_timeout, unsafe_response, store_unavailable, canceled)."},
 			[]string{"route", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_request_duration_seconds",
 			Help: "Customer request latency, upstream included, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
 		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_upstream_duration_seconds",
 			Help: "Upstream call latency (to the response headers), by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "idgen_gateway_body_bytes",
+			Help: "Bytes of upstream bodies held (being read, or read and waiting for their rewrite), by route; a route holds at most half of the gateway's body budget."}, []string{"route"}),
 	}
-	g.bufs.New = func() any { return new(bytes.Buffer) }
 	// Every route's series exist from the first scrape, at zero.
 	for _, r := range c.Routes {
 		for _, outcome := range outcomes {
@@ -132,11 +167,12 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 		}
 		g.duration.WithLabelValues(r.Name)
 		g.upstream.WithLabelValues(r.Name)
+		g.perRoute[r].held = g.held.WithLabelValues(r.Name)
 	}
 	for _, outcome := range []string{"not_found", "rate_limited", "busy"} {
 		g.requests.WithLabelValues("", outcome)
 	}
-	reg.MustRegister(g.requests, g.duration, g.upstream, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
 		func() float64 { return float64(g.limits.len()) }))
 	return g, nil
@@ -149,9 +185,20 @@ func cmp[T int | int64 | time.Duration](v, def T) T {
 	return v
 }
 
-// outcomes are the values of idgen_gateway_requests_total's outcome label.
+// outcomes are the values of idgen_gateway_requests_total's outcome label. canceled: the
+// customer went away before the answer.
 var outcomes = []string{"ok", "not_found", "bad_request", "method_not_allowed", "rate_limited", "busy", "upstream_4xx",
-	"upstream_error", "upstream_timeout", "unsafe_response", "store_unavailable"}
+	"upstream_error", "upstream_timeout", "unsafe_response", "store_unavailable", "canceled"}
+
+// routeLimits are one route's own bounds, beside the gateway's: what a slow or abusive upstream
+// can hold is its own route's share, never the other routes'.
+type routeLimits struct {
+	timeout  time.Duration       // of the whole upstream exchange
+	inFlight chan struct{}       // requests served at once
+	rewrites chan struct{}       // bodies rebuilt at once
+	bodies   *semaphore.Weighted // bytes of bodies being read or waiting for their rewrite
+	held     prometheus.Gauge    // what bodies holds, for the metric
+}
 
 // The gateway's own answers: fixed bodies, never an upstream's.
 const (
@@ -159,12 +206,22 @@ const (
 	bodyBusy     = `{"error":"service busy, retry later"}`
 )
 
+// writeJSON answers with one of the gateway's own bodies. Content-Length is set, so a HEAD gets
+// the headers a GET gets (the server drops a HEAD's body).
 func writeJSON(w http.ResponseWriter, code int, body string) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = io.WriteString(w, body+"\n")
+}
+
+// busy answers 503 for a limit reached (the gateway's, route "", or a route's).
+func (g *Gateway) busy(w http.ResponseWriter, route string) {
+	g.requests.WithLabelValues(route, "busy").Inc()
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, bodyBusy)
 }
 
 func errorBody(msg string) string {
@@ -178,9 +235,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case g.inFlight <- struct{}{}:
 		defer func() { <-g.inFlight }()
 	default:
-		g.requests.WithLabelValues("", "busy").Inc()
-		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, bodyBusy)
+		g.busy(w, "")
 		return
 	}
 	if ok, wait := g.limits.take(g.clients.key(r), time.Now()); !ok {
@@ -204,6 +259,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.requests.WithLabelValues(route.Name, "method_not_allowed").Inc()
 		w.Header().Set("Allow", route.allow)
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody("method "+r.Method+" is not allowed here; allowed: "+route.allow))
+		return
+	}
+	lim := g.perRoute[route]
+	select {
+	case lim.inFlight <- struct{}{}:
+		defer func() { <-lim.inFlight }()
+	default:
+		g.busy(w, route.Name)
 		return
 	}
 	var known Known
@@ -297,7 +360,17 @@ func (g *Gateway) target(w http.ResponseWriter, r *http.Request, route *Route, i
 }
 
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, target string, known *Known) {
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, nil)
+	lim := g.perRoute[route]
+	// The route's timeout bounds the whole exchange with the upstream: connect, headers, body.
+	ctx, cancel := context.WithTimeout(r.Context(), lim.timeout)
+	defer cancel()
+	// HEAD is GET without the body: the upstream's GET answer, rebuilt and checked as for a GET,
+	// gives the same status and headers (an upstream's HEAD has no body to rebuild or check).
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
 	if err != nil {
 		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
 		return
@@ -307,12 +380,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, 
 	resp, err := g.client.Do(req)
 	g.upstream.WithLabelValues(route.Name).Observe(time.Since(t0).Seconds())
 	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			g.fail(w, route.Name, http.StatusGatewayTimeout, "upstream_timeout", err)
-			return
-		}
-		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", err)
+		g.upstreamFailed(w, r, route.Name, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -325,69 +393,83 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, route *Route, 
 		g.upstream4xx(w, route.Name, code)
 		return
 	case code >= 300 && code < 400:
-		g.redirect(w, r.Context(), route, resp, known)
+		g.redirect(w, r, route, resp, known)
 		return
 	case code < 200 || code >= 300:
-		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %d", code))
 		return
 	}
-	code, headers, out, err := g.rebuild(r, route, resp, known)
+	code, headers, out, err := g.rebuild(r, route, lim, resp, known)
 	if err != nil {
-		g.refuse(w, route.Name, err)
+		g.refuse(w, r, route.Name, err)
 		return
 	}
-	// The rewrite slot is free again before the customer reads: a slow reader holds only its
-	// own connection.
-	g.reply(w, route.Name, code, headers, out)
+	// The rewrite slot and the body budget are free again before the customer reads: a slow
+	// reader holds only its own connection.
+	g.reply(w, r, route.Name, code, headers, out)
 }
 
-// errBusy: every rewrite slot stayed taken for RewriteWait.
-var errBusy = errors.New("gateway: every rewrite slot is busy")
+// upstreamFailed answers an exchange with the upstream that broke off: 504 when the route's
+// timeout ran out (or the network's), 502 otherwise; a customer who went away is no upstream's
+// fault.
+func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, route string, err error) {
+	var ne net.Error
+	switch {
+	case r.Context().Err() != nil:
+		g.canceled(w, route, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		g.fail(w, route, http.StatusGatewayTimeout, "upstream_timeout", err)
+	default:
+		g.fail(w, route, http.StatusBadGateway, "upstream_error", err)
+	}
+}
+
+// errBusy: a rewrite slot stayed taken for RewriteWait, or a body found no room in the budget.
+var errBusy = errors.New("gateway: busy")
+
+// firstChunk is the budget a body takes first; it doubles as the body grows, up to maxChunk at
+// a time, so a trickling upstream holds about what it has sent.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 64 << 10
+)
 
 // rebuild reads a 2xx upstream response and rebuilds it from the route's declarations: the body
 // from its type, with public IDs, and the declared headers, checked against every internal ID
-// of the response. The body is held only while a rewrite slot is free, so the memory responses
-// take is bounded whatever the upstreams send and however many customers ask.
-func (g *Gateway) rebuild(r *http.Request, route *Route, resp *http.Response, known *Known) (int, http.Header, []byte, error) {
-	wait := time.NewTimer(g.o.RewriteWait)
-	defer wait.Stop()
-	select {
-	case g.rewrites <- struct{}{}:
-		defer func() { <-g.rewrites }()
-	case <-wait.C:
-		return 0, nil, nil, errBusy
-	case <-r.Context().Done():
-		return 0, nil, nil, r.Context().Err()
-	}
-	buf := g.bufs.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 2*int(g.o.MaxBody) {
-			g.bufs.Put(buf)
-		}
-	}()
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, g.o.MaxBody+1)); err != nil {
-		return 0, nil, nil, fmt.Errorf("%w: %v", errUpstream, err)
-	}
-	if int64(buf.Len()) > g.o.MaxBody {
+// of the response. The body is read within the body budget (no rewrite slot is held while an
+// upstream sends), then rebuilt in a rewrite slot of the gateway and of the route, so the memory
+// responses take is bounded whatever the upstreams send and however many customers ask, and a
+// slow upstream holds nothing another route needs.
+func (g *Gateway) rebuild(r *http.Request, route *Route, lim *routeLimits, resp *http.Response, known *Known) (int, http.Header, []byte, error) {
+	if resp.ContentLength > g.o.MaxBody {
 		return 0, nil, nil, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
 	}
-	raw := buf.Bytes()
+	raw, held, err := g.readBody(lim, resp.Body)
+	defer func() { g.giveBody(lim, held) }()
+	if err != nil {
+		return 0, nil, nil, err
+	}
 	code := resp.StatusCode
 	var out []byte
-	if len(bytes.TrimSpace(raw)) > 0 && r.Method != http.MethodHead && code != http.StatusNoContent {
+	if len(bytes.TrimSpace(raw)) > 0 && code != http.StatusNoContent {
 		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
 			return 0, nil, nil, unsafe("", "the upstream's body is not JSON")
 		}
+		release, err := g.rewriteSlot(r.Context(), lim)
+		if err != nil {
+			return 0, nil, nil, err
+		}
 		rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
-		if err != nil {
-			return 0, nil, nil, err
+		g.giveBody(lim, held) // the rebuilt body is apart from the upstream's, which goes now
+		held = 0
+		if err == nil {
+			var pubs map[int64]string
+			if pubs, err = g.publish(r.Context(), rw.ids, known); err == nil {
+				out, err = rw.Fill(pubs, known)
+			}
 		}
-		pubs, err := g.publish(r.Context(), rw.ids, known)
+		release()
 		if err != nil {
-			return 0, nil, nil, err
-		}
-		if out, err = rw.Fill(pubs, known); err != nil {
 			return 0, nil, nil, err
 		}
 	}
@@ -399,6 +481,74 @@ func (g *Gateway) rebuild(r *http.Request, route *Route, resp *http.Response, kn
 	return code, headers, out, nil
 }
 
+// readBody reads an upstream body whole, taking the body budget of the route and of the gateway
+// as it grows; the caller gives back held bytes (giveBody), whatever the error. A body that finds
+// no room gets errBusy at once: waiting would let slow upstreams hold the budget longer still.
+func (g *Gateway) readBody(lim *routeLimits, body io.Reader) (buf []byte, held int64, err error) {
+	limit := g.o.MaxBody + 1 // a byte more than allowed tells a body too large
+	for {
+		if int64(len(buf)) == held {
+			if held == limit {
+				return buf, held, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
+			}
+			grow := min(max(held, firstChunk), maxChunk, limit-held)
+			if !lim.bodies.TryAcquire(grow) {
+				return buf, held, errBusy
+			}
+			if !g.bodies.TryAcquire(grow) {
+				lim.bodies.Release(grow)
+				return buf, held, errBusy
+			}
+			lim.held.Add(float64(grow))
+			next := make([]byte, len(buf), held+grow)
+			copy(next, buf)
+			buf, held = next, held+grow
+		}
+		n, err := body.Read(buf[len(buf):held])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, held, nil
+		}
+		if err != nil {
+			return buf, held, fmt.Errorf("%w: %w", errUpstream, err)
+		}
+	}
+}
+
+// giveBody gives back a body's budget; the body must not be used after.
+func (g *Gateway) giveBody(lim *routeLimits, held int64) {
+	if held > 0 {
+		g.bodies.Release(held)
+		lim.bodies.Release(held)
+		lim.held.Sub(float64(held))
+	}
+}
+
+// rewriteSlot waits up to RewriteWait for a rewrite slot of the route, then of the gateway (so
+// a route at its own limit holds none of the gateway's), and returns the function that frees
+// both.
+func (g *Gateway) rewriteSlot(ctx context.Context, lim *routeLimits) (func(), error) {
+	wait := time.NewTimer(g.o.RewriteWait)
+	defer wait.Stop()
+	select {
+	case lim.rewrites <- struct{}{}:
+	case <-wait.C:
+		return nil, errBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case g.rewrites <- struct{}{}:
+	case <-wait.C:
+		<-lim.rewrites
+		return nil, errBusy
+	case <-ctx.Done():
+		<-lim.rewrites
+		return nil, ctx.Err()
+	}
+	return func() { <-g.rewrites; <-lim.rewrites }, nil
+}
+
 // errUpstream: the upstream's body could not be read whole.
 var errUpstream = errors.New("gateway: upstream body")
 
@@ -408,19 +558,23 @@ func isJSON(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-func (g *Gateway) reply(w http.ResponseWriter, route string, code int, headers http.Header, body []byte) {
+// reply answers a rebuilt response; a HEAD gets the status and headers a GET gets, no body.
+func (g *Gateway) reply(w http.ResponseWriter, r *http.Request, route string, code int, headers http.Header, body []byte) {
 	g.requests.WithLabelValues(route, "ok").Inc()
 	h := w.Header()
 	for k, v := range headers {
 		h[k] = v
 	}
-	if body != nil {
+	switch {
+	case body != nil:
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	case code != http.StatusNoContent && code != http.StatusNotModified:
+		h.Set("Content-Length", "0") // what the server adds to a GET's empty body, set for a HEAD too
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	if body != nil {
+	if body != nil && r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 		_, _ = w.Write([]byte{'\n'})
 	}
@@ -615,63 +769,69 @@ func (g *Gateway) upstream4xx(w http.ResponseWriter, route string, code int) {
 
 // redirect passes an upstream redirect only when the route declares Location and it names a
 // route's upstream; the customer then gets that route's public path.
-func (g *Gateway) redirect(w http.ResponseWriter, ctx context.Context, route *Route, resp *http.Response, known *Known) {
+func (g *Gateway) redirect(w http.ResponseWriter, r *http.Request, route *Route, resp *http.Response, known *Known) {
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 	default:
-		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %s", resp.Status))
+		// The status code only: the reason phrase is the upstream's text.
+		g.fail(w, route.Name, http.StatusBadGateway, "upstream_error", fmt.Errorf("upstream answered %d", resp.StatusCode))
 		return
 	}
 	if route.headers["Location"] != "location" {
-		g.refuse(w, route.Name, unsafe("Location", "an upstream redirect, and the route declares no location"))
+		g.refuse(w, r, route.Name, unsafe("Location", "an upstream redirect, and the route declares no location"))
 		return
 	}
-	headers, err := g.headers(ctx, route, resp.Header, known)
+	headers, err := g.headers(r.Context(), route, resp.Header, known)
 	if err != nil {
-		g.refuse(w, route.Name, err)
+		g.refuse(w, r, route.Name, err)
 		return
 	}
 	if headers.Get("Location") == "" {
-		g.refuse(w, route.Name, unsafe("Location", "an upstream redirect without a location"))
+		g.refuse(w, r, route.Name, unsafe("Location", "an upstream redirect without a location"))
 		return
 	}
-	g.reply(w, route.Name, resp.StatusCode, headers, nil)
+	g.reply(w, r, route.Name, resp.StatusCode, headers, nil)
 }
 
-// refuse answers 502 for an unsafe response, or 503 when the store failed on the way; the log
-// names the route and field, never the value.
-func (g *Gateway) refuse(w http.ResponseWriter, route string, err error) {
+// refuse answers 502 for an unsafe response, 503 when a limit was reached or the store failed on
+// the way, 502 or 504 when the upstream's body broke off; the log names the route and field,
+// never the value.
+func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, route string, err error) {
 	var ue *UnsafeError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &ue):
 		g.requests.WithLabelValues(route, "unsafe_response").Inc()
 		g.log.Warn("gateway refused an upstream response", "route", route, "field", ue.Field, "reason", ue.Reason)
 		writeJSON(w, http.StatusBadGateway, `{"error":"bad gateway"}`)
-		return
-	}
-	switch {
+	case r.Context().Err() != nil:
+		g.canceled(w, route, err)
 	case errors.Is(err, errBusy):
-		g.requests.WithLabelValues(route, "busy").Inc()
-		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, bodyBusy)
-		return
+		g.busy(w, route)
 	case errors.Is(err, errUpstream):
-		g.fail(w, route, http.StatusBadGateway, "upstream_error", err)
-		return
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		g.fail(w, route, http.StatusGatewayTimeout, "upstream_timeout", err)
-		return
+		g.upstreamFailed(w, r, route, err)
+	default:
+		g.fail(w, route, http.StatusServiceUnavailable, "store_unavailable", err)
 	}
-	g.fail(w, route, http.StatusServiceUnavailable, "store_unavailable", err)
 }
 
-// fail answers without any upstream detail; the detail goes to the log.
+// fail answers without any upstream detail; the detail goes to the log, with every quoted string
+// removed (an upstream's bytes in a transport error, the upstream URL with its internal ID).
 func (g *Gateway) fail(w http.ResponseWriter, route string, code int, outcome string, err error) {
 	g.requests.WithLabelValues(route, outcome).Inc()
-	g.log.Warn("gateway request failed", "route", route, "outcome", outcome, "error", err.Error())
+	g.log.Warn("gateway request failed", "route", route, "outcome", outcome, "error", serve.Redact(err.Error()))
 	msg := map[int]string{http.StatusBadGateway: "bad gateway", http.StatusGatewayTimeout: "gateway timeout",
 		http.StatusServiceUnavailable: "service unavailable"}[code]
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, code, errorBody(msg))
+}
+
+// canceled counts a request whose customer went away before the answer; there is no one to tell,
+// so the log says it at debug level only.
+func (g *Gateway) canceled(w http.ResponseWriter, route string, err error) {
+	g.requests.WithLabelValues(route, "canceled").Inc()
+	g.log.Debug("gateway request canceled by the customer", "route", route, "error", serve.Redact(err.Error()))
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, errorBody("service unavailable"))
 }

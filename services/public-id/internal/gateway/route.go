@@ -47,13 +47,23 @@ type Route struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Response is the type of the response body. Fields it does not declare are dropped.
 	Response *Type `json:"response"`
+	// Timeout bounds the whole upstream exchange (connect, headers and body), a Go duration
+	// ("2s"); past it the customer gets 504. Default: the gateway's UpstreamTimeout (5 s).
+	Timeout string `json:"timeout,omitempty"`
+	// MaxInFlight bounds this route's requests served at once (more get 503). Default: half of
+	// the gateway's MaxInFlight.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
+	// MaxRewrites bounds this route's upstream bodies rebuilt at once (the rest wait). Default:
+	// half of the gateway's MaxRewrites, at least 1.
+	MaxRewrites int `json:"max_rewrites,omitempty"`
 
-	prefix, suffix string   // of Public, around {public_id}
-	up             *url.URL // Upstream with the placeholder in place, parsed
-	upPrefix       string   // path of Upstream before {internal_id}
-	upSuffix       string   // and after it
-	methods        []string // with HEAD added beside GET
-	allow          string   // the Allow header of a 405
+	timeout        time.Duration // Timeout parsed; 0 for the gateway's default
+	prefix, suffix string        // of Public, around {public_id}
+	up             *url.URL      // Upstream with the placeholder in place, parsed
+	upPrefix       string        // path of Upstream before {internal_id}
+	upSuffix       string        // and after it
+	methods        []string      // with HEAD added beside GET
+	allow          string        // the Allow header of a 405
 	headers        map[string]string
 }
 
@@ -322,8 +332,31 @@ func (r *Route) check() error {
 	if err := r.Response.check(false); err != nil {
 		return fmt.Errorf("response: %w", err)
 	}
+	r.timeout = 0
+	if r.Timeout != "" {
+		d, err := time.ParseDuration(r.Timeout)
+		switch {
+		case err != nil:
+			return fmt.Errorf("timeout %q: want a duration such as \"2s\" or \"500ms\"", r.Timeout)
+		case d <= 0:
+			return fmt.Errorf("timeout %q: want a positive duration", r.Timeout)
+		case d > MaxRouteTimeout:
+			return fmt.Errorf("timeout %q: at most %s (the gateway's server answers within 30 s)", r.Timeout, MaxRouteTimeout)
+		}
+		r.timeout = d
+	}
+	if r.MaxInFlight < 0 {
+		return fmt.Errorf("max_in_flight %d: want a positive number (or none, for the default)", r.MaxInFlight)
+	}
+	if r.MaxRewrites < 0 {
+		return fmt.Errorf("max_rewrites %d: want a positive number (or none, for the default)", r.MaxRewrites)
+	}
 	return nil
 }
+
+// MaxRouteTimeout bounds a route's timeout: the upstream exchange and the rewrite must fit in
+// the server's 30 s write timeout.
+const MaxRouteTimeout = 25 * time.Second
 
 // urlHeaders hold upstream URLs, which only a location rewrite may pass.
 var urlHeaders = []string{"Location", "Content-Location", "Link", "Refresh"}
