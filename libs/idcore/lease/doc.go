@@ -17,7 +17,12 @@
 //     ConditionalCheckFailed drops the number at once (Keeper.renew).
 //   - Restore fence: holders record the table's ID at start-up and compare it at every renewal;
 //     a table whose metadata row names another table, or that holds lease rows but no metadata row,
-//     is a restore and nobody claims from it until FenceRestore ran (CheckTable, FenceRestore).
+//     or none at all beside a history holding its events (events name their table), is a restore
+//     and nobody claims from it until FenceRestore ran (CheckTable, FenceRestore).
+//   - The table's rules: its metadata row holds the lease length, renew bounds and fence margin
+//     (Rules), written once by InitTable or the first holder; a holder whose settings differ is
+//     refused (CheckTable, Keeper.CheckRules), and Lift and FenceRestore take the lease and margin
+//     from the table (TableRules), never from their caller.
 //   - Release: the owner stops the generator first, then Release sets lease_expiry to the later of
 //     now and the last issued timestamp, conditioned on holder and epoch.
 //
