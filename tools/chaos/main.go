@@ -3,8 +3,10 @@
 // pause, and injects faults on a random schedule drawn from a seed: SIGSTOP shorter and longer
 // than the lease, kill -9 and restart, the store frozen shorter and longer than lease minus
 // margin, the store killed -9 and restarted, quarantine and lift and the restore fence through
-// idgenctl, a restore from an old backup followed by the restore fence, and clock offsets within
-// the bound, beyond it (seen by the clock discipline) and stepped beyond it unseen. It checks
+// idgenctl (which reads the lease and margin from the table's rules), a restore from an old
+// backup (the first taken before the first claim) followed by the restore fence, a process whose
+// lease differs from the table's rules (it must refuse to start), and clock offsets within the
+// bound, beyond it (seen by the clock discipline) and stepped beyond it unseen. It checks
 // every ID: none returned twice, each process's strictly increasing, none at or past the fence
 // its node reported, none from a clock beyond the bound that the discipline reported; prints a
 // table by fault, and exits 1 on the first duplicate, naming both processes and the ID.
@@ -81,6 +83,7 @@ type env struct {
 	hiddenM sync.Mutex
 
 	ctlFailures []string // idgenctl commands that failed
+	bins        string   // the built binaries
 }
 
 // ctlError is an idgenctl command that failed.
@@ -183,6 +186,12 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 	if err := os.MkdirAll(filepath.Join(work, "clock"), 0o755); err != nil {
 		return 0, err
 	}
+	// The SQLite file's rules are written as the bootstrap writes them (idgenctl leases init);
+	// dynalite's table gets them from its first holder.
+	if out, err := exec.Command(e.ctl[0], "leases", "init", "--lease", leaseLen.String(), "--margin", margin.String(),
+		"--lease-store", "sqlite:"+sqlPath, "--region", "us-east-1").CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("idgenctl leases init: %v: %s", err, out)
+	}
 
 	// The processes: per group, gens generators on gens-1 numbers and nodes nodes on nodes-1
 	// numbers; the groups' numbers are disjoint (their stores are independent).
@@ -226,6 +235,16 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 		}
 		e.procs = append(e.procs, g.procs...)
 	}
+	// The first backups, before any process starts: before the first claim, so dynalite's has no
+	// metadata row at all (its restore must not pass for a new table: the lease history holds the
+	// table's claims by then), and SQLite's only the rules.
+	for _, g := range e.groups {
+		if err := e.takeBackup(ctx, g); err != nil {
+			return 0, err
+		}
+		fmt.Printf("t+0s      %-17s %s (before the first claim)\n", "backup", g.name)
+	}
+	e.bins = bins
 	for _, p := range e.procs {
 		if err := p.setClock(0, 0); err != nil {
 			return 0, err
@@ -276,15 +295,6 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 		sleep(runCtx, time.Until(start.Add(f.at)))
 		if runCtx.Err() != nil {
 			break
-		}
-		for _, g := range e.groups {
-			if g.backup == "" && time.Since(start) > time.Second {
-				// The first backups, early: some numbers have no row yet.
-				t0 := time.Now()
-				if e.takeBackup(runCtx, g) == nil {
-					fmt.Printf("t+%-7s %-17s %s (%s)\n", t0.Sub(start).Round(100*time.Millisecond), "backup", g.name, time.Since(t0).Round(time.Millisecond))
-				}
-			}
 		}
 		at := time.Now()
 		windows = append(windows, window{kind: f.kind, start: at})
@@ -407,7 +417,7 @@ func plan(seed uint64, duration time.Duration, procs []*proc, ngroups int) []fau
 			f.target = r.IntN(ngroups)
 			f.pick = r.IntN(1 << 20)
 			f.dur = between(time.Second, leaseLen+time.Second)
-		case "fence-restore", "restore-backup":
+		case "fence-restore", "restore-backup", "other-rules":
 			f.target = r.IntN(ngroups)
 			f.dur = 2 * time.Second // the fence's own wait is not planned for
 		case "clock-within":
@@ -470,6 +480,8 @@ func (e *env) inject(ctx context.Context, f fault) (string, error) {
 		return fmt.Sprintf("%s: idgenctl: %s", g.name, lastLine(out)), nil
 	case "restore-backup":
 		return e.restore(ctx, e.groups[f.target])
+	case "other-rules":
+		return e.otherRules(ctx, e.groups[f.target])
 	case "clock-within":
 		// An offset the discipline reports, within the bound: issuing goes on.
 		p := e.procs[f.target]
@@ -533,10 +545,8 @@ func abs(d time.Duration) time.Duration {
 // the store is coming back from a fault; it returns the output.
 func (e *env) idgenctl(ctx context.Context, g *group, op string, args ...string) (string, error) {
 	argv := append([]string{"leases", op}, args...)
+	// No lease or margin: lift and fence-restore read them from the table's rules.
 	argv = append(argv, "--lease-store", g.storeArg, "--region", "us-east-1")
-	if op == "lift" || op == "fence-restore" {
-		argv = append(argv, "--lease", leaseLen.String(), "--margin", margin.String())
-	}
 	if e.yes && op != "list" && op != "get" {
 		argv = append(argv, "--yes")
 	}
@@ -567,8 +577,8 @@ func (e *env) idgenctl(ctx context.Context, g *group, op string, args ...string)
 }
 
 // takeBackup backs g's store up: SQLite with VACUUM INTO (an online, consistent copy of the
-// file), dynalite by copying its data folder while it is frozen. Taken once the table's metadata
-// row exists (metaWritten).
+// file), dynalite by copying its data folder while it is frozen. Backups are taken at any moment:
+// before the first claim (the first ones), before a number's row, or after.
 func (e *env) takeBackup(ctx context.Context, g *group) error {
 	dst := filepath.Join(e.work, "backup-"+g.name)
 	if g.name == "sqlite" {
@@ -578,36 +588,17 @@ func (e *env) takeBackup(ctx context.Context, g *group) error {
 			return err
 		}
 		defer db.Close()
-		if !e.metaWritten(ctx, g, db) {
-			return errors.New("no metadata row yet")
-		}
 		os.Remove(dst)
 		if _, err := db.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
 			return fmt.Errorf("backup %s: %w", path, err)
 		}
 	} else {
-		if !e.metaWritten(ctx, g, nil) {
-			return errors.New("no metadata row yet")
-		}
 		if err := e.dyn.backup(dst); err != nil {
 			return err
 		}
 	}
 	g.backup, g.backedUp = dst, time.Now()
 	return nil
-}
-
-// metaWritten reports whether g's lease table has its metadata row (the first claim writes it):
-// a backup taken before it restores as a table that looks new, a known gap (model/README.md).
-// Backups are taken at any moment after it, with or without every number's row: the restore
-// fence writes a fenced row for each number the backup lacks.
-func (e *env) metaWritten(ctx context.Context, g *group, db *sql.DB) bool {
-	if db != nil {
-		var id string
-		return db.QueryRowContext(ctx, `SELECT table_id FROM "`+lease.TableV2+`" WHERE machine_id = ?`, lease.MetaMachine).Scan(&id) == nil && id != ""
-	}
-	_, err := g.store.Meta(ctx)
-	return err == nil
 }
 
 // restore puts g's last backup back, as a restore does, then runs the restore fence with
@@ -698,6 +689,30 @@ func (e *env) restore(ctx context.Context, g *group) (string, error) {
 		desc += fmt.Sprintf(" (next backup: %v)", err)
 	}
 	return desc, nil
+}
+
+// otherRules starts one more generator on g's store and range with a lease twice the table's
+// (its rules say leaseLen): it must refuse to start, naming both values, and issue nothing.
+func (e *env) otherRules(ctx context.Context, g *group) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	other := 2 * leaseLen
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, filepath.Join(e.bins, "generator"), "--insecure-dev", "--clock-check", "strict",
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--lease-store", g.storeArg, "--range", fmt.Sprintf("%d-%d", g.machines[0], g.machines[0]),
+		"--lease", other.String(), "--renew", renew.String(), "--fence-margin", margin.String())
+	out, err := cmd.CombinedOutput()
+	want := fmt.Sprintf("lease %v (the table's: %v)", other, leaseLen)
+	switch {
+	case cctx.Err() != nil:
+		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v did not refuse to start within 30 s:\n%s", g.name, other, leaseLen, out)
+	case err == nil || !strings.Contains(string(out), want):
+		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v: %v, without naming both values (%q):\n%s", g.name, other, leaseLen, err, want, out)
+	}
+	return fmt.Sprintf("%s: a generator with a %v lease refused to start: %s", g.name, other, want), nil
 }
 
 // isMeta reports whether a lease-table item is the metadata row.

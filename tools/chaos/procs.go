@@ -100,16 +100,23 @@ func (p *proc) start() error {
 	return nil
 }
 
-// readNode records the node's output: "ids FENCE LO+N …" lines and "refused REASON" lines. A
-// batch counts as asked for when the line before it arrived (the node issues the next batch
-// after writing a line).
+// readNode records the node's output: "ids FENCE LO+N …" lines and "refused REASON" lines. The
+// node issues the next batch after writing a line, so a batch was asked for when the line before
+// it was written. That moment is known only as lying between two reads of the pipe: the line
+// before was written after the read that preceded the read that brought it (a read takes every
+// byte there is). A batch therefore counts as asked for at that earlier read, and as received at
+// the read that brought its own line: a runner that falls behind (a busy machine) reads many lines
+// at once without making their IDs look older than their batches.
 func readNode(out io.Reader, s *series, started time.Time) {
-	sc := bufio.NewScanner(out)
+	tr := &timedReader{r: out, start: started}
+	sc := bufio.NewScanner(tr)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var runs [][2]int64
-	asked := started
+	var offset int64
+	asked := started // the read before the one that brought the previous line
 	for sc.Scan() {
-		now := time.Now()
+		offset += int64(len(sc.Bytes())) + 1
+		before, now := tr.at(offset)
 		kind, rest, _ := strings.Cut(sc.Text(), " ")
 		switch kind {
 		case "ids":
@@ -133,8 +140,50 @@ func readNode(out io.Reader, s *series, started time.Time) {
 		case "refused":
 			s.refuse(now, rest)
 		}
-		asked = now
+		asked = before
 	}
+}
+
+// timedReader notes when each read of the pipe returned and where its bytes end.
+type timedReader struct {
+	r     io.Reader
+	start time.Time
+	mu    sync.Mutex
+	reads []timedRead
+	total int64
+}
+
+type timedRead struct {
+	end int64 // the offset just past the read's bytes
+	at  time.Time
+}
+
+func (t *timedReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.mu.Lock()
+		t.total += int64(n)
+		t.reads = append(t.reads, timedRead{t.total, time.Now()})
+		t.mu.Unlock()
+	}
+	return n, err
+}
+
+// at returns when the read that brought the byte before offset returned, and when the read before
+// it did (the run's start for the first), dropping the reads no later line can need.
+func (t *timedReader) at(offset int64) (before, got time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := 0
+	for i < len(t.reads)-1 && t.reads[i].end < offset {
+		i++
+	}
+	got, before = t.reads[i].at, t.start
+	if i > 0 {
+		before = t.reads[i-1].at
+		t.reads = t.reads[i-1:]
+	}
+	return before, got
 }
 
 // setClock moves the slot's clock by offset and has its clock discipline report esterr (written
