@@ -603,7 +603,7 @@ func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, kno
 			continue
 		}
 		for _, v := range vs {
-			if scan.find([]byte(v)) != "" || known.find([]byte(v)) >= 0 {
+			if scan.find([]byte(v)) != "" || known.contains([]byte(v)) {
 				return nil, unsafe(name, "a header holds an internal ID")
 			}
 			out.Add(name, v)
