@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"encoding/base32"
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -240,21 +240,25 @@ func (s scanner) otherBases(run []byte, f func(int64, []byte) bool) bool {
 		return !ok || v > math.MaxInt64 || !s.plausible(int64(v)) || f(int64(v), run)
 	}
 	if digit && letter && len(run) <= 13 {
-		v, err := strconv.ParseUint(string(lowerAll(run)), 36, 64)
-		if !try(v, err == nil) {
+		if !try(parseBase(run, 36)) {
 			return false
 		}
 	}
 	if b32 && len(run) == 13 {
-		var dec [8]byte
-		n, err := base32.StdEncoding.WithPadding(base32.NoPadding).Decode(dec[:], upperAll(run))
-		if err == nil && n == 8 && (!try(binary.BigEndian.Uint64(dec[:]), true) || !try(binary.LittleEndian.Uint64(dec[:]), true)) {
+		// RFC 4648: 5 bits a character, the 8 bytes in the first 64 of the 65 bits.
+		var v uint64
+		for _, c := range run[:12] {
+			v = v<<5 | b32Value(c)
+		}
+		v = v<<4 | b32Value(run[12])>>1
+		var be [8]byte
+		binary.BigEndian.PutUint64(be[:], v)
+		if !try(v, true) || !try(binary.LittleEndian.Uint64(be[:]), true) {
 			return false
 		}
 	}
 	if oct {
-		v, err := strconv.ParseUint(string(run), 8, 64)
-		if !try(v, err == nil) {
+		if !try(parseBase(run, 8)) {
 			return false
 		}
 	}
@@ -341,13 +345,23 @@ func floatEnd(text []byte, i int) int {
 	return i
 }
 
+// decodeB64 decodes a run as base64 or base64url, padded or not: the encoding is the one its
+// characters and its end allow, so a run is decoded at most once.
 func decodeB64(run []byte) ([]byte, bool) {
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if dec, err := enc.DecodeString(string(run)); err == nil {
-			return dec, true
-		}
+	url, std := bytes.ContainsAny(run, "-_"), bytes.ContainsAny(run, "+/")
+	if url && std {
+		return nil, false
 	}
-	return nil, false
+	enc := base64.StdEncoding
+	if url {
+		enc = base64.URLEncoding
+	}
+	if run[len(run)-1] != '=' {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	dec := make([]byte, enc.DecodedLen(len(run)))
+	n, err := enc.Decode(dec, run)
+	return dec[:n], err == nil
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -371,20 +385,29 @@ func hexValue(c byte) byte {
 	}
 	return c - 'a' + 10
 }
-func lowerAll(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		out[i] = lower(c)
-	}
-	return out
-}
-func upperAll(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+
+// parseBase reads an alphanumeric run as a number in base (up to 36, letters of either case);
+// ok is false when a character is not a digit of the base or the value passes 64 bits.
+func parseBase(run []byte, base uint64) (v uint64, ok bool) {
+	for _, c := range run {
+		var d uint64
+		if isDigit(c) {
+			d = uint64(c - '0')
+		} else {
+			d = uint64(lower(c)-'a') + 10
 		}
-		out[i] = c
+		if d >= base || v > (math.MaxUint64-d)/base {
+			return 0, false
+		}
+		v = v*base + d
 	}
-	return out
+	return v, true
+}
+
+// b32Value is the value of an RFC 4648 base-32 character (A–Z 0–25, 2–7 26–31), either case.
+func b32Value(c byte) uint64 {
+	if isDigit(c) {
+		return uint64(c-'2') + 26
+	}
+	return uint64(lower(c) - 'a')
 }
