@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"connectrpc.com/connect"
-	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,9 +17,10 @@ import (
 
 // API is what a service serves on its port, the same way in every service: its Connect service
 // (Connect, gRPC, gRPC-Web) by each procedure's exact path and UNIMPLEMENTED for the others, gRPC
-// health and reflection, /metrics for scrapers, and its REST API for every other request that
-// is no RPC. Each request's context carries its request ID and caller (WithRequest); the
-// requests in flight are counted, and browsers of the configured origins admitted.
+// health and reflection (which lists, and can describe and call, the service, health and
+// reflection itself), /metrics for scrapers, and its REST API for every other request that is no
+// RPC. Each request's context carries its request ID and caller (WithRequest); the requests in
+// flight are counted, and browsers of the configured origins admitted.
 type API struct {
 	ConnectPath string       // the Connect handler's path, from idgenv1connect.New…ServiceHandler
 	Connect     http.Handler // the Connect handler
@@ -29,7 +29,7 @@ type API struct {
 	// RESTPaths are REST paths mounted by exact pattern as well, for hot paths: the catch-all
 	// costs a path match per request.
 	RESTPaths []string
-	Health    *Health // its services are the ones reflection lists
+	Health    *Health // its services are the ones reflection lists, with health and reflection
 	Metrics   prometheus.Gatherer
 	Requests  *RequestMetrics
 	Resolver  *auth.Resolver
@@ -41,7 +41,7 @@ func (a API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	Mount(mux, a.ConnectPath, a.Connect, a.Procedures...)
 	mux.Handle(a.Health.Handler())
-	refl := Reflector(append(append([]string(nil), a.Health.services...), grpchealth.HealthV1ServiceName)...)
+	refl := Reflector(append(append([]string(nil), a.Health.services...), grpcServices...)...)
 	mux.Handle(grpcreflect.NewHandlerV1(refl))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(refl))
 	mux.Handle("/metrics", auth.ScrapersOnly(MetricsHandler(a.Metrics)))
