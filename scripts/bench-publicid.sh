@@ -23,7 +23,7 @@ JSON
 taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 \
   --store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error &
 for _ in $(seq 100); do curl -fs http://127.0.0.1:7292/healthz >/dev/null 2>&1 && curl -fs http://127.0.0.1:7291/ >/dev/null 2>&1 && break; sleep 0.1; done
-pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
+pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 lg() { taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@"; }
 # Warm both servers up (discarded), so that the first measured run is not the coldest.

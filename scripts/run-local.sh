@@ -124,9 +124,9 @@ idgen is running locally (state in .idgen/, logs in .idgen/logs/$run_id/; clock 
   demo orders           http://127.0.0.1:7005   internal upstream: POST /internal/checkout, GET /internal/orders/{id}, ...
 
 Try:
-  curl -s -X POST http://127.0.0.1:7001/v1/ids -d '{}'
-  curl -s -X POST http://127.0.0.1:7002/v1/ids:batch -d '{"count": 5}'
-  curl -s http://127.0.0.1:7001/v1/ids/\$(curl -s -X POST http://127.0.0.1:7002/v1/ids -d '{}' | sed 's/.*"id":"\([0-9]*\)".*/\1/')/decode
+  curl -s -X POST http://127.0.0.1:7001/v1/ids -H 'Content-Type: application/json' -d '{}'
+  curl -s -X POST http://127.0.0.1:7002/v1/ids:batch -H 'Content-Type: application/json' -d '{"count": 5}'
+  curl -s http://127.0.0.1:7001/v1/ids/\$(curl -s -X POST http://127.0.0.1:7002/v1/ids -H 'Content-Type: application/json' -d '{}' | sed 's/.*"id":"\([0-9]*\)".*/\1/')/decode
   curl -s http://127.0.0.1:7001/healthz
   curl -s -X POST http://127.0.0.1:7001/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'
   curl -s http://127.0.0.1:7000/v1/regions

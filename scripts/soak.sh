@@ -57,7 +57,7 @@ for svc in $which; do
     taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7395 --gateway-listen '' \
       --store redis:127.0.0.1:7394 --log-level error & pid=$!
     for _ in $(seq 100); do curl -fs http://127.0.0.1:7395/healthz >/dev/null 2>&1 && break; sleep 0.1; done
-    pub=$(curl -s -X POST http://127.0.0.1:7395/v1/public-ids -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
+    pub=$(curl -s -X POST http://127.0.0.1:7395/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
     lg -url http://127.0.0.1:7395 -mode get -path "/v1/public-ids/$pub" -c 16 > "$out/load-resolve.json" &
     lg -url http://127.0.0.1:7395 -mode publish -c 4 > "$out/load-publish.json" &
     sample "$pid" public-id

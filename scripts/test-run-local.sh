@@ -38,7 +38,7 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 grep -q "Ctrl-C stops everything" "$work/first.out" || fail "the first run never printed that it is running"
-curl -fsS -X POST http://127.0.0.1:7001/v1/ids -d '{}' | grep -q '"id":"' || fail "the us-east-1 generator issues no ID"
+curl -fsS -X POST http://127.0.0.1:7001/v1/ids -H 'Content-Type: application/json' -d '{}' | grep -q '"id":"' || fail "the us-east-1 generator issues no ID"
 
 logdir=$(readlink -f "$work/state/logs/latest")
 before=$(cat "$logdir"/*.log | wc -c)

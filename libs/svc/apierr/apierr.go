@@ -124,7 +124,7 @@ func CodeOfStatus(status int) string {
 	switch {
 	case status >= 200 && status < 300:
 		return "ok"
-	case status == http.StatusBadRequest:
+	case status == http.StatusBadRequest, status == http.StatusUnsupportedMediaType:
 		return connect.CodeInvalidArgument.String()
 	case status == http.StatusUnauthorized:
 		return connect.CodeUnauthenticated.String()

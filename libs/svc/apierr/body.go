@@ -19,9 +19,20 @@ func TooLarge(limit int) *Error {
 		Msg: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}
 }
 
+// UnsupportedMediaType is a 415 for a request body that is not JSON (mediaType is what it was
+// sent as, "" when its Content-Type did not parse). Counted as invalid_argument: the caller sent
+// the wrong thing.
+func UnsupportedMediaType(mediaType string) *Error {
+	msg := "the body must be JSON: send it with Content-Type: application/json"
+	if mediaType != "" {
+		msg += ", not " + mediaType
+	}
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: connect.CodeInvalidArgument, Reason: "unsupported_media_type", Msg: msg}
+}
+
 // bodyError says what is wrong with a JSON body in words a caller can act on: the field, and
 // what it must be; never a Go type.
-func bodyError(err error) error {
+func bodyError(b []byte, err error) error {
 	var se *jsonv2.SemanticError
 	var syn *jsontext.SyntacticError
 	switch {
@@ -37,13 +48,19 @@ func bodyError(err error) error {
 			}
 			return BadRequest("field %q must be %s, got %s", field, jsonKind(kind), KindWord(se.JSONKind))
 		}
+		if se.JSONKind != jsontext.KindInvalid && se.JSONKind != '{' {
+			return BadRequest("the body must be a JSON object, not %s", KindWord(se.JSONKind))
+		}
 		return BadRequest("the body must be a JSON object")
 	case errors.As(err, &syn):
 		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
 			return BadRequest("a field is given twice (at byte %d)", syn.ByteOffset)
 		}
 		if strings.Contains(syn.Err.Error(), "after top-level value") {
-			return BadRequest("the body holds more than one JSON value")
+			if off := int(syn.ByteOffset); off < len(b) && strings.IndexByte(`{["-0123456789tfn`, b[off]) >= 0 {
+				return BadRequest("the body holds more than one JSON value")
+			}
+			return BadRequest("the body holds more than its JSON object (at byte %d)", syn.ByteOffset)
 		}
 		return BadRequest("the body is not a valid JSON object (at byte %d)", syn.ByteOffset)
 	}
@@ -85,14 +102,34 @@ func DecodeBody(r io.Reader, limit int, v any) error {
 	return DecodeJSON(b, v)
 }
 
-// DecodeJSON decodes a JSON object into v the one way every service does: field names match
-// exactly ({"COUNT": 2} is not {"count": 2}), unknown and repeated fields are refused by name,
-// and errors say what is wrong in words a caller can act on, never a Go type.
+// DecodeJSON decodes a JSON object into v the one way every service does: the body is one JSON
+// object and nothing else (null, another kind of value, or bytes after the object are refused),
+// field names match exactly ({"COUNT": 2} is not {"count": 2}), unknown and repeated fields are
+// refused by name, and errors say what is wrong in words a caller can act on, never a Go type.
 func DecodeJSON(b []byte, v any) error {
 	if err := jsonv2.Unmarshal(b, v, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return bodyError(err)
+		return bodyError(b, err)
+	}
+	// b is one valid JSON value, so its first byte past whitespace says its kind: a struct also
+	// takes null (as nothing), a map or an interface any kind.
+	if k := firstKind(b); k != '{' {
+		return BadRequest("the body must be a JSON object, not %s", KindWord(k))
 	}
 	return nil
+}
+
+// firstKind is the kind of the JSON value that b, valid JSON, holds.
+func firstKind(b []byte) jsontext.Kind {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			return '0'
+		}
+		return jsontext.Kind(c)
+	}
+	return jsontext.KindInvalid
 }
 
 func jsonKind(k string) string {

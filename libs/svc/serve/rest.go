@@ -2,8 +2,10 @@ package serve
 
 import (
 	"errors"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/labstack/echo/v4"
@@ -13,9 +15,28 @@ import (
 // and the one error handler of every service. Every error is answered as JSON apierr.Body
 // ({"error": message, "reason": name}) with the status errs maps it to, and Retry-After when
 // the error carries one; echo's own 404 and 405 are named not_found and method_not_allowed.
+//
+// A POST whose Content-Type is not JSON is refused with 415 (unsupported_media_type) before its
+// handler runs: text/plain, form and multipart bodies are what a page of any origin may make a
+// browser send without a CORS preflight. A POST without a Content-Type (curl -X POST, no body)
+// is served. Every GET route answers HEAD too, with the same handler and so the same headers
+// (net/http sends no body for a HEAD).
 func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.OnAddRouteHandler = func(host string, route echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
+		if route.Method != http.MethodGet {
+			return
+		}
+		for i := len(mw) - 1; i >= 0; i-- {
+			h = mw[i](h)
+		}
+		router := e.Router()
+		if host != "" {
+			router = e.Routers()[host]
+		}
+		router.Add(http.MethodHead, route.Path, h)
+	}
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
@@ -26,8 +47,54 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		}
 		_ = c.JSON(ae.Status, ae.Body())
 	}
-	e.Use(m.Echo(func(err error) int { return restError(err, errs).Status }))
+	e.Use(m.Echo(func(err error) int { return restError(err, errs).Status }), jsonBodies)
 	return e
+}
+
+// jsonBodies refuses a POST whose Content-Type is given and is not JSON (apierr.UnsupportedMediaType),
+// with Accept-Post naming what it takes.
+func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method == http.MethodPost {
+			if ct := r.Header["Content-Type"]; len(ct) > 1 || len(ct) == 1 && !isJSON(ct[0]) {
+				c.Response().Header().Set("Accept-Post", "application/json") // as connect-go's 415 says what it takes
+				return apierr.UnsupportedMediaType(mediaType(ct))
+			}
+		}
+		return next(c)
+	}
+}
+
+// isJSON reports whether a Content-Type is application/json, in UTF-8 if it names a charset
+// (RFC 8259: JSON between systems is UTF-8).
+func isJSON(ct string) bool {
+	if ct == "application/json" || ct == "application/json; charset=utf-8" {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// mediaType names what a refused body was sent as, for the 415's message: its media type (a
+// token: no quotes, no spaces), or "" when its Content-Type does not parse, is given more than
+// once, or is long.
+func mediaType(ct []string) string {
+	if len(ct) != 1 {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct[0])
+	switch {
+	case err != nil, len(mt) > 100:
+		return ""
+	case mt == "application/json":
+		return "application/json in a charset other than UTF-8"
+	}
+	return mt
 }
 
 // restError maps a REST handler's error: echo's own (no route, wrong method, or one a handler

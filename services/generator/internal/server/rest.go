@@ -22,17 +22,20 @@ const maxBody = 4 << 10
 
 // rest is the REST API (docs/api.md) on echo, with every service's error handler: errors are
 // {"error": message, "reason": name}; 400s say what is wrong, refusals say why, quota refusals
-// carry Retry-After.
+// carry Retry-After. As in every service (serve.REST), a POST whose Content-Type is not JSON
+// gets 415 and every GET route answers HEAD.
 func (s *Server) rest() http.Handler {
 	e := serve.REST(s.metrics.RequestMetrics, errs)
 	e.POST("/v1/ids", s.postID)
 	e.POST(`/v1/ids\:batch`, s.postBatch)
 	e.GET("/v1/ids/:id/decode", s.getDecode)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
+	e.GET("/healthz", s.getHealthz)
 	return e
 }
 
-// readBody reads a small JSON object body; an empty body reads as {} when allowEmpty.
+// readBody reads a small body that is one JSON object and nothing else (apierr.DecodeJSON: null,
+// another kind of value or bytes after the object are 400); an empty body reads as {} when
+// allowEmpty. Only JSON's whitespace (space, tab, CR, LF) may surround the object.
 func readBody(c echo.Context, allowEmpty bool, into any) error {
 	bp := bodyBufs.Get().(*[]byte)
 	defer bodyBufs.Put(bp)
@@ -44,7 +47,7 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 	if len(b) > maxBody {
 		return apierr.TooLarge(maxBody)
 	}
-	b = bytes.TrimSpace(b)
+	b = bytes.Trim(b, " \t\r\n")
 	if len(b) == 0 {
 		if allowEmpty {
 			return nil

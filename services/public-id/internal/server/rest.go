@@ -12,10 +12,11 @@ import (
 )
 
 // rest is the internal REST API (docs/api.md#public-id-api) on echo, with every service's error
-// handler: errors are {"error": message, "reason": name}.
+// handler: errors are {"error": message, "reason": name}; a POST whose Content-Type is not JSON
+// gets 415, and every GET route answers HEAD (serve.REST).
 func (s *Server) rest() http.Handler {
 	e := serve.REST(s.metrics, errs)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
+	e.GET("/healthz", s.getHealthz)
 	e.POST("/v1/public-ids", func(c echo.Context) error {
 		var req struct {
 			InternalID *idcore.ID `json:"internal_id"`

@@ -12,10 +12,12 @@ import (
 )
 
 // rest is the REST API (docs/api.md#registry-api) on echo, with every service's error handler:
-// errors are {"error": message, "reason": name}.
+// errors are {"error": message, "reason": name}; a POST whose Content-Type is not JSON gets 415
+// (a retire too: it has no body, but a page must not make a browser send one), and every GET
+// route answers HEAD (serve.REST).
 func (s *Server) rest() http.Handler {
 	e := serve.REST(s.metrics, errs)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", s.getHealthz)
+	e.GET("/healthz", s.getHealthz)
 	e.GET("/v1/regions", func(c echo.Context) error {
 		rs, err := s.list(c.Request().Context())
 		if err != nil {

@@ -1,0 +1,205 @@
+package serve_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/serve"
+)
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func send(t *testing.T, req *http.Request) answer {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, string(b)}
+}
+
+func post(t *testing.T, url, contentType, body string) answer {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return send(t, req)
+}
+
+func errorBody(t *testing.T, a answer) apierr.Body {
+	t.Helper()
+	var fields map[string]any
+	var b apierr.Body
+	if json.Unmarshal([]byte(a.body), &fields) != nil || len(fields) != 2 || json.Unmarshal([]byte(a.body), &b) != nil {
+		t.Fatalf("%d %s: want exactly error and reason", a.status, a.body)
+	}
+	return b
+}
+
+// TestRESTRefusesBodiesThatAreNotJSON: a POST sent as anything but JSON gets 415
+// (unsupported_media_type, naming application/json, and Accept-Post) and its handler never runs, whether it reads
+// a body or not: text/plain, form and multipart bodies are the ones a page of any origin can make
+// a browser send without a preflight. JSON, in UTF-8 when a charset is named, and a POST without
+// a Content-Type (curl -X POST) are served.
+func TestRESTRefusesBodiesThatAreNotJSON(t *testing.T) {
+	base := "http://" + serveAPI(t, serve.Browsers{})
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	_ = mw.WriteField("count", "1")
+	_ = mw.Close()
+	for _, tt := range []struct {
+		contentType, body string
+	}{
+		{"text/plain", `{"count":1}`},
+		{"text/plain;charset=UTF-8", `{"count":1}`},
+		{"application/x-www-form-urlencoded", url.Values{"count": {"1"}}.Encode()},
+		{mw.FormDataContentType(), form.String()},
+		{"application/xml", `<count>1</count>`},
+		{"application/json; charset=iso-8859-1", `{"count":1}`},
+		{"application/jsonx", `{"count":1}`},
+		{"application/json, text/plain", `{"count":1}`},
+	} {
+		for _, path := range []string{"/things", "/poke"} {
+			before := served.Load()
+			a := post(t, base+path, tt.contentType, tt.body)
+			b := errorBody(t, a)
+			if a.status != http.StatusUnsupportedMediaType || b.Reason != "unsupported_media_type" || !strings.Contains(b.Error, "application/json") ||
+				a.header.Get("Accept-Post") != "application/json" {
+				t.Errorf("POST %s as %q: %d %s, want 415 unsupported_media_type naming application/json", path, tt.contentType, a.status, a.body)
+			}
+			if served.Load() != before {
+				t.Errorf("POST %s as %q: the handler ran", path, tt.contentType)
+			}
+		}
+	}
+	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8", "Application/JSON; Charset=UTF-8"} {
+		if a := post(t, base+"/things", ct, `{"count":1}`); a.status != 200 || a.body != "{\"count\":1}\n" {
+			t.Errorf("POST /things as %q: %d %s, want 200", ct, a.status, a.body)
+		}
+	}
+	if a := post(t, base+"/poke", "", ""); a.status != 200 {
+		t.Errorf("POST /poke without a body or Content-Type: %d %s", a.status, a.body)
+	}
+	// Counted as the caller's mistake, under the route.
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	if m := send(t, req).body; !strings.Contains(m, `idgen_server_requests_total{code="invalid_argument",protocol="rest",route="/things"} 8`) {
+		t.Errorf("415s not counted as invalid_argument on /things:\n%s", m)
+	}
+}
+
+// TestRESTBodyIsOneJSONObject: a body is one JSON object and nothing else. null (which decodes
+// into a struct as nothing at all), another kind of value, and bytes after the object are 400.
+func TestRESTBodyIsOneJSONObject(t *testing.T) {
+	base := "http://" + serveAPI(t, serve.Browsers{})
+	for _, tt := range []struct{ body, want string }{
+		{`null`, "must be a JSON object, not null"},
+		{` null `, "must be a JSON object, not null"},
+		{`[]`, "must be a JSON object, not an array"},
+		{`5`, "must be a JSON object, not a number"},
+		{`"count"`, "must be a JSON object, not a string"},
+		{`true`, "must be a JSON object, not a boolean"},
+		{"{\"count\":1}\x00", "more than its JSON object (at byte 11)"},
+		{"{\"count\":1}\n\x00", "more than its JSON object (at byte 12)"},
+		{`{"count":1}x`, "more than its JSON object"},
+		{`{"count":1}{"count":2}`, "more than one JSON value"},
+		{`{"count":1} null`, "more than one JSON value"},
+	} {
+		a := post(t, base+"/things", "application/json", tt.body)
+		if b := errorBody(t, a); a.status != 400 || b.Reason != "bad_request" || !strings.Contains(b.Error, tt.want) {
+			t.Errorf("body %q: %d %s, want 400 saying %q", tt.body, a.status, a.body, tt.want)
+		}
+	}
+	for _, body := range []string{`{"count":1}`, " \t\r\n{\"count\":1} \t\r\n", `{}`} {
+		if a := post(t, base+"/things", "application/json", body); a.status != 200 {
+			t.Errorf("body %q: %d %s, want 200", body, a.status, a.body)
+		}
+	}
+}
+
+// TestRESTHeadAsGet: HEAD is answered wherever GET is, with GET's status and headers (its own
+// and Content-Type, Content-Length) and no body; a 405 names HEAD among the methods allowed.
+func TestRESTHeadAsGet(t *testing.T) {
+	base := "http://" + serveAPI(t, serve.Browsers{})
+	for _, path := range []string{"/things/7", "/nowhere", "/poke"} {
+		get, _ := http.NewRequest("GET", base+path, nil)
+		head, _ := http.NewRequest("HEAD", base+path, nil)
+		g, h := send(t, get), send(t, head)
+		if h.status != g.status || h.body != "" {
+			t.Errorf("HEAD %s: %d with %d bytes; GET: %d", path, h.status, len(h.body), g.status)
+		}
+		for _, k := range []string{"Content-Type", "Content-Length", "X-Thing", "Allow"} {
+			if h.header.Get(k) != g.header.Get(k) {
+				t.Errorf("HEAD %s: %s %q, GET's %q", path, k, h.header.Get(k), g.header.Get(k))
+			}
+		}
+		if path == "/things/7" && (h.status != 200 || h.header.Get("X-Thing") != "7" || h.header.Get("Content-Length") != strconv.Itoa(len(g.body))) {
+			t.Errorf("HEAD %s: %d %v, want GET's 200 and headers (GET's body is %d bytes)", path, h.status, h.header, len(g.body))
+		}
+	}
+	del, _ := http.NewRequest("DELETE", base+"/things/7", nil)
+	if a := send(t, del); a.status != 405 || a.header.Get("Allow") != "OPTIONS, GET, HEAD" {
+		t.Errorf("DELETE /things/7: %d, Allow %q", a.status, a.header.Get("Allow"))
+	}
+}
+
+// TestCORSPreflightHeaderNames: a preflight from a configured origin passes whatever the case
+// and order of the header names it asks for (names are case-insensitive; browsers send them
+// lower-case and sorted, other clients need not), and still fails for a header not allowed or
+// another origin.
+func TestCORSPreflightHeaderNames(t *testing.T) {
+	const origin = "https://app.example.com"
+	base := "http://" + serveAPI(t, serve.Browsers{Origins: []string{origin}})
+	preflight := func(origin string, headers ...string) http.Header {
+		req, _ := http.NewRequest("OPTIONS", base+"/things", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		for _, h := range headers {
+			req.Header.Add("Access-Control-Request-Headers", h)
+		}
+		return send(t, req).header
+	}
+	for _, asked := range [][]string{
+		{"content-type,x-request-id"}, // as browsers send it
+		{"Content-Type, X-Request-Id"},
+		{"x-request-id,content-type"},
+		{"X-REQUEST-ID ,  content-type"},
+		{"Connect-Protocol-Version,Content-Type,Connect-Timeout-Ms"},
+		{"content-type, content-type,"},
+		{"X-Request-Id", "Content-Type"}, // split by a proxy
+	} {
+		h := preflight(origin, asked...)
+		allowed := strings.ToLower(h.Get("Access-Control-Allow-Headers"))
+		if h.Get("Access-Control-Allow-Origin") != origin {
+			t.Errorf("preflight asking for %q: not allowed: %v", asked, h)
+			continue
+		}
+		for _, a := range asked {
+			for n := range strings.SplitSeq(a, ",") {
+				if n = strings.ToLower(strings.TrimSpace(n)); n != "" && !strings.Contains(","+allowed+",", ","+n+",") {
+					t.Errorf("preflight asking for %q: Access-Control-Allow-Headers %q lacks %s", asked, allowed, n)
+				}
+			}
+		}
+	}
+	if h := preflight(origin, "Content-Type, X-Evil"); h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a header not allowed passed: %v", h)
+	}
+	if h := preflight("https://evil.example.net", "content-type"); h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("another origin passed: %v", h)
+	}
+}
