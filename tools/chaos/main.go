@@ -392,6 +392,7 @@ func plan(seed uint64, duration time.Duration, procs []*proc, ngroups int) []fau
 	}
 	kinds := faultKinds[1:]
 	var out []fault
+	restores := 0 // restore-backup takes the groups in turn, dynalite's first: its first backup is from before the first claim
 	var bag []int // the kinds in a shuffled order, refilled when empty, so every kind recurs
 	for t := 3 * time.Second; ; {
 		t += between(1500*time.Millisecond, 4500*time.Millisecond)
@@ -419,6 +420,10 @@ func plan(seed uint64, duration time.Duration, procs []*proc, ngroups int) []fau
 			f.dur = between(time.Second, leaseLen+time.Second)
 		case "fence-restore", "restore-backup", "other-rules":
 			f.target = r.IntN(ngroups)
+			if f.kind == "restore-backup" {
+				f.target = restores % ngroups
+				restores++
+			}
 			f.dur = 2 * time.Second // the fence's own wait is not planned for
 		case "clock-within":
 			f.offset = sign(between(time.Millisecond, clockBound))
@@ -679,11 +684,28 @@ func (e *env) restore(ctx context.Context, g *group) (string, error) {
 			}
 		}
 		after, _ := g.store.TableID(ctx)
+		// The running processes must take the restored table for what it is, a backup from before
+		// their claims (none of its lease rows, or no metadata row at all for the first backup):
+		// for two renew intervals nobody claims from it.
+		backupRows := 0
+		for _, it := range items {
+			if !isMeta(it) {
+				backupRows++
+			}
+		}
+		sleep(ctx, 2*renew)
+		rows, err := g.store.List(ctx)
+		if err != nil {
+			return "", err
+		}
+		if len(rows) != backupRows {
+			return "", fmt.Errorf("dynamo: %d lease rows in the restored table before its fence, the backup had %d: a claim on a restored table", len(rows), backupRows)
+		}
 		out, err := e.idgenctl(ctx, g, "fence-restore")
 		if err != nil {
 			return "", err
 		}
-		desc = fmt.Sprintf("dynamo: table replaced by a backup %s old (%d items, TableId %.8s… → %.8s…); idgenctl: %s", age, len(items), before, after, lastLine(out))
+		desc = fmt.Sprintf("dynamo: table replaced by a backup %s old (%d items, TableId %.8s… → %.8s…), no claim from it in %s; idgenctl: %s", age, len(items), before, after, 2*renew, lastLine(out))
 	}
 	if err := e.takeBackup(ctx, g); err != nil {
 		desc += fmt.Sprintf(" (next backup: %v)", err)
