@@ -17,23 +17,43 @@ import (
 
 // The configuration's directories, relative to this package.
 const (
-	fleetDir    = "modules/fleet"
-	regionDir   = "modules/region"
-	registryDir = "modules/registry"
-	topologyDir = "modules/topology"
-	liveDir     = "live"
+	fleetDir     = "modules/fleet"
+	regionDir    = "modules/region"
+	registryDir  = "modules/registry"
+	topologyDir  = "modules/topology"
+	endpointsDir = "modules/endpoints"
+	// bootstrapDir is the root of the state bucket and lock table.
+	bootstrapDir = "bootstrap"
+	// liveDir holds the roots an SRE applies: the registry root and one root per region.
+	liveDir         = "live"
+	registryRootDir = liveDir + "/registry"
+	regionRootsDir  = liveDir + "/regions"
+	// exampleTfvars are the live roots' variables for five regions, as an SRE writes them.
+	exampleTfvars = liveDir + "/example.tfvars"
 	// thresholdsFile is the one source of alert thresholds.
 	thresholdsFile = "../../deploy/alert-thresholds.json"
 )
 
-// moduleDirs are the modules and the root configuration; configDirs adds the examples.
+// The modules, the roots, and with their examples, every configuration.
 var (
-	moduleDirs = []string{fleetDir, regionDir, registryDir, topologyDir, liveDir}
-	configDirs = append(slices.Clone(moduleDirs),
-		fleetDir+"/examples/basic", regionDir+"/examples/basic", registryDir+"/examples/basic")
-	// rootDirs are the root configurations an SRE applies.
-	rootDirs = []string{liveDir}
+	// regionRootDirs are live/regions/<region>, one per region.
+	regionRootDirs = mustGlob(regionRootsDir + "/*")
+	// rootDirs are the root configurations an SRE applies, each with a state of its own.
+	rootDirs    = append([]string{bootstrapDir, registryRootDir}, regionRootDirs...)
+	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir}, rootDirs...)
+	exampleDirs = []string{fleetDir + "/examples/basic", regionDir + "/examples/basic", registryDir + "/examples/basic",
+		topologyDir + "/examples/basic", endpointsDir + "/examples/basic"}
+	configDirs = append(slices.Clone(moduleDirs), exampleDirs...)
 )
+
+func mustGlob(pattern string) []string {
+	dirs, err := filepath.Glob(pattern)
+	if err != nil || len(dirs) == 0 {
+		panic(fmt.Sprintf("%s: nothing there (%v)", pattern, err))
+	}
+	sort.Strings(dirs)
+	return dirs
+}
 
 // tfFile is one parsed .tf file and its source (for messages and source-text checks).
 type tfFile struct {

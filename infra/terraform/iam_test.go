@@ -18,9 +18,7 @@ import (
 var grants = map[string][]string{
 	regionDir:   dynamolease.GeneratorActions,
 	registryDir: dynamostore.Actions,
-	fleetDir:    nil,
-	topologyDir: nil,
-	liveDir:     nil,
+	// every other module and root: none
 }
 
 // managedPolicies are the AWS managed policies a role may have attached: Session Manager and Run
@@ -54,6 +52,10 @@ func checkPolicies(c config, allowed []string) []string {
 			actions, err := literalStrings(st, "actions")
 			if err != nil {
 				bad("actions: %v", err)
+				continue
+			}
+			// A Deny takes away: the state bucket's TLS-only statement denies s3:* to everyone.
+			if literalString(st, "effect") == "Deny" {
 				continue
 			}
 			dynamo := false
@@ -206,6 +208,18 @@ resource "aws_dynamodb_table" "history" { name = "idgen-lease-history" }
     }
   }
 }`, nil, []string{"dynamodb:Scan"}},
+		{"a deny may be wide, an allow may not", `data "aws_iam_policy_document" "p" {
+  statement {
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = ["*"]
+  }
+  statement {
+    effect    = "Allow"
+    actions   = ["s3:*"]
+    resources = ["*"]
+  }
+}`, nil, []string{"wildcard s3:*"}},
 		{"computed actions", `data "aws_iam_policy_document" "p" {
   statement {
     actions   = var.actions

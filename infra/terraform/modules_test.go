@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,21 +211,49 @@ func TestVariablesDocumented(t *testing.T) {
 	}
 }
 
-// TestReadmesListInterface: each module's README lists every input and output in its tables.
+// TestReadmesListInterface: each module's README lists every input and output in its tables; the
+// roots of live/ are listed in live/README.md.
 func TestReadmesListInterface(t *testing.T) {
-	for _, dir := range []string{fleetDir, regionDir, registryDir, liveDir} {
+	readmes := map[string]string{bootstrapDir: bootstrapDir + "/README.md", registryRootDir: liveDir + "/README.md"}
+	for _, dir := range regionRootDirs {
+		readmes[dir] = liveDir + "/README.md"
+	}
+	for _, dir := range moduleDirs {
+		if readmes[dir] == "" {
+			readmes[dir] = dir + "/README.md"
+		}
+	}
+	for _, dir := range sortedKeys(readmes) {
 		m, err := loadModule(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		readme, err := os.ReadFile(readmes[dir])
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range append(sortedKeys(m.Variables), sortedKeys(m.Outputs)...) {
 			if !strings.Contains(string(readme), "| `"+name+"` |") {
-				t.Errorf("%s/README.md does not list %s", dir, name)
+				t.Errorf("%s does not list %s (of %s)", readmes[dir], name, dir)
 			}
+		}
+	}
+}
+
+// TestEveryModuleHasExample: every module under modules/ has a README and examples/basic.
+func TestEveryModuleHasExample(t *testing.T) {
+	dirs, err := filepath.Glob("modules/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		for _, want := range []string{"README.md", "examples/basic/main.tf"} {
+			if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+				t.Errorf("%s has no %s", dir, want)
+			}
+		}
+		if !slices.Contains(moduleDirs, dir) || !slices.Contains(configDirs, dir+"/examples/basic") {
+			t.Errorf("%s is not in the tests' moduleDirs and configDirs", dir)
 		}
 	}
 }

@@ -31,16 +31,22 @@ var (
 			ttl:   dynamolease.AttrExpiresAt,
 		},
 		store.TableName: {hash: dynamostore.KeyPK, attrs: map[string]string{dynamostore.KeyPK: "S"}},
+		// Terraform's s3 backend locks a state with a conditional write of an item keyed LockID.
+		lockTable: {hash: "LockID", attrs: map[string]string{"LockID": "S"}},
 	}
 	// tablesOf is where each table is defined.
 	tablesOf = map[string][]string{
-		regionDir:   {lease.TableV2, lease.TableHistory},
-		registryDir: {store.TableName},
-		liveDir:     {lease.TableV1},
+		regionDir:       {lease.TableV2, lease.TableHistory},
+		registryDir:     {store.TableName},
+		registryRootDir: {lease.TableV1},
+		bootstrapDir:    {lockTable},
 	}
 )
 
-// checkTables: every aws_dynamodb_table is one the drivers use, with their keys, attribute types
+// lockTable is the state lock table of the bootstrap root.
+const lockTable = "idgen-terraform-locks"
+
+// checkTables: every aws_dynamodb_table is one the drivers use (or the state lock table), with their keys, attribute types
 // and TTL attribute; it has point-in-time recovery, deletion protection, server-side encryption
 // and prevent_destroy, and no replica (never a global table). It returns the tables' names.
 func checkTables(c config) (names []string, problems []string) {

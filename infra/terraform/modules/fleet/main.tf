@@ -18,17 +18,21 @@ locals {
 
   unit = "idgen-${var.service}"
 
-  # Every S3 object a host copies at boot, as IAM resource ARNs.
-  s3_objects = concat([var.artifact_s3_uri], values(var.config_files))
+  # Every S3 object a host copies, at boot or when it refreshes its certificates, as IAM
+  # resource ARNs.
+  s3_objects = concat([var.artifact_s3_uri], values(var.config_files), values(var.certificate_files))
   s3_arns    = [for u in local.s3_objects : "arn:${data.aws_partition.current.partition}:s3:::${trimprefix(u, "s3://")}"]
 
   user_data = templatefile("${path.module}/user_data.sh.tftpl", {
-    service         = var.service
-    unit            = local.unit
-    region          = var.region
-    artifact_s3_uri = var.artifact_s3_uri
-    config_files    = var.config_files
-    exec_args       = join(" ", var.service_args)
+    service           = var.service
+    unit              = local.unit
+    region            = var.region
+    artifact_s3_uri   = var.artifact_s3_uri
+    config_files      = var.config_files
+    certificate_files = var.certificate_files
+    refresh_interval  = var.certificate_refresh_interval
+    reload_signal     = coalesce(var.certificate_reload_signal, "none")
+    exec_args         = join(" ", var.service_args)
   })
 }
 
@@ -101,6 +105,54 @@ resource "aws_iam_instance_profile" "this" {
 # Network: the hosts' security group
 ################################################################################
 
+# The AWS-managed prefix lists of the services the hosts reach through the VPC's gateway
+# endpoints (modules/endpoints): the same lists the endpoints route, known before they exist.
+data "aws_ec2_managed_prefix_list" "gateway" {
+  for_each = toset(["dynamodb", "s3"])
+
+  name = "com.amazonaws.${var.region}.${each.key}"
+}
+
+locals {
+  # CIDRs in their canonical form (10.0.0.1/16 is 10.0.0.0/16), so that two spellings of one
+  # network make one rule: EC2 refuses a second identical rule (InvalidPermission.Duplicate).
+  vpc_cidr     = cidrsubnet(var.vpc_cidr, 0, 0)
+  caller_cidrs = distinct([for c in var.caller_cidrs : cidrsubnet(c, 0, 0)])
+  peer_cidrs   = distinct([for c in var.peer_cidrs : cidrsubnet(c, 0, 0)])
+
+  # The load balancer's health checks come from the VPC: HTTP on the health port, or TCP on the
+  # service port when the service has none. When that is the service port and the VPC is one of
+  # the callers' CIDRs, the callers' rule admits the health checks too: one rule per source and
+  # port, whatever the inputs.
+  health_port   = coalesce(var.health_port, var.service_port)
+  health_merged = local.health_port == var.service_port && contains(local.caller_cidrs, local.vpc_cidr)
+
+  # HTTPS out, and only to what the hosts call: DynamoDB and S3 through the gateway endpoints'
+  # prefix lists, SSM, CloudWatch, STS and KMS through the interface endpoints' security group,
+  # and the peers the service talks to (the generators: the registry). The Amazon Time Sync
+  # Service, instance metadata and the VPC's DNS resolver are not subject to security groups.
+  egress = merge(
+    { for k, pl in data.aws_ec2_managed_prefix_list.gateway : k => {
+      description    = "HTTPS to ${k == "s3" ? "S3" : "DynamoDB"} (gateway endpoint)"
+      prefix_list_id = pl.id
+      cidr_ipv4      = null
+      security_group = null
+    } },
+    { endpoints = {
+      description    = "HTTPS to the VPC's interface endpoints (SSM, CloudWatch, STS, KMS)"
+      prefix_list_id = null
+      cidr_ipv4      = null
+      security_group = var.endpoints_security_group_id
+    } },
+    { for c in local.peer_cidrs : "peer ${c}" => {
+      description    = "HTTPS to a peer of ${var.service}"
+      prefix_list_id = null
+      cidr_ipv4      = c
+      security_group = null
+    } },
+  )
+}
+
 resource "aws_security_group" "this" {
   name_prefix = "${var.name}-"
   description = "idgen ${var.service}: service port from callers, health port from the VPC"
@@ -113,10 +165,10 @@ resource "aws_security_group" "this" {
 }
 
 resource "aws_vpc_security_group_ingress_rule" "service" {
-  for_each = toset(var.caller_cidrs)
+  for_each = toset(local.caller_cidrs)
 
   security_group_id = aws_security_group.this.id
-  description       = "idgen ${var.service} (mTLS) from callers"
+  description       = local.health_merged && each.value == local.vpc_cidr ? "idgen ${var.service} (mTLS) from callers, and load balancer health checks" : "idgen ${var.service} (mTLS) from callers"
   ip_protocol       = "tcp"
   from_port         = var.service_port
   to_port           = var.service_port
@@ -124,28 +176,36 @@ resource "aws_vpc_security_group_ingress_rule" "service" {
   tags              = local.tags
 }
 
-# The load balancer's health checks: HTTP on the health port, or TCP on the service port when
-# the service has no plaintext health port.
+# The load balancer's health checks, unless the callers' rule above already admits them.
 resource "aws_vpc_security_group_ingress_rule" "health" {
+  count = local.health_merged ? 0 : 1
+
   security_group_id = aws_security_group.this.id
   description       = "load balancer health checks from the VPC"
   ip_protocol       = "tcp"
-  from_port         = coalesce(var.health_port, var.service_port)
-  to_port           = coalesce(var.health_port, var.service_port)
-  cidr_ipv4         = var.vpc_cidr
+  from_port         = local.health_port
+  to_port           = local.health_port
+  cidr_ipv4         = local.vpc_cidr
   tags              = local.tags
 }
 
-# DynamoDB, S3, SSM and the registry are all HTTPS; the Amazon Time Sync Service is link-local
-# and not subject to security groups.
+moved {
+  from = aws_vpc_security_group_ingress_rule.health
+  to   = aws_vpc_security_group_ingress_rule.health[0]
+}
+
 resource "aws_vpc_security_group_egress_rule" "https" {
-  security_group_id = aws_security_group.this.id
-  description       = "HTTPS to AWS APIs and the registry"
-  ip_protocol       = "tcp"
-  from_port         = 443
-  to_port           = 443
-  cidr_ipv4         = "0.0.0.0/0"
-  tags              = local.tags
+  for_each = local.egress
+
+  security_group_id            = aws_security_group.this.id
+  description                  = each.value.description
+  ip_protocol                  = "tcp"
+  from_port                    = 443
+  to_port                      = 443
+  prefix_list_id               = each.value.prefix_list_id
+  cidr_ipv4                    = each.value.cidr_ipv4
+  referenced_security_group_id = each.value.security_group
+  tags                         = local.tags
 }
 
 ################################################################################

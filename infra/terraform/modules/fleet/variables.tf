@@ -44,13 +44,46 @@ variable "artifact_s3_uri" {
 }
 
 variable "config_files" {
-  description = "Files the service reads, by file name under /etc/idgen (for example tls.crt), each an S3 URI that every host copies at boot. The files are readable by the service user only."
+  description = "Files the service reads that change only with a release, by file name under /etc/idgen (for example callers.json), each an S3 URI that every host copies at boot. The files are readable by the service user only."
   type        = map(string)
   default     = {}
 
   validation {
     condition     = alltrue([for n, u in var.config_files : can(regex("^[A-Za-z0-9._-]+$", n)) && can(regex("^s3://[a-z0-9.-]+/.+$", u))])
     error_message = "config_files keys must be plain file names and values S3 URIs (s3://bucket/key)."
+  }
+}
+
+variable "certificate_files" {
+  description = "The service's certificate, key and CA files, by file name under /etc/idgen (tls.crt, tls.key, client-ca.pem), each an S3 URI. Every host copies them at boot and again every certificate_refresh_interval, and replaces them all at once when they changed and are valid (each X.key matching X.crt): renew a certificate by writing the new one at the same URI."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for n, u in var.certificate_files : can(regex("^[A-Za-z0-9._-]+\\.(crt|key|pem)$", n)) && can(regex("^s3://[a-z0-9.-]+/.+$", u))])
+    error_message = "certificate_files keys must be plain file names ending in .crt, .key or .pem, and values S3 URIs (s3://bucket/key)."
+  }
+}
+
+variable "certificate_refresh_interval" {
+  description = "How often each host fetches its certificate files again (a systemd time span, for example 15min), with up to 5 minutes of random delay so the fleet does not fetch at once."
+  type        = string
+  default     = "15min"
+
+  validation {
+    condition     = can(regex("^[1-9][0-9]*(s|min|h)$", var.certificate_refresh_interval))
+    error_message = "certificate_refresh_interval must look like 30s, 15min or 1h."
+  }
+}
+
+variable "certificate_reload_signal" {
+  description = "Signal sent to the service after its certificate files were replaced (for example SIGHUP), for a service that reloads them on it; null sends none. The services read their certificates only at start-up today, and a Go process stops on a SIGHUP it does not handle, so leave it null until they handle it."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.certificate_reload_signal == null || contains(["SIGHUP", "SIGUSR1", "SIGUSR2"], coalesce(var.certificate_reload_signal, "none"))
+    error_message = "certificate_reload_signal must be null, SIGHUP, SIGUSR1 or SIGUSR2."
   }
 }
 
@@ -73,6 +106,11 @@ variable "vpc_id" {
 variable "vpc_cidr" {
   description = "CIDR of the VPC. The load balancer's health checks come from addresses in it."
   type        = string
+
+  validation {
+    condition     = can(cidrnetmask(var.vpc_cidr)) && !endswith(var.vpc_cidr, "/0")
+    error_message = "vpc_cidr must be an IPv4 CIDR narrower than /0."
+  }
 }
 
 variable "subnet_ids" {
@@ -86,13 +124,29 @@ variable "subnet_ids" {
 }
 
 variable "caller_cidrs" {
-  description = "CIDRs allowed to reach the service port. The load balancer preserves client addresses, so this is where callers are, including callers that fail over from other regions."
+  description = "IPv4 CIDRs allowed to reach the service port. The load balancer preserves client addresses, so this is where callers are, including callers that fail over from other regions. CIDRs that name the same network (10.0.0.1/16 and 10.0.0.0/16) make one rule."
   type        = list(string)
 
   validation {
-    condition     = length(var.caller_cidrs) > 0
-    error_message = "caller_cidrs must name at least one CIDR."
+    condition     = length(var.caller_cidrs) > 0 && alltrue([for c in var.caller_cidrs : can(cidrnetmask(c)) && !endswith(c, "/0")])
+    error_message = "caller_cidrs must name at least one IPv4 CIDR, none of them /0."
   }
+}
+
+variable "peer_cidrs" {
+  description = "IPv4 CIDRs of the peers the service calls over HTTPS (the generators: the registry's VPC); the hosts may reach nothing else but the AWS APIs of their VPC endpoints."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.peer_cidrs : can(cidrnetmask(c)) && !endswith(c, "/0")])
+    error_message = "peer_cidrs must be IPv4 CIDRs, none of them /0."
+  }
+}
+
+variable "endpoints_security_group_id" {
+  description = "Security group of the VPC's interface endpoints (modules/endpoints): SSM, CloudWatch, STS and KMS. DynamoDB and S3 are reached through the gateway endpoints' prefix lists."
+  type        = string
 }
 
 variable "service_port" {

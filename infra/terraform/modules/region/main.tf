@@ -147,7 +147,9 @@ module "fleet" {
 
   artifact_s3_uri = var.artifact_s3_uri
   config_files = {
-    "callers.json"  = var.callers_s3_uri
+    "callers.json" = var.callers_s3_uri
+  }
+  certificate_files = {
     "tls.crt"       = var.tls_cert_s3_uri
     "tls.key"       = var.tls_key_s3_uri
     "client-ca.pem" = var.client_ca_s3_uri
@@ -161,6 +163,10 @@ module "fleet" {
   caller_cidrs = distinct(concat(var.caller_cidrs, var.failover_caller_cidrs))
   service_port = 443
   health_port  = var.health_port
+
+  # Out: the AWS APIs through the VPC's endpoints, and the registry.
+  endpoints_security_group_id = var.endpoints_security_group_id
+  peer_cidrs                  = var.registry_cidrs
 
   instance_type    = var.instance_type
   instance_count   = var.workers

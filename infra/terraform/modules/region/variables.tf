@@ -44,6 +44,16 @@ variable "registry_url" {
   type        = string
 }
 
+variable "registry_cidrs" {
+  description = "CIDRs where the registry is (its VPC's): the generators' only HTTPS peer besides the AWS APIs of their VPC endpoints."
+  type        = list(string)
+}
+
+variable "endpoints_security_group_id" {
+  description = "Security group of the VPC's interface endpoints (modules/endpoints), which the generators' egress rules name."
+  type        = string
+}
+
 variable "vpc_id" {
   description = "VPC of the region's fleet."
   type        = string
@@ -85,7 +95,7 @@ variable "artifact_s3_uri" {
 }
 
 variable "tls_cert_s3_uri" {
-  description = "S3 URI of the generators' server certificate (PEM), valid for the endpoint's host name."
+  description = "S3 URI of the generators' server certificate (PEM), valid for the endpoint's host name. The hosts fetch it again every 15 minutes: renew it in place."
   type        = string
 }
 

@@ -32,6 +32,11 @@ resource "aws_dynamodb_table" "this" {
 
   lifecycle {
     prevent_destroy = true
+
+    precondition {
+      condition     = data.aws_region.current.name == var.region
+      error_message = "the aws provider given to this module is in ${data.aws_region.current.name}, not ${var.region}."
+    }
   }
 }
 
@@ -56,11 +61,11 @@ module "fleet" {
 
   name    = "idgen-registry"
   service = "registry"
-  region  = data.aws_region.current.name
+  region  = var.region
 
   service_args = [
     "--listen", "0.0.0.0:443",
-    "--store", "dynamodb:https://dynamodb.${data.aws_region.current.name}.amazonaws.com",
+    "--store", "dynamodb:https://dynamodb.${var.region}.amazonaws.com",
     "--schedule", var.schedule,
     "--callers", "/etc/idgen/callers.json",
     "--tls-cert", "/etc/idgen/tls.crt",
@@ -70,7 +75,9 @@ module "fleet" {
 
   artifact_s3_uri = var.artifact_s3_uri
   config_files = {
-    "callers.json"  = var.callers_s3_uri
+    "callers.json" = var.callers_s3_uri
+  }
+  certificate_files = {
     "tls.crt"       = var.tls_cert_s3_uri
     "tls.key"       = var.tls_key_s3_uri
     "client-ca.pem" = var.client_ca_s3_uri
@@ -85,6 +92,9 @@ module "fleet" {
   service_port = 443
   # The registry has no plaintext health port: the load balancer checks TCP on 443.
   health_port = null
+
+  # Out: the AWS APIs through the VPC's endpoints only; the registry calls no peer.
+  endpoints_security_group_id = var.endpoints_security_group_id
 
   instance_type  = var.instance_type
   instance_count = var.instance_count

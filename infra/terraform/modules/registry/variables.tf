@@ -9,6 +9,11 @@ variable "schedule" {
   }
 }
 
+variable "region" {
+  description = "AWS region of the registry (the home region). It must be the region of the aws provider the module is given."
+  type        = string
+}
+
 variable "vpc_id" {
   description = "VPC of the registry service (in the home region)."
   type        = string
@@ -29,6 +34,11 @@ variable "caller_cidrs" {
   type        = list(string)
 }
 
+variable "endpoints_security_group_id" {
+  description = "Security group of the VPC's interface endpoints (modules/endpoints), which the registry hosts' egress rules name."
+  type        = string
+}
+
 variable "zone_id" {
   description = "Private Route 53 hosted zone of the registry's record."
   type        = string
@@ -45,7 +55,7 @@ variable "artifact_s3_uri" {
 }
 
 variable "tls_cert_s3_uri" {
-  description = "S3 URI of the registry's server certificate (PEM), valid for dns_name."
+  description = "S3 URI of the registry's server certificate (PEM), valid for dns_name. The hosts fetch it again every 15 minutes: renew it in place."
   type        = string
 }
 

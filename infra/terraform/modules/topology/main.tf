@@ -24,4 +24,9 @@ locals {
   }
 
   endpoints = { for name, r in var.regions : name => "https://idgen.${name}.${var.endpoint_domain}:${var.endpoint_port}" }
+
+  # Per region, the regions whose peer it is: their callers fail over to it.
+  failover_sources = {
+    for name in keys(var.regions) : name => sort([for other, r in var.regions : other if r.peer == name])
+  }
 }

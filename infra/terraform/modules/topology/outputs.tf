@@ -40,3 +40,33 @@ output "client_config" {
     error_message = join("; ", values(local.bad_peers))
   }
 }
+
+output "failover_sources" {
+  description = "Per region, the regions whose peer it is (sorted): their callers fail over to it, so its security group admits them too."
+  value       = local.failover_sources
+
+  precondition {
+    condition     = length(local.bad_peers) == 0
+    error_message = join("; ", values(local.bad_peers))
+  }
+}
+
+output "home_region" {
+  description = "The home region: the registry, the private zone of the endpoints and the v1 lease table are there."
+  value       = var.home_region
+
+  precondition {
+    condition     = contains(keys(var.regions), var.home_region)
+    error_message = "home_region ${var.home_region} is not a region in regions."
+  }
+}
+
+output "registry_host" {
+  description = "Host name of the registry's endpoint (registry.<endpoint_domain>); its server certificate must be valid for it."
+  value       = "registry.${var.endpoint_domain}"
+}
+
+output "registry_url" {
+  description = "URL of the registry, which every region's generators read at start-up."
+  value       = "https://registry.${var.endpoint_domain}"
+}

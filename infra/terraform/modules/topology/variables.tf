@@ -30,3 +30,9 @@ variable "endpoint_port" {
   type        = number
   default     = 443
 }
+
+variable "home_region" {
+  description = "The home region: where the registry, the private zone of the endpoints and the v1 lease table are (a region in regions)."
+  type        = string
+  default     = "us-east-1"
+}

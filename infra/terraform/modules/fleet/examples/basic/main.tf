@@ -38,19 +38,26 @@ module "fleet" {
     "--client-ca", "/etc/idgen/client-ca.pem",
     "--callers", "/etc/idgen/callers.json",
   ]
-  artifact_s3_uri = "s3://example-idgen-releases/v1.0.0/bin/registry"
+  artifact_s3_uri = "s3://example-idgen-releases-us-east-1/v1.0.0/bin/registry"
   config_files = {
-    "tls.crt"       = "s3://example-idgen-releases/v1.0.0/tls/registry.crt"
-    "tls.key"       = "s3://example-idgen-releases/v1.0.0/tls/registry.key"
-    "client-ca.pem" = "s3://example-idgen-releases/v1.0.0/client-ca.pem"
-    "callers.json"  = "s3://example-idgen-releases/v1.0.0/callers/registry.json"
+    "callers.json" = "s3://example-idgen-releases-us-east-1/v1.0.0/callers/registry.json"
+  }
+  # Fetched at boot and every 15 minutes: renewing a certificate is writing it at the same URI.
+  certificate_files = {
+    "tls.crt"       = "s3://example-idgen-tls-us-east-1/registry.crt"
+    "tls.key"       = "s3://example-idgen-tls-us-east-1/registry.key"
+    "client-ca.pem" = "s3://example-idgen-tls-us-east-1/client-ca.pem"
   }
   policy_json = data.aws_iam_policy_document.service.json
 
-  vpc_id       = "vpc-0123456789abcdef0"
-  vpc_cidr     = "10.0.0.0/16"
-  subnet_ids   = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
+  vpc_id     = "vpc-0123456789abcdef0"
+  vpc_cidr   = "10.0.0.0/16"
+  subnet_ids = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
+  # The callers are the VPC itself, where the TCP health checks on 443 come from too: the two
+  # make one ingress rule.
   caller_cidrs = ["10.0.0.0/16"]
+  # The VPC's interface endpoints (modules/endpoints); DynamoDB and S3 through its gateways.
+  endpoints_security_group_id = "sg-0123456789abcdef0"
 
   instance_type  = "t4g.small"
   instance_count = 2

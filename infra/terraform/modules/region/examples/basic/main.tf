@@ -28,7 +28,7 @@ module "region" {
   peer     = module.topology.regions["eu-west-1"].peer
   endpoint = module.topology.regions["eu-west-1"].endpoint
 
-  registry_url = "https://registry.idgen.internal"
+  registry_url = module.topology.registry_url
 
   vpc_id       = "vpc-0123456789abcdef0"
   vpc_cidr     = "10.2.0.0/16"
@@ -38,11 +38,15 @@ module "region" {
   failover_caller_cidrs = []
   zone_id               = "Z0123456789EXAMPLE"
 
-  artifact_s3_uri  = "s3://example-idgen-releases/v1.0.0/bin/generator"
-  tls_cert_s3_uri  = "s3://example-idgen-releases/v1.0.0/tls/eu-west-1.crt"
-  tls_key_s3_uri   = "s3://example-idgen-releases/v1.0.0/tls/eu-west-1.key"
-  client_ca_s3_uri = "s3://example-idgen-releases/v1.0.0/client-ca.pem"
-  callers_s3_uri   = "s3://example-idgen-releases/v1.0.0/callers/generator.json"
+  # Out: the VPC's interface endpoints (modules/endpoints) and the registry's VPC in us-east-1.
+  endpoints_security_group_id = "sg-0123456789abcdef0"
+  registry_cidrs              = ["10.0.0.0/16"]
+
+  artifact_s3_uri  = "s3://example-idgen-releases-eu-west-1/v1.0.0/bin/generator"
+  tls_cert_s3_uri  = "s3://example-idgen-tls-eu-west-1/eu-west-1.crt"
+  tls_key_s3_uri   = "s3://example-idgen-tls-eu-west-1/eu-west-1.key"
+  client_ca_s3_uri = "s3://example-idgen-tls-eu-west-1/client-ca.pem"
+  callers_s3_uri   = "s3://example-idgen-releases-eu-west-1/v1.0.0/callers/generator.json"
 
   alarm_actions = ["arn:aws:sns:eu-west-1:123456789012:idgen-oncall"]
 }

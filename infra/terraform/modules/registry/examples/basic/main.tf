@@ -18,6 +18,8 @@ provider "aws" {
 module "registry" {
   source = "../.."
 
+  region = "us-east-1"
+
   vpc_id       = "vpc-0123456789abcdef0"
   vpc_cidr     = "10.0.0.0/16"
   subnet_ids   = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
@@ -25,11 +27,14 @@ module "registry" {
   zone_id      = "Z0123456789EXAMPLE"
   dns_name     = "registry.idgen.internal"
 
-  artifact_s3_uri  = "s3://example-idgen-releases/v1.0.0/bin/registry"
-  tls_cert_s3_uri  = "s3://example-idgen-releases/v1.0.0/tls/registry.crt"
-  tls_key_s3_uri   = "s3://example-idgen-releases/v1.0.0/tls/registry.key"
-  client_ca_s3_uri = "s3://example-idgen-releases/v1.0.0/client-ca.pem"
-  callers_s3_uri   = "s3://example-idgen-releases/v1.0.0/callers/registry.json"
+  # The VPC's interface endpoints (modules/endpoints); DynamoDB and S3 through its gateways.
+  endpoints_security_group_id = "sg-0123456789abcdef0"
+
+  artifact_s3_uri  = "s3://example-idgen-releases-us-east-1/v1.0.0/bin/registry"
+  tls_cert_s3_uri  = "s3://example-idgen-tls-us-east-1/registry.crt"
+  tls_key_s3_uri   = "s3://example-idgen-tls-us-east-1/registry.key"
+  client_ca_s3_uri = "s3://example-idgen-tls-us-east-1/client-ca.pem"
+  callers_s3_uri   = "s3://example-idgen-releases-us-east-1/v1.0.0/callers/registry.json"
 }
 
 output "url" {

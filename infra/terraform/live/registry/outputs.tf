@@ -13,18 +13,17 @@ output "registry_url" {
   value       = module.registry.url
 }
 
-output "v1_table_arn" {
-  description = "ARN of the v1 lease table idgen-leases; null unless the schedule is v1-v2."
-  value       = one(aws_dynamodb_table.v1[*].arn)
+output "zone_id" {
+  description = "ID of the private zone of the endpoints (the region roots find it by name)."
+  value       = aws_route53_zone.this.zone_id
 }
 
-output "lease_table_arns" {
-  description = "Per region name, the ARN of its lease table."
-  value = {
-    "us-east-1"      = module.region_us_east_1.lease_table_arn
-    "us-west-2"      = module.region_us_west_2.lease_table_arn
-    "eu-west-1"      = module.region_eu_west_1.lease_table_arn
-    "ap-northeast-1" = module.region_ap_northeast_1.lease_table_arn
-    "ap-southeast-1" = module.region_ap_southeast_1.lease_table_arn
+output "v1_table_arn" {
+  description = "ARN of the v1 lease table idgen-leases; null when v1_table is false."
+  value       = one(aws_dynamodb_table.v1[*].arn)
+
+  precondition {
+    condition     = var.schedule != "v1-v2" || var.v1_table
+    error_message = "schedule v1-v2 needs the v1 lease table idgen-leases: set v1_table = true (and keep it true after the cutover; runbooks/retire-v1-table.md says when and how the table may go)."
   }
 }

@@ -1,0 +1,62 @@
+# The variables of every root of live/, for five regions: copy it to idgen.tfvars (idgenctl infra
+# passes live/idgen.tfvars to each root) and put in the deployment's own values. The static tests
+# evaluate the fleets' security group rules from these values: callers in each region's own VPC,
+# as is usual, and operators in a VPC of their own.
+
+artifacts_s3_prefix = "s3://example-idgen-releases-{region}/v1.4.0"
+tls_s3_prefix       = "s3://example-idgen-tls-{region}"
+s3_kms_key_arn      = "arn:aws:kms:{region}:111122223333:key/mrk-0123456789abcdef0123456789abcdef"
+
+schedule = "v2"
+
+networks = {
+  "us-east-1" = {
+    vpc_id          = "vpc-0e1000000000000a0"
+    vpc_cidr        = "10.0.0.0/16"
+    subnet_ids      = ["subnet-0e1000000000000a1", "subnet-0e1000000000000a2", "subnet-0e1000000000000a3"]
+    route_table_ids = ["rtb-0e1000000000000a1", "rtb-0e1000000000000a2", "rtb-0e1000000000000a3"]
+    caller_cidrs    = ["10.0.0.0/16", "10.100.0.0/16"]
+  }
+  "us-west-2" = {
+    vpc_id          = "vpc-0e2000000000000a0"
+    vpc_cidr        = "10.1.0.0/16"
+    subnet_ids      = ["subnet-0e2000000000000a1", "subnet-0e2000000000000a2", "subnet-0e2000000000000a3"]
+    route_table_ids = ["rtb-0e2000000000000a1", "rtb-0e2000000000000a2", "rtb-0e2000000000000a3"]
+    caller_cidrs    = ["10.1.0.0/16"]
+  }
+  "eu-west-1" = {
+    vpc_id          = "vpc-0e3000000000000a0"
+    vpc_cidr        = "10.2.0.0/16"
+    subnet_ids      = ["subnet-0e3000000000000a1", "subnet-0e3000000000000a2", "subnet-0e3000000000000a3"]
+    route_table_ids = ["rtb-0e3000000000000a1"]
+    caller_cidrs    = ["10.2.0.0/16"]
+  }
+  "ap-northeast-1" = {
+    vpc_id          = "vpc-0e4000000000000a0"
+    vpc_cidr        = "10.3.0.0/16"
+    subnet_ids      = ["subnet-0e4000000000000a1", "subnet-0e4000000000000a2", "subnet-0e4000000000000a3"]
+    route_table_ids = ["rtb-0e4000000000000a1", "rtb-0e4000000000000a2", "rtb-0e4000000000000a3"]
+    caller_cidrs    = ["10.3.0.0/16"]
+  }
+  "ap-southeast-1" = {
+    vpc_id          = "vpc-0e5000000000000a0"
+    vpc_cidr        = "10.4.0.0/16"
+    subnet_ids      = ["subnet-0e5000000000000a1", "subnet-0e5000000000000a2", "subnet-0e5000000000000a3"]
+    route_table_ids = ["rtb-0e5000000000000a1", "rtb-0e5000000000000a2", "rtb-0e5000000000000a3"]
+    caller_cidrs    = ["10.4.0.0/16"]
+  }
+}
+
+# The registry root's own.
+operator_cidrs = ["10.200.0.0/24"]
+v1_table       = false
+
+# The region roots' own.
+alarm_actions = {
+  "us-east-1" = ["arn:aws:sns:us-east-1:111122223333:idgen-oncall"]
+  "eu-west-1" = ["arn:aws:sns:eu-west-1:111122223333:idgen-oncall"]
+}
+
+tags = {
+  Team = "idgen"
+}

@@ -1,0 +1,29 @@
+output "regions" {
+  description = "The regions by name, each with its number, peer, peer's number and endpoint (from the topology): the plan guard refuses a change of a number here as in the registry root."
+  value       = module.topology.regions
+}
+
+output "endpoint" {
+  description = "Endpoint URL of this region's generators."
+  value       = module.region.endpoint
+}
+
+output "lease_table_arn" {
+  description = "ARN of this region's lease table (idgen-leases-v2)."
+  value       = module.region.lease_table_arn
+}
+
+output "history_table_arn" {
+  description = "ARN of this region's lease history table (idgen-lease-history)."
+  value       = module.region.history_table_arn
+}
+
+output "alarm_names" {
+  description = "Names of this region's CloudWatch alarms."
+  value       = module.region.alarm_names
+}
+
+output "autoscaling_group_name" {
+  description = "Name of this region's generator Auto Scaling group (its instance refresh rolls a release or a certificate out)."
+  value       = module.region.autoscaling_group_name
+}

@@ -1,0 +1,7 @@
+provider "aws" {
+  region = local.region
+
+  default_tags {
+    tags = var.tags
+  }
+}

@@ -1,0 +1,90 @@
+# The idgen region us-east-1: its lease tables, generator fleet, VPC endpoints and alarms, in a state
+# of its own (backend key live/regions/us-east-1/terraform.tfstate). Every region root is this file
+# with its own region's name (a test holds them alike). It takes what it needs from the topology
+# and the registry root as values and lookups, so it plans on its own once the registry root was
+# applied.
+
+locals {
+  region  = "us-east-1"
+  network = var.networks[local.region]
+  home    = module.topology.home_region
+
+  # One set of VPC endpoints per VPC: the registry root makes the home VPC's (its hosts need them
+  # at boot); a region in another VPC makes its own.
+  shares_home_vpc = local.network.vpc_id == var.networks[local.home].vpc_id
+
+  # The callers of every region whose peer this one is: they fail over here.
+  failover_callers = distinct(flatten([for r in module.topology.failover_sources[local.region] : var.networks[r].caller_cidrs]))
+
+  # The release's objects from this region's copy, the certificates from their renewable place.
+  release    = replace(var.artifacts_s3_prefix, "{region}", local.region)
+  tls        = replace(coalesce(var.tls_s3_prefix, "${var.artifacts_s3_prefix}/tls"), "{region}", local.region)
+  s3_kms_key = var.s3_kms_key_arn == null ? null : replace(var.s3_kms_key_arn, "{region}", local.region)
+}
+
+module "topology" {
+  source = "../../../modules/topology"
+
+  endpoint_domain = var.endpoint_domain
+}
+
+# The private zone of the endpoints, which the registry root made and associated with this VPC.
+data "aws_route53_zone" "endpoints" {
+  name         = var.endpoint_domain
+  private_zone = true
+  vpc_id       = local.network.vpc_id
+}
+
+module "endpoints" {
+  source = "../../../modules/endpoints"
+  count  = local.shares_home_vpc ? 0 : 1
+
+  name            = "idgen-${local.region}"
+  region          = local.region
+  vpc_id          = local.network.vpc_id
+  vpc_cidr        = local.network.vpc_cidr
+  subnet_ids      = local.network.subnet_ids
+  route_table_ids = local.network.route_table_ids
+}
+
+# In the home VPC, the endpoints the registry root made.
+data "aws_security_group" "home_endpoints" {
+  count = local.shares_home_vpc ? 1 : 0
+
+  vpc_id = local.network.vpc_id
+  tags = {
+    Service   = "idgen"
+    Component = "endpoints"
+  }
+}
+
+module "region" {
+  source = "../../../modules/region"
+
+  region   = local.region
+  number   = module.topology.regions[local.region].number
+  peer     = module.topology.regions[local.region].peer
+  endpoint = module.topology.regions[local.region].endpoint
+  schedule = var.schedule
+
+  registry_url   = module.topology.registry_url
+  registry_cidrs = [var.networks[local.home].vpc_cidr]
+
+  vpc_id                = local.network.vpc_id
+  vpc_cidr              = local.network.vpc_cidr
+  subnet_ids            = local.network.subnet_ids
+  caller_cidrs          = local.network.caller_cidrs
+  failover_caller_cidrs = local.failover_callers
+  zone_id               = data.aws_route53_zone.endpoints.zone_id
+
+  endpoints_security_group_id = local.shares_home_vpc ? data.aws_security_group.home_endpoints[0].id : module.endpoints[0].security_group_id
+
+  artifact_s3_uri  = "${local.release}/bin/generator"
+  callers_s3_uri   = "${local.release}/callers/generator.json"
+  tls_cert_s3_uri  = "${local.tls}/${local.region}.crt"
+  tls_key_s3_uri   = "${local.tls}/${local.region}.key"
+  client_ca_s3_uri = "${local.tls}/client-ca.pem"
+  s3_kms_key_arn   = local.s3_kms_key
+
+  alarm_actions = lookup(var.alarm_actions, local.region, [])
+}

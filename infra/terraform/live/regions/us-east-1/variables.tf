@@ -1,0 +1,70 @@
+# The variables every root of live/ takes from one file (live/idgen.tfvars; see example.tfvars).
+
+variable "schedule" {
+  description = "Layout schedule: v2, or v1-v2 during the cutover from the v1 layout (which needs the v1 lease table: v1_table = true in the registry root)."
+  type        = string
+  default     = "v2"
+
+  validation {
+    condition     = contains(["v2", "v1-v2"], var.schedule)
+    error_message = "schedule must be v2 or v1-v2."
+  }
+}
+
+variable "endpoint_domain" {
+  description = "Private DNS zone of the endpoints: generators at idgen.<region>.<endpoint_domain>, the registry at registry.<endpoint_domain>."
+  type        = string
+  default     = "idgen.internal"
+}
+
+variable "networks" {
+  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; the VPCs are joined by Transit Gateway peering outside this configuration. Two regions may share a VPC only if one of them is the home region."
+  type = map(object({
+    vpc_id          = string
+    vpc_cidr        = string
+    subnet_ids      = list(string)
+    route_table_ids = list(string)
+    caller_cidrs    = list(string)
+  }))
+}
+
+variable "artifacts_s3_prefix" {
+  description = "S3 prefix of the release (s3://bucket/path, no trailing slash), with {region} where the region goes: the hosts reach S3 only through their VPC's gateway endpoint, which serves buckets of its own region, so each region keeps a copy (for example s3://idgen-releases-{region}/v1.4.0). It holds the generator and registry binaries (linux/arm64) and the callers files; the README lists the layout."
+  type        = string
+
+  validation {
+    condition     = can(regex("^s3://[a-z0-9.{}-]+(/[^/]+)*$", var.artifacts_s3_prefix)) && strcontains(var.artifacts_s3_prefix, "{region}")
+    error_message = "artifacts_s3_prefix must look like s3://bucket-{region}/path with no trailing slash, with {region} in it."
+  }
+}
+
+variable "tls_s3_prefix" {
+  description = "S3 prefix (with {region}, like artifacts_s3_prefix) of each endpoint's certificate and key and of the client CA, which the hosts fetch at boot and again every 15 minutes: renew a certificate by writing it there. null: <artifacts_s3_prefix>/tls, renewed only with a release."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.tls_s3_prefix == null || can(regex("^s3://[a-z0-9.{}-]+(/[^/]+)*$", coalesce(var.tls_s3_prefix, "-"))) && strcontains(coalesce(var.tls_s3_prefix, "-"), "{region}")
+    error_message = "tls_s3_prefix must be null or look like s3://bucket-{region}/path with no trailing slash, with {region} in it."
+  }
+}
+
+variable "s3_kms_key_arn" {
+  description = "KMS key of the SSE-KMS objects (at least the private keys), with {region} where the region goes (a multi-region key: arn:aws:kms:{region}:111122223333:key/mrk-…); null when they use S3-managed keys."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags added to every resource through the provider's default tags."
+  type        = map(string)
+  default     = {}
+}
+
+# A region root's own.
+
+variable "alarm_actions" {
+  description = "Per region name, the SNS topic ARNs (in that region) that the region's alarms notify; this root uses its own region's entry."
+  type        = map(list(string))
+  default     = {}
+}

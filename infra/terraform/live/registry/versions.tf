@@ -1,0 +1,16 @@
+terraform {
+  required_version = "= 1.5.7"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "= 5.100.0"
+    }
+  }
+
+  # The state lives in the bootstrap root's bucket, locked by its table. Partial configuration:
+  # bucket, region, dynamodb_table and kms_key_id come from infra/terraform/backend.hcl (written
+  # from the bootstrap root's backend_config output), the key from idgenctl infra
+  # (live/registry/terraform.tfstate). Nothing here names the account.
+  backend "s3" {}
+}
