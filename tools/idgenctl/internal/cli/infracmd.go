@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -9,11 +12,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// infraFlags are the infra commands' own flags.
+type infraFlags struct {
+	registry              bool
+	backendConfig, tfVars string
+}
+
 func (o *opts) infraCmd() *cobra.Command {
+	f := &infraFlags{}
 	mk := func(use, short string, run func(ctx context.Context, r *infra.Runner) error) *cobra.Command {
 		return &cobra.Command{Use: use, Short: short, Args: exactArgs(0),
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				r, err := o.infraRunner()
+				r, err := o.infraRunner(f)
 				if err != nil {
 					return err
 				}
@@ -21,15 +31,26 @@ func (o *opts) infraCmd() *cobra.Command {
 			}}
 	}
 	fmtCmd := mk("fmt", "terraform fmt check over infra/terraform", func(ctx context.Context, r *infra.Runner) error { return r.Fmt(ctx) })
-	validate := mk("validate", "init without a backend, validate (--dir, relative to infra/terraform; default live)",
-		func(ctx context.Context, r *infra.Runner) error { return r.Validate(ctx, o.tfDir) })
-	plan := mk("plan --region R|--all", "init, plan saved to --plan FILE and FILE.json, then the plan guard", o.infraPlan)
-	plan.Flags().BoolVar(&o.allRegions, "all", false, "every region")
-	plan.Flags().StringVar(&o.planFile, "plan", "", "where to save the plan (default: idgen.tfplan in the configuration's folder)")
+	validate := mk("validate --region R|--registry|--dir D", "init without a backend, validate (a root, or --dir relative to infra/terraform)",
+		func(ctx context.Context, r *infra.Runner) error {
+			dir, err := o.infraRoot(r, f, false)
+			if err != nil {
+				return err
+			}
+			return r.Validate(ctx, dir)
+		})
+	plan := mk("plan --region R|--registry|--dir D|--all", "init with the root's state (s3 backend, its own key), plan saved to --plan FILE and FILE.json, then the plan guard",
+		func(ctx context.Context, r *infra.Runner) error { return o.infraPlan(ctx, r, f) })
+	plan.Flags().BoolVar(&o.allRegions, "all", false, "every root of live/, in the order they are applied: the registry, then each region (each plan saved in its root)")
+	plan.Flags().StringVar(&o.planFile, "plan", "", "where to save the plan (default: idgen.tfplan in the root's folder)")
 	apply := mk("apply --plan FILE", "the plan guard, then apply (a refused plan needs "+infra.OverrideFlag+")", func(ctx context.Context, r *infra.Runner) error {
-		return r.Apply(ctx, o.tfDir, o.planFile, o.override)
+		dir, err := o.infraRoot(r, f, true)
+		if err != nil {
+			return err
+		}
+		return r.Apply(ctx, dir, o.planFile, o.override)
 	})
-	apply.Flags().StringVar(&o.planFile, "plan", "", "the saved plan (from infra plan)")
+	apply.Flags().StringVar(&o.planFile, "plan", "", "the saved plan (from infra plan); its folder is the root unless --region, --registry or --dir says otherwise")
 	apply.Flags().BoolVar(&o.override, strings.TrimPrefix(infra.OverrideFlag, "--"), false, "apply a plan the guard refused")
 	apply.PreRunE = func(*cobra.Command, []string) error {
 		if o.planFile == "" {
@@ -38,18 +59,21 @@ func (o *opts) infraCmd() *cobra.Command {
 		return nil
 	}
 	for _, c := range []*cobra.Command{validate, plan, apply} {
-		c.Flags().StringVar(&o.tfDir, "dir", "live", "configuration, relative to infra/terraform")
+		c.Flags().StringVar(&o.tfDir, "dir", "", "a configuration, relative to infra/terraform (bootstrap, live/registry, live/regions/R, a module)")
+		c.Flags().BoolVar(&f.registry, "registry", false, "the registry root ("+infra.RegistryRoot+")")
 	}
 	checkPlan := &cobra.Command{Use: "check-plan PLAN.json", Short: "the plan guard alone: exit 1 and one line per refused change", Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return infra.CheckPlanFile(args[0], o.stdout) }}
 	g := group("infra", "Terraform with the plan guard: fmt, validate, plan, apply, check-plan", fmtCmd, validate, plan, apply, checkPlan)
 	g.PersistentFlags().StringVar(&o.infraDir, "infra-dir", "", "infra/terraform (default: found from the working directory up)")
 	g.PersistentFlags().StringVar(&o.terraform, "terraform", "", "Terraform binary (default: .tools/bin/terraform, Terraform 1.5.7, else PATH)")
+	g.PersistentFlags().StringVar(&f.backendConfig, "backend-config", "", "the s3 backend's settings (default: infra/terraform/"+infra.BackendFile+", from the bootstrap root's backend_config output)")
+	g.PersistentFlags().StringVar(&f.tfVars, "var-file", "", "the roots' variables (default: infra/terraform/"+infra.VarFile+" when it exists); each root gets the ones it declares")
 	return g
 }
 
 // infraRunner finds infra/terraform and the Terraform binary.
-func (o *opts) infraRunner() (*infra.Runner, error) {
+func (o *opts) infraRunner(f *infraFlags) (*infra.Runner, error) {
 	dir := o.infraDir
 	if dir == "" {
 		var err error
@@ -66,25 +90,92 @@ func (o *opts) infraRunner() (*infra.Runner, error) {
 			return nil, err
 		}
 	}
-	return &infra.Runner{Dir: dir, Terraform: bin, Stdout: o.stdout, Stderr: o.stderr}, nil
+	r := &infra.Runner{Dir: dir, Terraform: bin, Stdout: o.stdout, Stderr: o.stderr}
+	for _, p := range []struct {
+		dst *string
+		v   string
+	}{{&r.BackendConfig, f.backendConfig}, {&r.VarFile, f.tfVars}} {
+		if p.v != "" {
+			abs, err := filepath.Abs(p.v)
+			if err != nil {
+				return nil, err
+			}
+			*p.dst = abs
+		}
+	}
+	return r, nil
 }
 
-func (o *opts) infraPlan(ctx context.Context, r *infra.Runner) error {
-	var targets []string
+// infraRoot is the configuration a command works on: --region's root, the registry root, --dir,
+// or (for apply, fromPlan) the folder of the plan file when it is under infra/terraform.
+func (o *opts) infraRoot(r *infra.Runner, f *infraFlags, fromPlan bool) (string, error) {
+	n := 0
+	for _, set := range []bool{o.regionSet, f.registry, o.tfDir != ""} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case o.regionSet && o.allRegions:
-		return usageError{"infra plan: --region or --all, not both"}
+	case n > 1:
+		return "", usageError{"infra: one of --region, --registry and --dir"}
 	case o.regionSet:
-		var err error
-		if targets, err = r.Targets([]string{o.region}); err != nil {
+		return r.RegionRoot(o.region)
+	case f.registry:
+		return infra.RegistryRoot, nil
+	case o.tfDir != "":
+		return o.tfDir, nil
+	case fromPlan && o.planFile != "":
+		abs, err := filepath.Abs(o.planFile)
+		if err != nil {
+			return "", err
+		}
+		if rel, err := filepath.Rel(r.Dir, filepath.Dir(abs)); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+			return rel, nil
+		}
+		return "", usageError{"infra apply: the plan is not in a root of infra/terraform: say which root, with --region, --registry or --dir"}
+	}
+	return "", usageError{"infra: say which root: --region R, --registry or --dir D"}
+}
+
+func (o *opts) infraPlan(ctx context.Context, r *infra.Runner, f *infraFlags) error {
+	if o.allRegions {
+		if o.regionSet || f.registry || o.tfDir != "" || o.planFile != "" {
+			return usageError{"infra plan --all: not with --region, --registry, --dir or --plan (each plan is saved in its root)"}
+		}
+		roots, err := r.LiveRoots()
+		if err != nil {
 			return err
 		}
-	case !o.allRegions && o.tfDir == "live":
-		return usageError{"infra plan: say which: --region R or --all"}
+		var refused []string
+		for _, root := range roots {
+			fmt.Fprintf(o.stdout, "infra: %s\n", root)
+			err := r.Plan(ctx, root, filepath.Join(r.Dir, root, "idgen.tfplan"), nil, nil)
+			switch {
+			case errors.Is(err, infra.ErrRefused):
+				refused = append(refused, root)
+			case err != nil:
+				return err
+			}
+		}
+		if len(refused) > 0 {
+			return fmt.Errorf("%w: %s", infra.ErrRefused, strings.Join(refused, ", "))
+		}
+		return nil
+	}
+	dir, err := o.infraRoot(r, f, false)
+	if err != nil {
+		return err
 	}
 	plan := o.planFile
 	if plan == "" {
-		plan = filepath.Join(r.Dir, o.tfDir, "idgen.tfplan")
+		abs := dir
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(r.Dir, dir)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return err
+		}
+		plan = filepath.Join(abs, "idgen.tfplan")
 	}
-	return r.Plan(ctx, o.tfDir, plan, targets, nil)
+	return r.Plan(ctx, dir, plan, nil, nil)
 }

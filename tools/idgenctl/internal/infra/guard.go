@@ -1,8 +1,11 @@
-// Package infra drives the Terraform of infra/terraform through terraform-exec, and guards every
-// apply: a plan that would delete or replace a lease, history or registry table, turn off its
-// point-in-time recovery or deletion protection, make a lease table global, or change, reuse or
-// drop a region's number is refused. Those are the changes that can make an ID repeat, or lose
-// the record of who issued one.
+// Package infra drives the Terraform of infra/terraform through terraform-exec, one root at a
+// time (the bootstrap root, the registry root, one root per region, each with a state of its
+// own in the s3 backend), and guards every apply: a plan that would delete or replace a lease,
+// history or registry table, turn off its point-in-time recovery or deletion protection, make a
+// lease table global, or change, reuse or drop a region's number is refused. Those are the
+// changes that can make an ID repeat, or lose the record of who issued one. So is one that would
+// delete or replace the state bucket, its KMS key or the lock table, or suspend the bucket's
+// versioning: that loses the record of what Terraform manages.
 package infra
 
 import (
@@ -24,7 +27,16 @@ var protectedTables = map[string]string{
 	lease.TableV1:      "lease",
 	lease.TableHistory: "lease history",
 	regstore.TableName: "registry",
+	StateLockTable:     "state lock",
 }
+
+// The bootstrap root's state bucket (its name: StateBucketPrefix<account>-<region>), its KMS key
+// (by its description) and its lock table.
+const (
+	StateBucketPrefix = "idgen-tfstate-"
+	StateKeyPrefix    = "idgen Terraform state"
+	StateLockTable    = "idgen-terraform-locks"
+)
 
 // Refusal is one change the guard refuses.
 type Refusal struct {
@@ -48,11 +60,14 @@ func CheckPlan(p *tfjson.Plan) ([]Refusal, Checked) {
 			continue
 		}
 		c.Resources++
-		if rc.Type == "aws_dynamodb_table" {
+		switch rc.Type {
+		case "aws_dynamodb_table":
 			if r := checkTable(rc); r != nil || isProtected(rc) {
 				c.Tables++
 				out = append(out, r...)
 			}
+		case "aws_s3_bucket", "aws_s3_bucket_versioning", "aws_kms_key":
+			out = append(out, checkState(rc)...)
 		}
 	}
 	if oc, ok := p.OutputChanges["regions"]; ok && oc != nil {
@@ -63,21 +78,63 @@ func CheckPlan(p *tfjson.Plan) ([]Refusal, Checked) {
 	return out, c
 }
 
-func isProtected(rc *tfjson.ResourceChange) bool {
-	_, ok := protectedTables[tableName(rc)]
-	return ok
+// checkState refuses a change that loses the states: deleting or replacing the state bucket or
+// its KMS key, or suspending (or removing) the bucket's versioning.
+func checkState(rc *tfjson.ResourceChange) []Refusal {
+	var name string
+	switch rc.Type {
+	case "aws_kms_key":
+		if d := attr(rc, "description"); !strings.HasPrefix(d, StateKeyPrefix) {
+			return nil
+		}
+		name = "the KMS key of the Terraform states"
+	default:
+		if b := attr(rc, "bucket"); !strings.HasPrefix(b, StateBucketPrefix) {
+			return nil
+		}
+		name = "the Terraform state bucket " + attr(rc, "bucket")
+	}
+	var out []Refusal
+	a := rc.Change.Actions
+	switch {
+	case a.Replace():
+		out = append(out, Refusal{rc.Address, "replaces (deletes and re-creates) " + name + ": every root's state and its history are in it"})
+	case a.Delete():
+		out = append(out, Refusal{rc.Address, "deletes " + name + ": every root's state and its history are in it"})
+	}
+	if rc.Type == "aws_s3_bucket_versioning" && !a.Delete() {
+		after, _ := rc.Change.After.(map[string]any)
+		list, _ := after["versioning_configuration"].([]any)
+		status := ""
+		if len(list) > 0 {
+			m, _ := list[0].(map[string]any)
+			status, _ = m["status"].(string)
+		}
+		if status != "Enabled" {
+			out = append(out, Refusal{rc.Address, fmt.Sprintf("versioning %q on %s: an earlier state could not be restored", status, name)})
+		}
+	}
+	return out
 }
 
-func tableName(rc *tfjson.ResourceChange) string {
+// attr reads a string attribute of a change, after or else before.
+func attr(rc *tfjson.ResourceChange, name string) string {
 	for _, v := range []any{rc.Change.After, rc.Change.Before} {
 		if m, ok := v.(map[string]any); ok {
-			if s, ok := m["name"].(string); ok {
+			if s, ok := m[name].(string); ok {
 				return s
 			}
 		}
 	}
 	return ""
 }
+
+func isProtected(rc *tfjson.ResourceChange) bool {
+	_, ok := protectedTables[tableName(rc)]
+	return ok
+}
+
+func tableName(rc *tfjson.ResourceChange) string { return attr(rc, "name") }
 
 func checkTable(rc *tfjson.ResourceChange) []Refusal {
 	name := tableName(rc)
@@ -127,7 +184,7 @@ func nestedBool(m map[string]any, block, attr string) bool {
 
 // retired returns the retired region numbers a plan knows: the root variable retired_numbers
 // (the topology module planned as a root), and the default of the topology module's variable
-// where the root calls it (live/).
+// where the root calls it (every root of live/).
 func retired(p *tfjson.Plan) []int {
 	var out []int
 	add := func(v any) {
@@ -143,7 +200,7 @@ func retired(p *tfjson.Plan) []int {
 	}
 	if p.Config != nil && p.Config.RootModule != nil {
 		for _, call := range p.Config.RootModule.ModuleCalls {
-			if call == nil || call.Module == nil || call.Source != "../modules/topology" {
+			if call == nil || call.Module == nil || !strings.HasSuffix(call.Source, "modules/topology") {
 				continue
 			}
 			if v, ok := call.Module.Variables["retired_numbers"]; ok && v != nil {

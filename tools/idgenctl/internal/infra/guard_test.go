@@ -32,6 +32,19 @@ func TestCheckPlanFixtures(t *testing.T) {
 			"output.regions: region sa-east-1 is given number 2, which was region eu-west-1's",
 		}},
 		{"retired-given.json", []string{"output.regions: region sa-east-1 is given number 6, which is retired"}},
+		// The roots: the registry root, a region root, the bootstrap root.
+		{"registry-root-first-apply.json", nil},
+		{"registry-root-v1-table-dropped.json", []string{"aws_dynamodb_table.v1[0]: deletes the lease table idgen-leases"}},
+		{"region-root-safe.json", nil},
+		{"region-root-number-changed.json", []string{"output.regions: region eu-west-1 changes number 2 → 5"}},
+		{"region-root-region-retired.json", nil},
+		{"bootstrap-first-apply.json", nil},
+		{"bootstrap-state-lost.json", []string{
+			"aws_dynamodb_table.lock: replaces (deletes and re-creates) the state lock table idgen-terraform-locks",
+			"aws_kms_key.state: deletes the KMS key of the Terraform states",
+			"aws_s3_bucket.state: deletes the Terraform state bucket idgen-tfstate-111122223333-us-east-1",
+			`aws_s3_bucket_versioning.state: versioning "Suspended" on the Terraform state bucket idgen-tfstate-111122223333-us-east-1`,
+		}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			var out bytes.Buffer

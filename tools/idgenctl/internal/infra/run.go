@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
@@ -23,14 +25,40 @@ const TerraformVersion = "1.5.7"
 // ErrRefused: the plan guard refused a plan.
 var ErrRefused = errors.New("infra: the plan guard refused this plan")
 
+// The root configurations of infra/terraform, relative to it, each with a state of its own.
+const (
+	// BootstrapRoot holds the state bucket and the lock table.
+	BootstrapRoot = "bootstrap"
+	// RegistryRoot holds what the regions share, in the home region: applied first.
+	RegistryRoot = "live/registry"
+	// RegionRoots holds one root per region, live/regions/<region>.
+	RegionRoots = "live/regions"
+	// BackendFile is the s3 backend's shared settings (bucket, region, lock table, KMS key),
+	// written from the bootstrap root's backend_config output; relative to infra/terraform.
+	BackendFile = "backend.hcl"
+	// VarFile is the live roots' variables, one file for all of them; relative to infra/terraform.
+	VarFile = "live/idgen.tfvars"
+)
+
+// StateKey is the s3 backend key of a root: its folder under infra/terraform.
+func StateKey(root string) string {
+	return filepath.ToSlash(filepath.Clean(root)) + "/terraform.tfstate"
+}
+
 // Runner runs Terraform on the repository's infra/terraform.
 type Runner struct {
 	// Dir is infra/terraform, absolute.
 	Dir string
 	// Terraform is the binary; it must be TerraformVersion.
 	Terraform string
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// BackendConfig is the s3 backend's settings file for roots with an s3 backend; "" is
+	// Dir/BackendFile.
+	BackendConfig string
+	// VarFile holds the variables of the roots; "" is Dir/VarFile when it exists. Each root is
+	// given only the variables it declares.
+	VarFile string
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // FindDir finds infra/terraform in dir or a parent of it.
@@ -63,9 +91,7 @@ func FindTerraform(infraDir string) (string, error) {
 }
 
 func (r *Runner) tf(ctx context.Context, dir string) (*tfexec.Terraform, error) {
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.Dir, dir)
-	}
+	dir, _ = r.abs(dir)
 	tf, err := tfexec.NewTerraform(dir, r.Terraform)
 	if err != nil {
 		return nil, err
@@ -101,7 +127,8 @@ func (r *Runner) Fmt(ctx context.Context) error {
 
 // Validate runs init without a backend, then validate, in dir (relative to infra/terraform).
 func (r *Runner) Validate(ctx context.Context, dir string) error {
-	tf, err := r.tf(ctx, dir)
+	abs, _ := r.abs(dir)
+	tf, err := r.tf(ctx, abs)
 	if err != nil {
 		return err
 	}
@@ -122,46 +149,196 @@ func (r *Runner) Validate(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Targets returns the -target addresses of regions in the live configuration: each region is one
-// module call named region_<name> (dashes as underscores). An empty list means every region.
-func (r *Runner) Targets(regions []string) ([]string, error) {
-	mod, diags := tfconfig.LoadModule(filepath.Join(r.Dir, "live"))
-	if diags.HasErrors() {
-		return nil, diags.Err()
+// RegionRoot returns the root of a region, live/regions/<region>.
+func (r *Runner) RegionRoot(region string) (string, error) {
+	roots, err := r.regionRoots()
+	if err != nil {
+		return "", err
 	}
-	known := map[string]string{}
-	for name := range mod.ModuleCalls {
-		if rest, ok := strings.CutPrefix(name, "region_"); ok {
-			known[strings.ReplaceAll(rest, "_", "-")] = "module." + name
+	for _, root := range roots {
+		if filepath.Base(root) == region {
+			return root, nil
 		}
+	}
+	names := make([]string, 0, len(roots))
+	for _, root := range roots {
+		names = append(names, filepath.Base(root))
+	}
+	return "", fmt.Errorf("infra: no region %s in %s (it has %s)", region, RegionRoots, strings.Join(names, ", "))
+}
+
+func (r *Runner) regionRoots() ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(r.Dir, RegionRoots, "*", "main.tf"))
+	if err != nil {
+		return nil, err
 	}
 	var out []string
-	for _, region := range regions {
-		t, ok := known[region]
-		if !ok {
-			names := make([]string, 0, len(known))
-			for k := range known {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			return nil, fmt.Errorf("infra: no region %s in live/ (it has %s)", region, strings.Join(names, ", "))
-		}
-		out = append(out, t)
+	for _, d := range dirs {
+		out = append(out, filepath.ToSlash(filepath.Join(RegionRoots, filepath.Base(filepath.Dir(d)))))
 	}
+	sort.Strings(out)
 	return out, nil
 }
 
-// Plan runs init and plan in dir, saves the plan to out and its JSON to out+".json", and runs the
-// guard on it. It returns ErrRefused when the guard refuses the plan.
+// LiveRoots returns the roots of live/ in the order they are applied: the registry root, then
+// each region's.
+func (r *Runner) LiveRoots() ([]string, error) {
+	regions, err := r.regionRoots()
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{RegistryRoot}, regions...), nil
+}
+
+// abs returns a configuration's directory, absolute, and its path relative to Dir ("" when it is
+// outside Dir).
+func (r *Runner) abs(dir string) (string, string) {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.Dir, dir)
+	}
+	rel, err := filepath.Rel(r.Dir, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		rel = ""
+	}
+	return dir, rel
+}
+
+// backendType returns the type of a configuration's backend block, "" for none (local state).
+func backendType(dir string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return "", err
+	}
+	p := hclparse.NewParser()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_override.tf") {
+			continue
+		}
+		file, diags := p.ParseHCLFile(f)
+		if diags.HasErrors() {
+			return "", diags
+		}
+		body, ok := file.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		for _, b := range body.Blocks {
+			if b.Type != "terraform" {
+				continue
+			}
+			for _, inner := range b.Body.Blocks {
+				if inner.Type == "backend" && len(inner.Labels) == 1 {
+					return inner.Labels[0], nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// initOptions are init's options for a configuration: for an s3 backend, the shared settings
+// file and the root's own key (partial configuration: nothing in the repository names the
+// account).
+func (r *Runner) initOptions(dir, rel string) ([]tfexec.InitOption, error) {
+	typ, err := backendType(dir)
+	if err != nil || typ == "" {
+		return nil, err
+	}
+	if typ != "s3" {
+		return nil, fmt.Errorf("infra: %s has a %s backend; the roots use s3", dir, typ)
+	}
+	if rel == "" {
+		return nil, fmt.Errorf("infra: %s is not under %s, so it has no state key", dir, r.Dir)
+	}
+	cfg := r.BackendConfig
+	if cfg == "" {
+		cfg = filepath.Join(r.Dir, BackendFile)
+	}
+	if _, err := os.Stat(cfg); err != nil {
+		return nil, fmt.Errorf("infra: no backend settings %s (%v): write them from the bootstrap root (cd infra/terraform/bootstrap && terraform output -raw backend_config > ../%s), or give --backend-config", cfg, err, BackendFile)
+	}
+	cfg, err = filepath.Abs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.Stdout, "infra: %s: state s3 key %s, settings from %s\n", rel, StateKey(rel), cfg)
+	return []tfexec.InitOption{tfexec.BackendConfig(cfg), tfexec.BackendConfig("key=" + StateKey(rel))}, nil
+}
+
+// varFile writes the variables of the var file that the configuration declares to a file of
+// their own, and returns it ("" when there is no var file): one file serves every root, and
+// Terraform would warn of each value a root does not declare.
+func (r *Runner) varFile(dir, tmp string) (string, error) {
+	path := r.VarFile
+	if path == "" {
+		path = filepath.Join(r.Dir, VarFile)
+		if _, err := os.Stat(path); err != nil {
+			return "", nil
+		}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	file, diags := hclparse.NewParser().ParseHCL(src, path)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	mod, mdiags := tfconfig.LoadModule(dir)
+	if mdiags.HasErrors() {
+		return "", mdiags.Err()
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return "", fmt.Errorf("infra: %s is not HCL", path)
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "# The variables of %s that %s declares.\n", path, dir)
+	names := make([]string, 0, len(body.Attributes))
+	for name := range body.Attributes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if mod.Variables[name] != nil {
+			out.Write(body.Attributes[name].SrcRange.SliceBytes(src))
+			out.WriteString("\n")
+		}
+	}
+	f := filepath.Join(tmp, "idgen.tfvars")
+	return f, os.WriteFile(f, []byte(out.String()), 0o600)
+}
+
+// Plan runs init and plan in dir (relative to Dir, or absolute), saves the plan to out and its
+// JSON to out+".json", and runs the guard on it. A root with an s3 backend is initialized with the
+// shared settings and its own key; the variables come from the var file. It returns ErrRefused
+// when the guard refuses the plan.
 func (r *Runner) Plan(ctx context.Context, dir, out string, targets []string, vars []string) error {
-	tf, err := r.tf(ctx, dir)
+	abs, rel := r.abs(dir)
+	tf, err := r.tf(ctx, abs)
 	if err != nil {
 		return err
 	}
-	if err := tf.Init(ctx); err != nil {
+	initOpts, err := r.initOptions(abs, rel)
+	if err != nil {
+		return err
+	}
+	if err := tf.Init(ctx, initOpts...); err != nil {
 		return fmt.Errorf("infra: init %s: %w", dir, err)
 	}
+	tmp, err := os.MkdirTemp("", "idgen-infra-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	opts := []tfexec.PlanOption{tfexec.Out(out)}
+	vf, err := r.varFile(abs, tmp)
+	if err != nil {
+		return err
+	}
+	if vf != "" {
+		opts = append(opts, tfexec.VarFile(vf))
+	}
 	for _, t := range targets {
 		opts = append(opts, tfexec.Target(t))
 	}
@@ -188,7 +365,8 @@ func (r *Runner) Plan(ctx context.Context, dir, out string, targets []string, va
 
 // Apply applies a saved plan after the guard passes it; override applies a refused plan anyway.
 func (r *Runner) Apply(ctx context.Context, dir, planFile string, override bool) error {
-	tf, err := r.tf(ctx, dir)
+	abs, _ := r.abs(dir)
+	tf, err := r.tf(ctx, abs)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/tools/idgenctl/internal/infra"
 )
 
 // TestTopologyPreconditions plans the topology module for real with each kind of bad input and
@@ -33,15 +34,17 @@ func TestTopologyPreconditions(t *testing.T) {
 	five := `"us-east-1"={number=0,peer="us-west-2"},"us-west-2"={number=1,peer="us-east-1"},"eu-west-1"={number=2,peer="us-east-1"},"ap-northeast-1"={number=3,peer="ap-southeast-1"},"ap-southeast-1"={number=4,peer="ap-northeast-1"}`
 	for _, tt := range []struct {
 		name, regions, retired, want string
+		home                         string
 	}{
-		{"defaults", "", "", ""},
-		{"a sixth region", `{` + five + `,"sa-east-1"={number=5,peer="us-east-1"}}`, "", ""},
-		{"number outside 0-7", `{` + five + `,"sa-east-1"={number=8,peer="us-east-1"}}`, "", "region sa-east-1 has number 8: region numbers are 0-7"},
-		{"negative number", `{` + five + `,"sa-east-1"={number=-1,peer="us-east-1"}}`, "", "region sa-east-1 has number -1"},
-		{"number used twice", `{` + five + `,"sa-east-1"={number=2,peer="us-east-1"}}`, "", "regions eu-west-1 and sa-east-1 share number 2"},
-		{"retired number", `{` + five + `,"sa-east-1"={number=6,peer="us-east-1"}}`, "[6]", "region sa-east-1 has number 6, which is retired"},
-		{"own peer", `{` + five + `,"sa-east-1"={number=5,peer="sa-east-1"}}`, "", "region sa-east-1 is its own peer"},
-		{"unknown peer", `{` + five + `,"sa-east-1"={number=5,peer="mars-1"}}`, "", "region sa-east-1 has peer mars-1, which is not a region in this map"},
+		{"defaults", "", "", "", ""},
+		{"a sixth region", `{` + five + `,"sa-east-1"={number=5,peer="us-east-1"}}`, "", "", ""},
+		{"number outside 0-7", `{` + five + `,"sa-east-1"={number=8,peer="us-east-1"}}`, "", "region sa-east-1 has number 8: region numbers are 0-7", ""},
+		{"negative number", `{` + five + `,"sa-east-1"={number=-1,peer="us-east-1"}}`, "", "region sa-east-1 has number -1", ""},
+		{"number used twice", `{` + five + `,"sa-east-1"={number=2,peer="us-east-1"}}`, "", "regions eu-west-1 and sa-east-1 share number 2", ""},
+		{"retired number", `{` + five + `,"sa-east-1"={number=6,peer="us-east-1"}}`, "[6]", "region sa-east-1 has number 6, which is retired", ""},
+		{"own peer", `{` + five + `,"sa-east-1"={number=5,peer="sa-east-1"}}`, "", "region sa-east-1 is its own peer", ""},
+		{"unknown peer", `{` + five + `,"sa-east-1"={number=5,peer="mars-1"}}`, "", "region sa-east-1 has peer mars-1, which is not a region in this map", ""},
+		{"home region not a region", "", "", "home_region mars-1 is not a region in regions", "mars-1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -52,6 +55,9 @@ func TestTopologyPreconditions(t *testing.T) {
 			}
 			if tt.retired != "" {
 				opts = append(opts, tfexec.Var("retired_numbers="+tt.retired))
+			}
+			if tt.home != "" {
+				opts = append(opts, tfexec.Var("home_region="+tt.home))
 			}
 			_, err := tf.Plan(ctx, append(opts, tfexec.Refresh(false))...)
 			msg := strings.Join(strings.Fields(stderr.String()+errString(err)), " ")
@@ -83,6 +89,39 @@ func TestTopologyPreconditions(t *testing.T) {
 	want := []string{"https://idgen.eu-west-1.idgen.internal:443", "https://idgen.us-east-1.idgen.internal:443"}
 	if len(cc) != 5 || strings.Join(cc["eu-west-1"].Endpoints, " ") != strings.Join(want, " ") {
 		t.Fatalf("client_config %v: want eu-west-1's own endpoint, then us-east-1's", cc)
+	}
+}
+
+// TestTopologyExamplePlans plans the topology's example (a sixth region) offline through the
+// runner, guard included, and reads the outputs the roots take as values.
+func TestTopologyExamplePlans(t *testing.T) {
+	bin := terraform(t)
+	infraDir := t.TempDir()
+	mod := copyTopology(t, infraDir)
+	var out bytes.Buffer
+	r := &infra.Runner{Dir: infraDir, Terraform: bin, Stdout: &out, Stderr: &out}
+	plan := filepath.Join(t.TempDir(), "example.tfplan")
+	if err := r.Plan(context.Background(), filepath.Join(mod, "examples", "basic"), plan, nil, nil); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	b, err := os.ReadFile(plan + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		PlannedValues struct {
+			Outputs map[string]struct{ Value json.RawMessage } `json:"outputs"`
+		} `json:"planned_values"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	var sources map[string][]string
+	if err := json.Unmarshal(p.PlannedValues.Outputs["failover_sources"].Value, &sources); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sources["us-east-1"], " "); got != "eu-west-1 sa-east-1 us-west-2" || len(sources["eu-west-1"]) != 0 {
+		t.Fatalf("failover_sources %v: us-east-1 is the peer of eu-west-1, sa-east-1 and us-west-2, eu-west-1 of none", sources)
 	}
 }
 
