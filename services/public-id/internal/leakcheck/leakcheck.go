@@ -98,43 +98,58 @@ func variants(text string) []string {
 	return []string{text}
 }
 
-// find looks in lower-case text for the spellings of each id.
+// find looks in lower-case text for the spellings of each id. The text is cut into its runs
+// once; each id's spellings are then looked for in them.
 func find(text string, ids []int64, depth int) (Leak, bool) {
+	var decs, hexes []string
+	for _, g := range decGroup.FindAllString(text, -1) {
+		decs = append(decs, nonDigit.ReplaceAllString(g, ""))
+	}
+	for _, g := range hexGroup.FindAllString(text, -1) {
+		if letter.MatchString(g) {
+			hexes = append(hexes, strings.ReplaceAll(g, "-", ""))
+		}
+	}
+	runs := map[string]bool{} // whole runs, with and without a 0x or 0o prefix
+	octs := map[string]bool{} // and without their leading zeros, for octal
+	for _, run := range alnum.FindAllString(text, -1) {
+		for _, r := range []string{run, strings.TrimPrefix(strings.TrimPrefix(run, "0x"), "0o")} {
+			runs[r] = true
+			octs[strings.TrimLeft(r, "0")] = true
+		}
+	}
 	for _, id := range ids {
-		dec := strconv.FormatInt(id, 10)
-		hx := strconv.FormatInt(id, 16)
-		if len(dec) >= 6 {
-			for _, g := range decGroup.FindAllString(text, -1) {
-				if strings.Contains(nonDigit.ReplaceAllString(g, ""), dec) {
+		if dec := strconv.FormatInt(id, 10); len(dec) >= 6 {
+			for _, d := range decs {
+				if strings.Contains(d, dec) {
 					return Leak{id, "decimal " + dec}, true
 				}
 			}
 		}
-		if len(hx) >= 6 {
-			for _, g := range hexGroup.FindAllString(text, -1) {
-				if letter.MatchString(g) && strings.Contains(strings.ReplaceAll(g, "-", ""), hx) {
+		if hx := strconv.FormatInt(id, 16); len(hx) >= 6 {
+			for _, h := range hexes {
+				if strings.Contains(h, hx) {
 					return Leak{id, "hex " + hx}, true
 				}
 			}
 		}
 		// whole runs: compared exactly, but octal, whose leading zeros the gateway ignores
-		whole := map[string]string{"octal": strconv.FormatInt(id, 8)}
-		if b36 := strconv.FormatInt(id, 36); letter.MatchString(b36) && digit.MatchString(b36) {
-			whole["base36"] = b36
+		if oct := strconv.FormatInt(id, 8); len(oct) >= 6 && octs[oct] {
+			return Leak{id, "octal " + oct}, true
+		}
+		if b36 := strconv.FormatInt(id, 36); len(b36) >= 6 && letter.MatchString(b36) && digit.MatchString(b36) && runs[b36] {
+			return Leak{id, "base36 " + b36}, true
 		}
 		if id >= 1<<40 {
 			be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
-			b32 := base32.StdEncoding.WithPadding(base32.NoPadding)
-			whole["base32"] = strings.ToLower(b32.EncodeToString(be))
-			whole["base32 little-endian"] = strings.ToLower(b32.EncodeToString(le))
-			whole["hex little-endian"] = hex.EncodeToString(le)
-		}
-		for _, run := range alnum.FindAllString(text, -1) {
-			for _, r := range []string{run, strings.TrimPrefix(strings.TrimPrefix(run, "0x"), "0o")} {
-				for name, form := range whole {
-					if len(form) >= 6 && (r == form || name == "octal" && strings.TrimLeft(r, "0") == form) {
-						return Leak{id, name + " " + form}, true
-					}
+			enc := base32.StdEncoding.WithPadding(base32.NoPadding)
+			for name, form := range map[string]string{
+				"base32":               strings.ToLower(enc.EncodeToString(be)),
+				"base32 little-endian": strings.ToLower(enc.EncodeToString(le)),
+				"hex little-endian":    hex.EncodeToString(le),
+			} {
+				if runs[form] {
+					return Leak{id, name + " " + form}, true
 				}
 			}
 		}
