@@ -36,9 +36,9 @@ func renderedUserData(t *testing.T) map[string]string {
 	return out
 }
 
-// TestRenderedUserData: every fleet's rendered boot script holds the clock rules, is valid bash,
-// fetches from the fleet's own region, copies its certificate files with the refresher (linked
-// from /etc/idgen) and starts the refresher's timer after the service.
+// TestRenderedUserData: every fleet's rendered boot script holds the clock rules, fits EC2's 16 KB,
+// is valid bash, fetches from the fleet's own region, copies its certificate files with the
+// refresher (linked from /etc/idgen) and starts the refresher's timer after the service.
 func TestRenderedUserData(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal(err)
@@ -50,6 +50,10 @@ func TestRenderedUserData(t *testing.T) {
 	for addr, script := range scripts {
 		for _, p := range checkUserData(script) {
 			t.Errorf("%s: %s", addr, p)
+		}
+		// EC2 takes at most 16 KB of user data (before base64): more fails the launch template.
+		if len(script) > 16*1024 {
+			t.Errorf("%s: the user data is %d bytes, over EC2's 16 KB", addr, len(script))
 		}
 		cmd := exec.Command("bash", "-n")
 		cmd.Stdin = strings.NewReader(script)
