@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/svc/storespec"
 	"github.com/spf13/cobra"
 )
 
@@ -19,6 +20,18 @@ func quarantineAWS(regionName, table string, m int) string {
 		`--update-expression "SET #h = :q, lease_expiry = :far ADD lease_epoch :one" --expression-attribute-names '{"#h": "holder"}' `+
 		`--expression-attribute-values '{":q": {"S": "QUARANTINED"}, ":far": {"N": "4102444800000"}, ":one": {"N": "1"}}'`,
 		regionName, table, m)
+}
+
+// dynamoStore tells whether --lease-store names a DynamoDB store for the region.
+func dynamoStore(spec, regionName string) bool {
+	if vals, per := forRegion(spec, regionName); per {
+		if len(vals) != 1 {
+			return false
+		}
+		spec = vals[0]
+	}
+	sp, err := storespec.Parse("--lease-store", spec, storespec.SQLite, storespec.DynamoDB)
+	return err == nil && sp.Kind == storespec.DynamoDB
 }
 
 func (o *opts) incidentCmd() *cobra.Command {
@@ -95,9 +108,13 @@ func (o *opts) incident(ctx context.Context, s string) error {
 	if o.table == "v1" {
 		ctl += " --table v1"
 	}
-	aws := quarantineAWS(o.region, table, d.Machine)
-	out := map[string]any{"id": dec, "lease_history": doc, "current_lease": current, "holders": holders,
-		"next": map[string]string{"idgenctl": ctl, "aws": aws}}
+	next := map[string]string{"idgenctl": ctl}
+	aws := ""
+	if dynamoStore(o.leaseStore, o.region) { // the AWS CLI form applies to DynamoDB only
+		aws = quarantineAWS(o.region, table, d.Machine)
+		next["aws"] = aws
+	}
+	out := map[string]any{"id": dec, "lease_history": doc, "current_lease": current, "holders": holders, "next": next}
 	if histErr != nil {
 		out["lease_history_error"] = histErr.Error()
 	}
@@ -123,7 +140,9 @@ func (o *opts) incident(ctx context.Context, s string) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "contain (nothing was changed; run one of these, then stop the holders and take their hosts out of service):")
 		fmt.Fprintln(w, "  "+ctl)
-		fmt.Fprintln(w, "  "+aws)
+		if aws != "" {
+			fmt.Fprintln(w, "  "+aws)
+		}
 		if len(holders) > 0 {
 			fmt.Fprintf(w, "holders to stop: %s\n", joinComma(holders))
 		}

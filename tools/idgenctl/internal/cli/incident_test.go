@@ -288,12 +288,16 @@ func TestIncident(t *testing.T) {
 				"2031-03-01T09:20:00.000Z  release  host-a/pid-7/1",
 				"now: number 170 is held, holder host-c/pid-1/3",
 				"  idgenctl leases quarantine 170 --region eu-west-1\n",
-				`  aws dynamodb update-item --region eu-west-1 --table-name idgen-leases-v2 --key '{"machine_id": {"N": "170"}}' --update-expression "SET #h = :q, lease_expiry = :far ADD lease_epoch :one" --expression-attribute-names '{"#h": "holder"}' --expression-attribute-values '{":q": {"S": "QUARANTINED"}, ":far": {"N": "4102444800000"}, ":one": {"N": "1"}}'`,
 				"holders to stop: host-b/pid-9/2, host-a/pid-7/1",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("incident lacks %q", want)
 				}
+			}
+			// The AWS CLI form of the quarantine, for a DynamoDB store only.
+			aws := `  aws dynamodb update-item --region eu-west-1 --table-name idgen-leases-v2 --key '{"machine_id": {"N": "170"}}' --update-expression "SET #h = :q, lease_expiry = :far ADD lease_epoch :one" --expression-attribute-names '{"#h": "holder"}' --expression-attribute-values '{":q": {"S": "QUARANTINED"}, ":far": {"N": "4102444800000"}, ":one": {"N": "1"}}'`
+			if got := strings.Contains(out, aws); got != (name == "dynamodb") {
+				t.Errorf("%s store: the aws command shown: %v", name, got)
 			}
 			if t.Failed() {
 				t.Fatalf("output:\n%s", out)
