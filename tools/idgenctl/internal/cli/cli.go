@@ -74,7 +74,7 @@ type opts struct {
 	runIDs                                                                      int
 	infraDir, terraform, tfDir, planFile                                        string
 	allRegions, override, yes                                                   bool
-	lease, margin, window                                                       time.Duration
+	window                                                                      time.Duration
 
 	// regionSet: --region or IDGEN_REGION was given; regionFlag: --region on the command line.
 	regionSet, regionFlag bool
