@@ -5,6 +5,20 @@
 // moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
 // local one once the local one's gRPC health check answers SERVING again. Decoding is local.
 //
+// A frozen endpoint (a SIGSTOPped process, a hung host) answers nothing and refuses nothing, so
+// those rules alone would leave callers waiting for the whole CallTimeout before the move. So a
+// refill hedges: when the buffer is empty and the endpoint asked has not answered within
+// HedgeAfter (50 ms by default), the next endpoint is asked too, and the first answer fills the
+// buffer; an empty buffer waits at most about HedgeAfter plus the next endpoint's latency. Both
+// answers are batches of unique IDs issued to this client, so neither is discarded: the later one
+// goes into the buffer as well (which may then hold up to two batches), and no ID is ever handed
+// out twice; IDs that are never handed out (the buffer at Close) are only skipped. While a call to
+// an endpoint is still unanswered past HedgeAfter, refills go straight to the next endpoint
+// rather than queue behind it. Hedging changes where IDs come from, not which endpoint is active:
+// the client still moves when the slow call ends in a timeout or a health probe fails, and back
+// when the local endpoint is healthy, as above (idgen_client_active_endpoint,
+// idgen_client_failovers_total); idgen_client_hedges_total counts the hedged calls.
+//
 // IDs from the buffer are unique like any other (each was issued once, to this client), but a
 // buffer refilled from two regions is not in creation order: order IDs by their timestamps, not
 // by the order Next returned them, when that matters.
@@ -23,9 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +58,10 @@ type Config struct {
 	ProbeEvery time.Duration
 	// CallTimeout bounds each call to a generator. Default: 2 s.
 	CallTimeout time.Duration
+	// HedgeAfter: while the buffer is empty, a refill that has had no answer from the endpoint it
+	// asked for this long asks the next endpoint too and takes the first answer (see the package
+	// doc). Default: 50 ms; negative: never hedge (wait for CallTimeout, then move).
+	HedgeAfter time.Duration
 	// Schedule decodes IDs locally. Default: idcore.ScheduleV2.
 	Schedule idcore.Schedule
 	// Logger: default discard.
@@ -62,18 +78,23 @@ type Client struct {
 	clients []idgenv1connect.IdServiceClient
 	health  []*grpchealth.Client
 
-	mu      sync.Mutex
-	buf     []idcore.ID // a queue: Next takes from the front
-	filled  chan struct{}
-	lastErr error
-	closed  bool
+	mu       sync.Mutex
+	buf      []idcore.ID // a queue: Next takes from the front
+	filled   chan struct{}
+	lastErr  error
+	closed   bool
+	inflight map[*call]struct{} // calls to the generators not answered yet
 
 	active    atomic.Int32
 	wake      chan struct{}
+	starved   chan struct{} // Next found the buffer empty
 	stop      chan struct{}
+	life      context.Context // the calls' parent; Close cancels it
+	cancel    context.CancelFunc
 	done      sync.WaitGroup
 	failovers prometheus.Counter
 	fetched   prometheus.Counter
+	hedges    prometheus.Counter
 }
 
 // New starts a client: its refill and probe loops run until Close.
@@ -96,6 +117,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 2 * time.Second
 	}
+	if cfg.HedgeAfter == 0 {
+		cfg.HedgeAfter = 50 * time.Millisecond
+	}
 	if cfg.Schedule.Name() == "" {
 		cfg.Schedule = idcore.ScheduleV2()
 	}
@@ -106,9 +130,13 @@ func New(cfg Config) (*Client, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger, filled: make(chan struct{}), wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		starved: make(chan struct{}, 1), inflight: map[*call]struct{}{},
 		failovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_failovers_total", Help: "Moves from one endpoint to another."}),
 		fetched:   prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_ids_fetched_total", Help: "IDs fetched into the buffer."}),
+		hedges: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_hedges_total",
+			Help: "Calls to the next endpoint made because the buffer was empty and the endpoint asked had not answered within the hedge delay."}),
 	}
+	c.life, c.cancel = context.WithCancel(context.Background())
 	for _, ep := range cfg.Endpoints {
 		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
 		c.health = append(c.health, grpchealth.NewClient(cfg.HTTPClient, ep))
@@ -135,7 +163,7 @@ func H2CClient() *http.Client {
 }
 
 // Collectors returns the client's metrics (buffer level, failovers, IDs fetched, the active
-// endpoint) for the application to register.
+// endpoint, hedged calls) for the application to register.
 func (c *Client) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.failovers, c.fetched,
@@ -143,6 +171,7 @@ func (c *Client) Collectors() []prometheus.Collector {
 			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(len(c.buf)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_active_endpoint", Help: "Index of the endpoint in use (0: local)."},
 			func() float64 { return float64(c.active.Load()) }),
+		c.hedges,
 	}
 }
 
@@ -171,6 +200,10 @@ func (c *Client) Next(ctx context.Context) (idcore.ID, error) {
 		c.mu.Unlock()
 		c.kick()
 		select {
+		case c.starved <- struct{}{}: // a refill in flight may hedge now
+		default:
+		}
+		select {
 		case <-filled:
 		case <-ctx.Done():
 			c.mu.Lock()
@@ -197,6 +230,7 @@ func (c *Client) Close() {
 	c.closed = true
 	c.mu.Unlock()
 	close(c.stop)
+	c.cancel()
 	c.done.Wait()
 }
 
@@ -237,36 +271,6 @@ func (c *Client) refillLoop() {
 	}
 }
 
-// fetch gets one batch from the active endpoint, moving to the next one on errors that say the
-// endpoint cannot serve (unreachable, unavailable, timed out).
-func (c *Client) fetch() error {
-	i := int(c.active.Load())
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CallTimeout)
-	defer cancel()
-	resp, err := c.clients[i].GenerateBatch(ctx, connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: int32(c.cfg.Batch)}))
-	if err != nil {
-		c.mu.Lock()
-		c.lastErr = err
-		c.mu.Unlock()
-		switch connect.CodeOf(err) {
-		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeUnknown, connect.CodeInternal:
-			c.moveFrom(i, err)
-		}
-		return err
-	}
-	ids := resp.Msg.GetIds()
-	c.mu.Lock()
-	for _, id := range ids {
-		c.buf = append(c.buf, idcore.ID(id))
-	}
-	c.lastErr = nil
-	close(c.filled)
-	c.filled = make(chan struct{})
-	c.mu.Unlock()
-	c.fetched.Add(float64(len(ids)))
-	return nil
-}
-
 // moveFrom moves from endpoint i to the next one (if still on i).
 func (c *Client) moveFrom(i int, why error) {
 	next := int32((i + 1) % len(c.clients))
@@ -291,9 +295,12 @@ func (c *Client) probeLoop() {
 		if len(c.clients) < 2 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CallTimeout)
+		ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
 		res, err := c.health[0].Check(ctx, &grpchealth.CheckRequest{Service: idgenv1connect.IdServiceName})
 		cancel()
+		if c.life.Err() != nil {
+			return // closing: the probe was cut short, not failed
+		}
 		healthy := err == nil && res.Status == grpchealth.StatusServing
 		switch a := c.active.Load(); {
 		case a != 0 && healthy:

@@ -3,6 +3,7 @@ package idclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,9 +32,17 @@ type fakeGen struct {
 	down    atomic.Bool
 	batches atomic.Int64
 	health  *grpchealth.StaticChecker
+	stalled atomic.Pointer[chan struct{}] // set: GenerateBatch hangs until it is closed
 }
 
-func (f *fakeGen) GenerateBatch(_ context.Context, req *connect.Request[idgenv1.GenerateBatchRequest]) (*connect.Response[idgenv1.GenerateBatchResponse], error) {
+func (f *fakeGen) GenerateBatch(ctx context.Context, req *connect.Request[idgenv1.GenerateBatchRequest]) (*connect.Response[idgenv1.GenerateBatchResponse], error) {
+	if ch := f.stalled.Load(); ch != nil {
+		select {
+		case <-*ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if f.down.Load() {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("no_lease"))
 	}
@@ -155,5 +164,138 @@ func TestNextWaitsAndGivesUpWithContext(t *testing.T) {
 	c.Close()
 	if _, err := c.Next(context.Background()); !errors.Is(err, idclient.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// stall makes f's GenerateBatch hang, as a frozen process does, until release is closed or the
+// call's context ends.
+func (f *fakeGen) stall() (release func()) {
+	ch := make(chan struct{})
+	f.stalled.Store(&ch)
+	return sync.OnceFunc(func() { f.stalled.Store(nil); close(ch) })
+}
+
+// TestHedge: with the local endpoint hanging and the buffer empty, Next is answered from the
+// peer within the hedge delay, not the call timeout; the local endpoint stays active until its
+// call times out, then the client moves as before. A late batch from the hung call goes into the
+// buffer too, and no ID is handed out twice.
+func TestHedge(t *testing.T) {
+	local, localURL := serve(t, 0)
+	peer, peerURL := serve(t, 2)
+	const hedgeAfter, callTimeout = 50 * time.Millisecond, 1500 * time.Millisecond
+	c, err := idclient.New(idclient.Config{Endpoints: []string{localURL, peerURL}, Batch: 10, LowWater: 5,
+		ProbeEvery: time.Hour, CallTimeout: callTimeout, HedgeAfter: hedgeAfter, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hedges := c.Collectors()[4]
+	ctx := context.Background()
+	seen := map[idcore.ID]bool{}
+	next := func() (idcore.ID, time.Duration) {
+		t.Helper()
+		began := time.Now()
+		id, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("id %d twice", id)
+		}
+		seen[id] = true
+		return id, time.Since(began)
+	}
+	region := func(id idcore.ID) int { d, _ := c.Decode(id); return d.Region }
+	for range 20 {
+		next()
+	}
+	if got := testutil.ToFloat64(hedges); got != 0 {
+		t.Fatalf("%v hedged calls with the local endpoint answering", got)
+	}
+	release := local.stall()
+	defer release()
+	hung := time.Now()
+	// Take the buffer dry: the next Next waits, and is answered by the peer.
+	var longest time.Duration
+	fromPeer := 0
+	for time.Since(hung) < callTimeout/2 {
+		id, took := next()
+		longest = max(longest, took)
+		if region(id) == 2 {
+			fromPeer++
+		}
+	}
+	if fromPeer == 0 || longest > hedgeAfter+200*time.Millisecond {
+		t.Fatalf("with the local endpoint hung: %d IDs from the peer, the longest Next %v (hedge delay %v, call timeout %v)", fromPeer, longest, hedgeAfter, callTimeout)
+	}
+	if got := testutil.ToFloat64(hedges); got < 1 {
+		t.Fatalf("%v hedged calls counted", got)
+	}
+	if c.Active() != localURL {
+		t.Fatalf("moved to %s before the hung call timed out", c.Active())
+	}
+	// The hung call answers late: its batch is buffered, not lost and not repeated.
+	release()
+	fetchedLocal := local.batches.Load()
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return local.batches.Load() > fetchedLocal, "the released call did not answer"
+	})
+	for range 200 {
+		next()
+	}
+	// Every batch served went into the buffer, the late one included.
+	fetched := c.Collectors()[1]
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		served := 10 * (local.batches.Load() + peer.batches.Load())
+		return testutil.ToFloat64(fetched) == float64(served), fmt.Sprintf("%v IDs fetched into the buffer, %d served", testutil.ToFloat64(fetched), served)
+	})
+	t.Logf("longest Next with the local endpoint hung: %v; %d IDs from the peer; %v hedged calls", longest, fromPeer, testutil.ToFloat64(hedges))
+
+	// Hung past the call timeout: the client moves to the peer, and Next never waited long.
+	release = local.stall()
+	defer release()
+	longest = 0
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		_, took := next()
+		longest = max(longest, took)
+		return c.Active() == peerURL, "did not move to the peer after the call timeout: on " + c.Active()
+	})
+	if longest > hedgeAfter+200*time.Millisecond {
+		t.Fatalf("the longest Next %v until the move", longest)
+	}
+}
+
+// TestHedgeOff: a negative HedgeAfter waits for the call timeout before moving, as without
+// hedging, and asks the peer nothing meanwhile.
+func TestHedgeOff(t *testing.T) {
+	local, localURL := serve(t, 0)
+	peer, peerURL := serve(t, 2)
+	const callTimeout = 400 * time.Millisecond
+	c, err := idclient.New(idclient.Config{Endpoints: []string{localURL, peerURL}, Batch: 10, LowWater: 5,
+		ProbeEvery: time.Hour, CallTimeout: callTimeout, HedgeAfter: -1, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for range 20 {
+		if _, err := c.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer local.stall()()
+	var longest time.Duration
+	for range 30 {
+		began := time.Now()
+		if _, err := c.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, time.Since(began))
+	}
+	if longest < callTimeout-50*time.Millisecond || c.Active() != peerURL || peer.batches.Load() == 0 {
+		t.Fatalf("without hedging: the longest Next %v (call timeout %v), active %s, %d batches from the peer", longest, callTimeout, c.Active(), peer.batches.Load())
+	}
+	if got := testutil.ToFloat64(c.Collectors()[4]); got != 0 {
+		t.Fatalf("%v hedged calls with hedging off", got)
 	}
 }

@@ -1,0 +1,149 @@
+package idclient
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
+	"github.com/idgen/idgen/libs/idcore"
+)
+
+// call is one GenerateBatch in flight, to endpoint ep since start.
+type call struct {
+	ep    int
+	start time.Time
+}
+
+// fetch gets one batch into the buffer. It asks the active endpoint, or the next one when a call
+// to the active endpoint is already unanswered past HedgeAfter; and while the buffer is empty and
+// that call is still unanswered HedgeAfter after it began, it asks the next endpoint too. It
+// returns at the first batch, or once every call it made failed. A call still in flight when
+// fetch returns goes on until its CallTimeout: its batch goes into the buffer as well, and its
+// error counts against its endpoint (moveFrom) as any other.
+func (c *Client) fetch() error {
+	n := len(c.clients)
+	hedging := c.cfg.HedgeAfter > 0 && n > 1
+	i := int(c.active.Load())
+	if hedging && c.overdue(i) {
+		i = (i + 1) % n
+	}
+	answers := make(chan error, 2) // one per call; a call answering after fetch returned never blocks
+	started := time.Now()
+	c.launch(i, answers)
+	pending, hedged := 1, !hedging
+	var timer *time.Timer
+	var fire <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	// arm starts the hedge delay, counted from the call's start: a buffer that runs dry while the
+	// call is already late hedges at once.
+	arm := func() {
+		if hedged || fire != nil || !c.empty() {
+			return
+		}
+		timer = time.NewTimer(max(0, c.cfg.HedgeAfter-time.Since(started)))
+		fire = timer.C
+	}
+	arm()
+	var first error
+	for pending > 0 {
+		select {
+		case err := <-answers:
+			pending--
+			if err == nil {
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		case <-c.starved:
+			arm()
+		case <-fire:
+			fire = nil
+			if !c.empty() {
+				continue // filled meanwhile (a late batch): hedge only if it runs dry again
+			}
+			hedged = true
+			next := (i + 1) % n
+			c.hedges.Inc()
+			c.log.Debug("idclient: no answer within the hedge delay with the buffer empty; asking the next endpoint too",
+				"slow", c.cfg.Endpoints[i], "next", c.cfg.Endpoints[next], "after", time.Since(started))
+			c.launch(next, answers)
+			pending++
+		case <-c.stop:
+			return ErrClosed
+		}
+	}
+	return first
+}
+
+// launch calls endpoint ep on its own goroutine, which Close waits for; answers gets the result.
+func (c *Client) launch(ep int, answers chan<- error) {
+	k := &call{ep: ep, start: time.Now()}
+	c.mu.Lock()
+	c.inflight[k] = struct{}{}
+	c.mu.Unlock()
+	c.done.Add(1)
+	go func() {
+		defer c.done.Done()
+		err := c.get(ep)
+		c.mu.Lock()
+		delete(c.inflight, k)
+		c.mu.Unlock()
+		answers <- err
+	}()
+}
+
+// get asks endpoint i for one batch and puts it into the buffer. On an error that says the
+// endpoint cannot serve (unreachable, unavailable, timed out) it moves from i, if i is active.
+func (c *Client) get(i int) error {
+	ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
+	defer cancel()
+	resp, err := c.clients[i].GenerateBatch(ctx, connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: int32(c.cfg.Batch)}))
+	if err != nil {
+		if c.life.Err() != nil {
+			return ErrClosed // Close ended the call: no fault of the endpoint
+		}
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		switch connect.CodeOf(err) {
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeUnknown, connect.CodeInternal:
+			c.moveFrom(i, err)
+		}
+		return err
+	}
+	ids := resp.Msg.GetIds()
+	c.mu.Lock()
+	for _, id := range ids {
+		c.buf = append(c.buf, idcore.ID(id))
+	}
+	c.lastErr = nil
+	close(c.filled)
+	c.filled = make(chan struct{})
+	c.mu.Unlock()
+	c.fetched.Add(float64(len(ids)))
+	return nil
+}
+
+// overdue reports whether a call to endpoint i has been unanswered for HedgeAfter or longer.
+func (c *Client) overdue(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.inflight {
+		if k.ep == i && time.Since(k.start) >= c.cfg.HedgeAfter {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) empty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.buf) == 0
+}
