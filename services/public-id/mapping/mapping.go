@@ -10,14 +10,19 @@ import (
 
 // Portable errors. Drivers map their native errors to these, wrapping the native error (so
 // errors.As still reaches it); the service maps them to API codes with errors.Is, e.g.
-// errors.Is(err, mapping.ErrUnavailable) → 503 Unavailable. Any other error (newPublic's, a
-// corrupt value) is the driver's or the caller's, not the store's availability.
+// errors.Is(err, mapping.ErrUnavailable) → 503 Unavailable (ErrVolatile too, under its own
+// reason). Any other error (newPublic's, a corrupt value) is the driver's or the caller's, not
+// the store's availability.
 var (
 	// ErrNotFound: no mapping for that public ID (or internal ID, for Lookup).
 	ErrNotFound = errors.New("mapping: not found")
 	// ErrUnavailable: the store could not serve the call now (unreachable, busy, failing over,
 	// out of time, or closed); nothing was acknowledged, and retrying may work.
 	ErrUnavailable = errors.New("mapping: store unavailable")
+	// ErrVolatile: the store cannot keep a new mapping durably now (a Redis whose AOF was turned
+	// off while the service ran, say), so the driver refuses to write one. Nothing was written;
+	// reads still answer, and a publish works again once the store is durable.
+	ErrVolatile = errors.New("mapping: store volatile")
 )
 
 // Store maps internal IDs to public IDs and back.

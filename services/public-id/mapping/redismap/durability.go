@@ -7,18 +7,95 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/redis/go-redis/v9"
 )
 
 // acceptFlag is how the service lets an operator run on a volatile store (Options.AcceptVolatile).
 const acceptFlag = "--accept-volatile-store"
 
-// checkDurability reads the persistence of every node that takes writes (the server, or each
-// Cluster master) and records in s why the store is volatile, if it is. It refuses a volatile
-// store unless accept is set. Only INFO and CONFIG GET are sent: managed services allow INFO and
-// often block CONFIG.
-func (s *Store) checkDurability(ctx context.Context, accept bool) error {
+// checkEvery is how often the store re-reads its nodes' persistence by default
+// (Options.CheckEvery); checkTimeout bounds one reading.
+const (
+	checkEvery   = 10 * time.Second
+	checkTimeout = 5 * time.Second
+)
+
+// durability is what one reading of the nodes' persistence found.
+type durability struct {
+	volatile bool
+	why      string // why it is volatile: each volatile node, and what makes it so
+	aofOff   bool   // a node keeps no AOF at all
+}
+
+// checkDurability is New's reading: it refuses a volatile store unless Options.AcceptVolatile.
+func (s *Store) checkDurability(ctx context.Context) error {
+	d, err := s.readDurability(ctx)
+	if err != nil {
+		return err
+	}
+	if d.volatile && !s.accept {
+		return fmt.Errorf("%s, or start with %s", d.why, acceptFlag)
+	}
+	s.dur.Store(&d)
+	return nil
+}
+
+// watchDurability re-reads the persistence every interval until life ends, so that a server made
+// volatile while the store runs (CONFIG SET appendonly no) is seen within one interval, and one
+// made durable again too. A reading that fails (Redis unreachable) keeps the last one: publishes
+// fail then anyway, as unavailable.
+func (s *Store) watchDurability(life context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-life.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(life, min(every, checkTimeout))
+		d, err := s.readDurability(ctx)
+		cancel()
+		switch {
+		case life.Err() != nil:
+			return
+		case err != nil:
+			if !failing {
+				s.log.Warn("redismap: could not re-read the store's persistence; keeping the last reading", "error", err.Error())
+			}
+			failing = true
+		default:
+			failing = false
+			s.setDurability(d)
+		}
+	}
+}
+
+// setDurability records a reading, logging a change.
+func (s *Store) setDurability(d durability) {
+	old := s.dur.Swap(&d)
+	publishes := "publishes are refused (store_volatile) until it is durable again"
+	if s.accept {
+		publishes = "publishes go on, accepted by " + acceptFlag
+	}
+	switch {
+	case d.volatile && !old.volatile:
+		s.log.Error("redismap: the store turned volatile: a mapping acknowledged now could be lost on a crash; "+publishes, "reason", d.why)
+	case d.volatile && d.why != old.why:
+		s.log.Error("redismap: the store is still volatile, now because: "+d.why+"; "+publishes, "reason", d.why)
+	case !d.volatile && old.volatile:
+		s.log.Info("redismap: the store is durable again (AOF on, every acknowledged write fsynced); publishes are acknowledged durably", "was", old.why)
+	}
+}
+
+// readDurability reads the persistence of every node that takes writes (the server, or each
+// Cluster master) and says whether the store is volatile, and why. Only INFO and CONFIG GET are
+// sent: managed services allow INFO and often block CONFIG.
+func (s *Store) readDurability(ctx context.Context) (durability, error) {
 	var (
 		mu      sync.Mutex
 		reasons []string
@@ -46,24 +123,35 @@ func (s *Store) checkDurability(ctx context.Context, accept bool) error {
 	case *redis.Client:
 		err = check(ctx, c)
 	default:
-		return fmt.Errorf("cannot check the persistence of a %T", s.rdb)
+		return durability{}, fmt.Errorf("cannot check the persistence of a %T", s.rdb)
 	}
 	if err != nil {
-		return err
+		return durability{}, err
 	}
 	if len(reasons) == 0 {
-		return nil
+		return durability{}, nil
 	}
 	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
-	why := strings.Join(reasons, "; ")
-	if !accept {
-		return fmt.Errorf("%s, or start with %s", why, acceptFlag)
+	return durability{volatile: true, why: strings.Join(reasons, "; "), aofOff: aofOff}, nil
+}
+
+// waitFor returns whether a write is followed by WAITAOF and its numlocal. On a store accepted
+// volatile with a node's AOF off, WAITAOF asking for a local fsync is an error: it waits for
+// replicas only, or is not sent. On a store that refuses volatility, it still asks for the local
+// fsync, so that a write racing the change of persistence is not acknowledged.
+func (s *Store) waitFor() (wait bool, numlocal int) {
+	numlocal = 1
+	if s.accept && s.dur.Load().aofOff {
+		numlocal = 0
 	}
-	s.volatile, s.volatileWhy = true, why
-	if aofOff {
-		// WAITAOF asking for a local fsync is an error where AOF is off: wait for replicas only.
-		s.waitLocal = 0
-		s.waitAOF = s.waitAOF && s.replicas > 0
+	return s.waitAOF && (numlocal > 0 || s.replicas > 0), numlocal
+}
+
+// writable returns mapping.ErrVolatile, with why, when the store refuses writes: the last
+// reading found it volatile and Options.AcceptVolatile is not set.
+func (s *Store) writable() error {
+	if d := s.dur.Load(); d.volatile && !s.accept {
+		return fmt.Errorf("%w: %s; publishes resume once it is durable again", mapping.ErrVolatile, d.why)
 	}
 	return nil
 }
@@ -149,7 +237,11 @@ func isReply(err error) bool {
 	return errors.As(err, &re)
 }
 
-// Volatile reports whether New found the store volatile (a node with AOF off, an fsync policy
-// that loses acknowledged writes, or one that could not be verified), accepted because
-// Options.AcceptVolatile was set, and why.
-func (s *Store) Volatile() (bool, string) { return s.volatile, s.volatileWhy }
+// Volatile reports whether the last reading of the store's persistence (New's, then one every
+// Options.CheckEvery) found it volatile: a node with AOF off, an fsync policy that loses
+// acknowledged writes, or one that could not be verified; and why. A volatile store refuses
+// publishes (mapping.ErrVolatile) unless Options.AcceptVolatile is set.
+func (s *Store) Volatile() (bool, string) {
+	d := s.dur.Load()
+	return d.volatile, d.why
+}

@@ -3,10 +3,13 @@ package redismap_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/redis/go-redis/v9"
@@ -226,5 +229,140 @@ func TestJudge(t *testing.T) {
 		if why != "" && !strings.Contains(why, "10.0.0.1:6379") {
 			t.Errorf("%q does not name the node", why)
 		}
+	}
+}
+
+// TestWatchesDurability: the store re-reads its server's persistence while it runs. A durable
+// server made volatile with CONFIG SET (AOF off, then an fsync policy that loses acknowledged
+// writes) is seen within the interval: a publish that would make a mapping fails with
+// mapping.ErrVolatile (not ErrUnavailable) and writes nothing, while a publish of an internal ID
+// that has its public ID already, resolves and lookups answer as before; made durable again,
+// publishes work again. With AcceptVolatile the same server is reported volatile and publishes
+// go on; with a negative CheckEvery only New's reading counts.
+func TestWatchesDurability(t *testing.T) {
+	ctx := context.Background()
+	const every = 100 * time.Millisecond
+	maker, _ := publicid.NewMaker("ord")
+	fresh := func() (string, error) { return maker.New("ord") }
+	r := testenv.StartRedis(t, t.TempDir())
+	admin := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer admin.Close()
+	set := func(t *testing.T, param, value string) {
+		t.Helper()
+		if err := admin.ConfigSet(ctx, param, value).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	volatileWithin := func(t *testing.T, s *redismap.Store, want bool, reason string) {
+		t.Helper()
+		testenv.Eventually(t, 20*every, func() (bool, string) {
+			v, why := s.Volatile()
+			return v == want && strings.Contains(why, reason), fmt.Sprintf("Volatile() = %v, %q; want %v, %q", v, why, want, reason)
+		})
+	}
+
+	s, err := newWith(t, r.Addr, redismap.Options{CheckEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := newWith(t, r.Addr, redismap.Options{CheckEvery: every, AcceptVolatile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := newWith(t, r.Addr, redismap.Options{CheckEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Publish(ctx, 1, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ param, value, reason string }{
+		{"appendonly", "no", "AOF off (aof_enabled:0)"},
+		{"appendfsync", "everysec", "appendfsync everysec"},
+	} {
+		t.Run(c.param+" "+c.value, func(t *testing.T) {
+			set(t, c.param, c.value)
+			volatileWithin(t, s, true, c.reason)
+			volatileWithin(t, accepted, true, c.reason)
+			keys := admin.DBSize(ctx).Val()
+			_, err := s.Publish(ctx, 2, fresh)
+			if !errors.Is(err, mapping.ErrVolatile) || errors.Is(err, mapping.ErrUnavailable) || !strings.Contains(err.Error(), c.reason) {
+				t.Fatalf("a new mapping on a store turned volatile: %v, want ErrVolatile saying %q", err, c.reason)
+			}
+			if n := admin.DBSize(ctx).Val(); n != keys {
+				t.Fatalf("the refused publish wrote: %d keys, %d before", n, keys)
+			}
+			if pub, err := s.Publish(ctx, 1, fresh); err != nil || pub != before {
+				t.Fatalf("publish of an internal ID mapped before: %q, %v; want %q", pub, err, before)
+			}
+			if in, err := s.Resolve(ctx, before); err != nil || in != 1 {
+				t.Fatalf("resolve on a volatile store: %d, %v", in, err)
+			}
+			if pub, err := s.Lookup(ctx, 1); err != nil || pub != before {
+				t.Fatalf("lookup on a volatile store: %q, %v", pub, err)
+			}
+			if _, err := accepted.Publish(ctx, 1000+int64(len(c.param)), fresh); err != nil {
+				t.Fatalf("publish with AcceptVolatile: %v", err)
+			}
+			if v, _ := once.Volatile(); v {
+				t.Fatal("a store with a negative CheckEvery read the persistence again")
+			}
+			if c.param == "appendonly" {
+				set(t, "appendonly", "yes")
+			} else {
+				set(t, "appendfsync", "always")
+			}
+			volatileWithin(t, s, false, "")
+			volatileWithin(t, accepted, false, "")
+			pub, err := s.Publish(ctx, 2, fresh)
+			if err != nil {
+				t.Fatalf("publish once durable again: %v", err)
+			}
+			if in, err := s.Resolve(ctx, pub); err != nil || in != 2 {
+				t.Fatalf("resolve of the publish made durable again: %d, %v", in, err)
+			}
+			if err := admin.Del(ctx, "pid:i:2", "pid:p:"+pub).Err(); err != nil { // for the next case
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestClusterWatchesEveryMaster: one master of three made volatile while the store runs is seen
+// and named, and publishes are refused until it is durable again.
+func TestClusterWatchesEveryMaster(t *testing.T) {
+	ctx := context.Background()
+	addrs := testenv.StartRedisCluster(t)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	s, err := redismap.New(ctx, rdb, redismap.Options{CheckEvery: 100 * time.Millisecond})
+	if err != nil {
+		rdb.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	maker, _ := publicid.NewMaker("ord")
+	fresh := func() (string, error) { return maker.New("ord") }
+	node := redis.NewClient(&redis.Options{Addr: addrs[2]})
+	defer node.Close()
+	if err := node.ConfigSet(ctx, "appendonly", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		v, why := s.Volatile()
+		return v && strings.Contains(why, addrs[2]+" has AOF off") && !strings.Contains(why, addrs[0]), fmt.Sprintf("Volatile() = %v, %q", v, why)
+	})
+	if _, err := s.Publish(ctx, 7, fresh); !errors.Is(err, mapping.ErrVolatile) {
+		t.Fatalf("publish on a cluster with a volatile master: %v", err)
+	}
+	if err := node.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		v, why := s.Volatile()
+		return !v, fmt.Sprintf("still volatile: %q", why)
+	})
+	if _, err := s.Publish(ctx, 7, fresh); err != nil {
+		t.Fatal(err)
 	}
 }

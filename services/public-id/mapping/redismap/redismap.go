@@ -34,9 +34,19 @@
 // volatile Redis: AOF off on a node that takes writes (INFO persistence), or an appendfsync other
 // than always (CONFIG GET), everysec or a blocked CONFIG being enough on 7.2+, where WAITAOF
 // confirms each fsync; Options.AcceptVolatile accepts one, and Store.Volatile tells why.
+//
+// The store reads the same again every Options.CheckEvery (10 s) while it runs, since a server's
+// persistence can change under it (CONFIG SET appendonly no, a node replaced). While the last
+// reading says volatile, Publish makes no new mapping: it fails with mapping.ErrVolatile (an
+// internal ID that has its public ID already still gets it, read with one GET), unless
+// Options.AcceptVolatile; Resolve and Lookup answer as ever, since reading loses nothing. A
+// publish acknowledged between the change and the next reading was written to a store that had
+// just turned volatile: on 7.2+ WAITAOF refuses to confirm a local fsync where AOF is off, so such
+// a publish fails instead; on older servers the interval is the window.
 package redismap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +56,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -66,12 +77,11 @@ type Store struct {
 	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
 	writes   *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
 	atomic   bool                 // one server holds every key: publish with publishScript
-	waitAOF  bool
+	waitAOF  bool                 // the server has WAITAOF (7.2+): writes are followed by it (see waitFor)
 	replicas int
 
-	waitLocal   int    // WAITAOF's numlocal: 1, or 0 on an accepted volatile store with AOF off
-	volatile    bool   // found volatile by New, and accepted (Options.AcceptVolatile)
-	volatileWhy string // why
+	accept bool                       // Options.AcceptVolatile
+	dur    atomic.Pointer[durability] // the last reading of the nodes' persistence
 
 	log *slog.Logger
 	// The store's lifetime: background commits run on life, which Close cancels before it waits
@@ -89,9 +99,15 @@ var _ mapping.Store = (*Store)(nil)
 type Options struct {
 	// WaitReplicas is how many replicas WAITAOF waits for (7.2+ only). Default 0: local fsync.
 	WaitReplicas int
-	// AcceptVolatile accepts a store New finds volatile (see New) instead of refusing it;
-	// Store.Volatile then reports it, and why.
+	// AcceptVolatile accepts a store found volatile (see New), at New and while it runs, instead
+	// of refusing it; Store.Volatile then reports it, and why.
 	AcceptVolatile bool
+	// CheckEvery is how often the store re-reads the persistence of every node that takes writes
+	// (as New does), so that a server made volatile while it runs (CONFIG SET appendonly no) is
+	// seen within that time: Publish then fails with mapping.ErrVolatile, unless AcceptVolatile,
+	// and Volatile reports it; a server made durable again is seen the same way. Default 10 s;
+	// negative: New's reading only.
+	CheckEvery time.Duration
 	// Logger receives what the store cannot return: a failed background commit, an orphan
 	// pending key it could not delete. Default: discard.
 	Logger *slog.Logger
@@ -108,7 +124,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, err
 
 func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store, error) {
 	_, cluster := rdb.(*redis.ClusterClient)
-	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster, waitLocal: 1, log: o.Logger}
+	s := &Store{rdb: rdb, replicas: o.WaitReplicas, atomic: !cluster, accept: o.AcceptVolatile, log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -120,7 +136,7 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 	if o.WaitReplicas > 0 && !s.waitAOF {
 		return nil, errors.New("waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
 	}
-	if err := s.checkDurability(ctx, o.AcceptVolatile); err != nil {
+	if err := s.checkDurability(ctx); err != nil {
 		return nil, err
 	}
 	// MaxBatchSize 100 matches the capacity of the queue slices go-redis keeps in its sync.Pool.
@@ -141,6 +157,9 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 		return nil, errors.New("the client gave one autopipeliner for reads and writes")
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
+	if every := cmp.Or(o.CheckEvery, checkEvery); every > 0 {
+		s.background(func(life context.Context) { s.watchDurability(life, every) })
+	}
 	return s, nil
 }
 
@@ -214,6 +233,14 @@ return {1, ARGV[1]}
 
 // Publish implements mapping.Store.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
+	if err := s.writable(); err != nil {
+		// A volatile store makes no new mapping, but one acknowledged before is only read.
+		pub, lerr := s.Lookup(ctx, internal)
+		if errors.Is(lerr, mapping.ErrNotFound) {
+			return "", mapErr("publish", err)
+		}
+		return pub, lerr
+	}
 	pub, err := s.publish(ctx, internal, newPublic)
 	return pub, mapErr("publish", err)
 }
@@ -286,7 +313,7 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 			return "", newPublicError{err}
 		}
 		var res []any
-		if s.waitAOF {
+		if wait, _ := s.waitFor(); wait {
 			res, err = s.publishWaitAOF(ctx, []string{ikey, pKey(cand)}, cand, committed)
 		} else {
 			res, err = publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
@@ -332,7 +359,7 @@ func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) 
 
 // setNX is SET key val NX, followed by WAITAOF where the server has it.
 func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
-	if !s.waitAOF {
+	if wait, _ := s.waitFor(); !wait {
 		return s.rdb.SetNX(ctx, key, val, 0).Result()
 	}
 	var set *redis.BoolCmd
@@ -346,8 +373,9 @@ func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 // (for the local fsync and s.replicas replicas) where the server has it. WAITAOF waits only for
 // the writes of the connection it is sent on, hence one pipeline, on one node.
 func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipeliner)) ([]redis.Cmder, error) {
+	waitAOF, numlocal := s.waitFor()
 	var c redis.Cmdable = s.rdb
-	if cc, ok := s.rdb.(*redis.ClusterClient); ok && s.waitAOF {
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok && waitAOF {
 		node, err := cc.MasterForKey(ctx, key)
 		if err != nil {
 			return nil, err
@@ -357,8 +385,8 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 	var wait *redis.Cmd
 	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		queue(p)
-		if s.waitAOF {
-			wait = p.Do(ctx, "WAITAOF", s.waitLocal, s.replicas, waitAOFTimeout.Milliseconds())
+		if waitAOF {
+			wait = p.Do(ctx, "WAITAOF", numlocal, s.replicas, waitAOFTimeout.Milliseconds())
 		}
 		return nil
 	})
@@ -368,7 +396,7 @@ func (s *Store) onNode(ctx context.Context, key string, queue func(p redis.Pipel
 		if werr != nil {
 			return nil, fmt.Errorf("%w: WAITAOF: %w", errNotDurable, werr)
 		}
-		if len(res) != 2 || res[0] < int64(s.waitLocal) || res[1] < int64(s.replicas) {
+		if len(res) != 2 || res[0] < int64(numlocal) || res[1] < int64(s.replicas) {
 			return nil, fmt.Errorf("%w: WAITAOF: %v: the write did not reach the AOF of this server and %d replicas within %v",
 				errNotDurable, res, s.replicas, waitAOFTimeout)
 		}
