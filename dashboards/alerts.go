@@ -34,7 +34,10 @@ type Threshold struct {
 
 // Thresholds is the thresholds document.
 type Thresholds struct {
-	Description string      `json:"description"`
+	Description string `json:"description"`
+	// RunbookBase is the repository's web address ("https://…/blob/main/"): with it each
+	// runbook's path is a link that opens in Alertmanager, Slack or the AWS console.
+	RunbookBase string      `json:"runbook_base"`
 	Alerts      []Threshold `json:"alerts"`
 }
 
@@ -184,7 +187,7 @@ var Rules = []Rule{
 	},
 	{
 		Name:    "IdgenLeaseRenewalsFailing",
-		Expr:    `sum by (region, instance, layout, result) (` + events(`idgen_lease_renewals_total{result!="ok"}`) + `)`,
+		Expr:    `sum by (region, instance, layout, result) (` + events(`idgen_lease_renewals_total{result=~"lapsed|error"}`) + `)`,
 		Summary: "Generator {{ $labels.instance }} in {{ $labels.region }} dropped its lease: {{ $labels.result }}",
 		Fire: func(th float64) []Series {
 			// One lapse: the series appears with its first event.
@@ -198,6 +201,21 @@ var Rules = []Rule{
 			}
 		},
 		FireLabels: map[string]string{"region": "us-east-1", "instance": "gen-1", "layout": "v2", "result": "lapsed"},
+	},
+	{
+		Name:    "IdgenLeaseLost",
+		Expr:    `sum by (region, instance, layout, result) (` + events(`idgen_lease_renewals_total{result=~"lost|table_changed"}`) + `)`,
+		Summary: "Generator {{ $labels.instance }} in {{ $labels.region }} found its lease no longer in the table ({{ $labels.result }}) and dropped its number",
+		Fire: func(th float64) []Series {
+			return []Series{{`idgen_lease_renewals_total{` + gen + `, layout="v2", result="lost"}`, "_x20 " + strconv.FormatFloat(th+1, 'g', -1, 64) + "x10"}}
+		},
+		Calm: func(th float64) []Series {
+			return []Series{
+				{`idgen_lease_renewals_total{` + gen + `, layout="v2", result="lost"}`, constant(th + 1)},
+				{`idgen_lease_renewals_total{` + gen + `, layout="v2", result="ok"}`, perMinute(1)},
+			}
+		},
+		FireLabels: map[string]string{"region": "us-east-1", "instance": "gen-1", "layout": "v2", "result": "lost"},
 	},
 	{
 		Name: "IdgenLeaseStoreErrors",
@@ -327,9 +345,8 @@ func holders(n int) []Series {
 
 // Options change how the rules render.
 type Options struct {
-	// RunbookBase prefixes each runbook_url: "" gives the repository-relative path
-	// runbooks/alerts/NAME.md; a URL such as https://git.example/idgen/blob/main/ gives that URL
-	// followed by the same path.
+	// RunbookBase prefixes each runbook_url (runbooks/alerts/NAME.md): "" takes the thresholds
+	// document's runbook_base; another URL or a folder (tests) replaces it.
 	RunbookBase string
 	// For, when set, replaces every rule's duration (tests that cannot wait minutes).
 	For string

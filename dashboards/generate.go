@@ -20,6 +20,9 @@ func Generate(dir, thresholdsPath string, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.RunbookBase == "" {
+		o.RunbookBase = t.RunbookBase
+	}
 	files := map[string][]byte{}
 	if files[RulesFile], err = RenderRules(t, o); err != nil {
 		return err

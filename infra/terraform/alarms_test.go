@@ -17,6 +17,7 @@ import (
 // alertDoc is deploy/alert-thresholds.json.
 type alertDoc struct {
 	Description string `json:"description"`
+	RunbookBase string `json:"runbook_base"`
 	Alerts      []struct {
 		Name       string   `json:"name"`
 		Source     string   `json:"source"`
@@ -35,7 +36,7 @@ var (
 	// thresholdsRead is how a module reads the thresholds: relative to its own directory.
 	thresholdsRead = regexp.MustCompile(`jsondecode\(file\("\$\{path\.module\}/([^"]+)"\)\)`)
 	// thresholdLocals are the locals keyed by alert name.
-	thresholdLocals = map[string]bool{"thresholds": true, "for_minutes": true, "operators": true}
+	thresholdLocals = map[string]bool{"thresholds": true, "for_minutes": true, "operators": true, "alarm_descriptions": true}
 )
 
 // checkThresholdsDoc: the document describes itself, and every alert has a name, a threshold, a
@@ -55,6 +56,9 @@ func checkThresholdsDoc(data []byte) (map[string]bool, []string) {
 	}
 	if len(doc.Alerts) == 0 {
 		problems = append(problems, "thresholds: no alerts")
+	}
+	if !strings.HasPrefix(doc.RunbookBase, "https://") || !strings.HasSuffix(doc.RunbookBase, "/") {
+		problems = append(problems, fmt.Sprintf("thresholds: runbook_base %q is not an https:// address ending in /", doc.RunbookBase))
 	}
 	names, seen := map[string]bool{}, map[string]bool{}
 	for i, a := range doc.Alerts {
@@ -126,6 +130,12 @@ func checkAlarms(dir string, c config, names map[string]bool, want string) []str
 		if a := b.Body.Attributes["alarm_name"]; a == nil || !strings.HasPrefix(leadingLiteral(a.Expr), "idgen-") {
 			bad("alarm_name must start with idgen-")
 		}
+		// The description links the alarm's runbook.
+		if d := b.Body.Attributes["alarm_description"]; d == nil {
+			bad("no alarm_description")
+		} else if s := steps(traversalOf(d.Expr)); len(s) != 3 || s[0] != "local" || s[1] != "alarm_descriptions" {
+			bad("alarm_description must be local.alarm_descriptions[\"<alert>\"]: the meaning and the runbook link")
+		}
 		th := b.Body.Attributes["threshold"]
 		var s []string
 		if th != nil {
@@ -186,11 +196,11 @@ func TestThresholdsDocCatch(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"good", `{"description": "d", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, nil},
+		{"good", `{"description": "d", "runbook_base": "https://git.example/idgen/blob/main/", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, nil},
 		{"incomplete", `{"alerts": [{"name": "x", "comparison": "over", "for": "5 minutes", "meaning": "a\nb"}]}`,
-			[]string{"no description", "IdgenSomething", "source", "severity", "no threshold", "comparison", "for \"5 minutes\"", "no unit", "one line"}},
+			[]string{"no description", "runbook_base", "IdgenSomething", "source", "severity", "no threshold", "comparison", "for \"5 minutes\"", "no unit", "one line"}},
 		{"unknown field", `{"description": "d", "alerts": [], "extra": 1}`, []string{"unknown field"}},
-		{"duplicate", `{"description": "d", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}, {"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, []string{"not unique"}},
+		{"duplicate", `{"description": "d", "runbook_base": "https://git.example/idgen/blob/main/", "alerts": [{"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}, {"name": "IdgenX", "source": "cloudwatch", "severity": "page", "threshold": 0, "comparison": "above", "for": "5m", "unit": "u", "meaning": "m"}]}`, []string{"not unique"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,24 +222,33 @@ func TestAlarmsCatch(t *testing.T) {
 	}{
 		{"good", reads + `resource "aws_cloudwatch_metric_alarm" "a" {
   alarm_name         = "idgen-${var.region}-known"
+  alarm_description  = local.alarm_descriptions["IdgenKnown"]
   threshold          = local.thresholds["IdgenKnown"].threshold
   evaluation_periods = local.for_minutes["IdgenKnown"]
 }`, nil},
 		{"name, literal threshold, unknown alert", reads + `resource "aws_cloudwatch_metric_alarm" "a" {
   alarm_name         = "${var.region}-idgen-known"
+  alarm_description  = local.alarm_descriptions["IdgenKnown"]
   threshold          = 20
   evaluation_periods = local.for_minutes["IdgenUnknown"]
 }`, []string{"alarm_name", "threshold must be", "IdgenUnknown"}},
 		{"threshold of an unknown alert", reads + `resource "aws_cloudwatch_metric_alarm" "a" {
-  alarm_name = "idgen-x"
-  threshold  = local.thresholds["IdgenGone"].threshold
+  alarm_name        = "idgen-x"
+  alarm_description = local.alarm_descriptions["IdgenKnown"]
+  threshold         = local.thresholds["IdgenGone"].threshold
 }`, []string{"IdgenGone"}},
+		{"a description without the runbook link", reads + `resource "aws_cloudwatch_metric_alarm" "a" {
+  alarm_name        = "idgen-x"
+  alarm_description = local.thresholds["IdgenKnown"].meaning
+  threshold         = local.thresholds["IdgenKnown"].threshold
+}`, []string{"alarm_description must be"}},
 		{"thresholds from elsewhere", `locals {
   doc = jsondecode(file("${path.module}/thresholds.json"))
 }
 resource "aws_cloudwatch_metric_alarm" "a" {
-  alarm_name = "idgen-x"
-  threshold  = local.thresholds["IdgenKnown"].threshold
+  alarm_name        = "idgen-x"
+  alarm_description = local.alarm_descriptions["IdgenKnown"]
+  threshold         = local.thresholds["IdgenKnown"].threshold
 }`, []string{"reads thresholds from", "does not read"}},
 	}
 	for _, tc := range cases {

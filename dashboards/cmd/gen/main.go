@@ -14,7 +14,7 @@ import (
 func main() {
 	out := flag.String("out", "dashboards", "folder to write into (the dashboards module)")
 	thresholds := flag.String("thresholds", dashboards.ThresholdsFile, "the thresholds document")
-	base := flag.String("runbook-base", "", "prefix of each runbook_url (e.g. https://git.example/idgen/blob/main/); empty: the repository-relative path")
+	base := flag.String("runbook-base", "", "prefix of each runbook_url (e.g. https://git.example/idgen/blob/main/); empty: the thresholds document's runbook_base")
 	flag.Parse()
 	if err := dashboards.Generate(*out, *thresholds, dashboards.Options{RunbookBase: *base}); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)

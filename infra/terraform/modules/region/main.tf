@@ -14,6 +14,8 @@ locals {
   # threshold and a for-duration ("5m"), which CloudWatch evaluates as that many 1-minute periods.
   alert_doc  = jsondecode(file("${path.module}/../../../../deploy/alert-thresholds.json"))
   thresholds = { for a in local.alert_doc.alerts : a.name => a }
+  # Each alarm's description: what it means, and its runbook as a link that opens from the console.
+  alarm_descriptions = { for name, a in local.thresholds : name => "${a.meaning} Runbook: ${local.alert_doc.runbook_base}runbooks/alerts/${name}.md" }
   for_minutes = {
     for name, a in local.thresholds : name => max(1, ceil(
       tonumber(regex("^([0-9]+)[smh]$", a.for)[0]) * { s = 1, m = 60, h = 3600 }[regex("[smh]$", a.for)] / 60
@@ -185,7 +187,7 @@ module "fleet" {
 
 resource "aws_cloudwatch_metric_alarm" "fleet_healthy_hosts" {
   alarm_name          = "idgen-${var.region}-fleet-healthy-hosts-low"
-  alarm_description   = local.thresholds["IdgenFleetHealthyHostsLow"].meaning
+  alarm_description   = local.alarm_descriptions["IdgenFleetHealthyHostsLow"]
   namespace           = "AWS/NetworkELB"
   metric_name         = "HealthyHostCount"
   statistic           = "Minimum"
@@ -208,7 +210,7 @@ resource "aws_cloudwatch_metric_alarm" "fleet_healthy_hosts" {
 
 resource "aws_cloudwatch_metric_alarm" "nlb_unhealthy_hosts" {
   alarm_name          = "idgen-${var.region}-nlb-unhealthy-hosts"
-  alarm_description   = local.thresholds["IdgenNLBUnhealthyHosts"].meaning
+  alarm_description   = local.alarm_descriptions["IdgenNLBUnhealthyHosts"]
   namespace           = "AWS/NetworkELB"
   metric_name         = "UnHealthyHostCount"
   statistic           = "Maximum"
@@ -231,7 +233,7 @@ resource "aws_cloudwatch_metric_alarm" "nlb_unhealthy_hosts" {
 
 resource "aws_cloudwatch_metric_alarm" "lease_throttles" {
   alarm_name          = "idgen-${var.region}-lease-table-throttles"
-  alarm_description   = local.thresholds["IdgenLeaseTableThrottled"].meaning
+  alarm_description   = local.alarm_descriptions["IdgenLeaseTableThrottled"]
   evaluation_periods  = local.for_minutes["IdgenLeaseTableThrottled"]
   datapoints_to_alarm = local.for_minutes["IdgenLeaseTableThrottled"]
   comparison_operator = local.operators["IdgenLeaseTableThrottled"]
@@ -271,7 +273,7 @@ resource "aws_cloudwatch_metric_alarm" "lease_throttles" {
 
 resource "aws_cloudwatch_metric_alarm" "lease_system_errors" {
   alarm_name          = "idgen-${var.region}-lease-table-system-errors"
-  alarm_description   = local.thresholds["IdgenLeaseTableSystemErrors"].meaning
+  alarm_description   = local.alarm_descriptions["IdgenLeaseTableSystemErrors"]
   evaluation_periods  = local.for_minutes["IdgenLeaseTableSystemErrors"]
   datapoints_to_alarm = local.for_minutes["IdgenLeaseTableSystemErrors"]
   comparison_operator = local.operators["IdgenLeaseTableSystemErrors"]
