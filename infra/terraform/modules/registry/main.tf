@@ -65,6 +65,7 @@ module "fleet" {
 
   service_args = [
     "--listen", "0.0.0.0:443",
+    "--region", var.region,
     "--store", "dynamodb:https://dynamodb.${var.region}.amazonaws.com",
     "--schedule", var.schedule,
     "--callers", "/etc/idgen/callers.json",

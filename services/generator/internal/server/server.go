@@ -183,7 +183,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 func (s *Server) HealthHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", s.rest())
-	mux.Handle("GET /metrics", serve.MetricsHandler(s.reg))
+	mux.Handle("GET /metrics", serve.MetricsHandler(serve.RegionLabeled(s.reg, s.region.Name)))
 	return mux
 }
 
@@ -221,7 +221,7 @@ func (s *Server) routes() http.Handler {
 		ConnectPath: path, Connect: h,
 		Procedures: []string{idgenv1connect.IdServiceGenerateProcedure, idgenv1connect.IdServiceGenerateBatchProcedure, idgenv1connect.IdServiceDecodeProcedure},
 		REST:       s.rest(), RESTPaths: []string{"/v1/ids", "/v1/ids:batch"},
-		Health: s.health, Metrics: s.reg, Requests: s.metrics.RequestMetrics, Resolver: s.resolver, Browsers: s.cfg.Browsers,
+		Health: s.health, Metrics: serve.RegionLabeled(s.reg, s.region.Name), Requests: s.metrics.RequestMetrics, Resolver: s.resolver, Browsers: s.cfg.Browsers,
 	}.Handler()
 }
 

@@ -21,6 +21,7 @@ import (
 // Config is the public-ID service's configuration. Defaults are in the flag definitions.
 type Config struct {
 	Listen              string // the internal API
+	Region              string // its name labels every idgen_* series
 	GatewayListen       string // the customer gateway; "" for none
 	Store               string // sqlite:PATH, redis:HOST:PORT, redis://…, rediss://…, redis-cluster:…
 	RedisCA             string
@@ -45,6 +46,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7003", "internal API address")
 	fs.StringVar(&c.GatewayListen, "gateway-listen", "127.0.0.1:7004", "customer gateway address; empty for none")
+	fs.StringVar(&c.Region, "region", "us-east-1", "the region the service runs in, named in the region label of every idgen_* series it exports")
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL")
 	fs.StringVar(&c.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
 	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")

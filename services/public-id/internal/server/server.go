@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		ConnectPath: path, Connect: h,
 		Procedures: []string{idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure},
 		REST:       s.rest(),
-		Health:     s.health, Metrics: s.reg, Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
+		Health:     s.health, Metrics: serve.RegionLabeled(s.reg, cfg.Region), Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
 	}.Handler()
 	return s, nil
 }

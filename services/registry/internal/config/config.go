@@ -20,6 +20,7 @@ import (
 // Config is the registry's configuration. Defaults are in the flag definitions.
 type Config struct {
 	Listen         string
+	Region         string // the home region: its name labels every idgen_* series
 	Store          string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Schedule       string // the layout schedule a new registry starts with
 	auth.Edge             // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
@@ -34,6 +35,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs := flag.NewFlagSet("registry", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7000", "address for REST, Connect, gRPC, /healthz and /metrics")
+	fs.StringVar(&c.Region, "region", "us-east-1", "the registry's home region, named in the region label of every idgen_* series it exports")
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/registry.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (table idgen-regions)")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2")
 	c.Edge.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")

@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Procedures: []string{idgenv1connect.RegistryServiceListRegionsProcedure, idgenv1connect.RegistryServiceGetRegionProcedure,
 			idgenv1connect.RegistryServiceAddRegionProcedure, idgenv1connect.RegistryServiceRetireRegionProcedure, idgenv1connect.RegistryServiceGetLayoutsProcedure},
 		REST:   s.rest(),
-		Health: s.health, Metrics: s.reg, Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
+		Health: s.health, Metrics: serve.RegionLabeled(s.reg, cfg.Region), Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
 	}.Handler()
 	return s, nil
 }
