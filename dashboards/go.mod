@@ -24,9 +24,11 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dennwc/varint v1.0.0 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -56,3 +58,5 @@ replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
 
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
+
+replace github.com/idgen/idgen/libs/svc => ../libs/svc

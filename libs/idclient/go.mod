@@ -7,6 +7,7 @@ require (
 	connectrpc.com/grpchealth v1.5.0
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 )
@@ -14,6 +15,7 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -30,3 +32,5 @@ replace github.com/idgen/idgen/libs/idcore => ../idcore
 replace github.com/idgen/idgen/libs/testenv => ../testenv
 
 replace github.com/idgen/idgen/libs/conn => ../conn
+
+replace github.com/idgen/idgen/libs/svc => ../svc

@@ -40,6 +40,7 @@ import (
 	"connectrpc.com/grpchealth"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -47,9 +48,13 @@ import (
 type Config struct {
 	// Endpoints are base URLs, local region first, then its peer. Required.
 	Endpoints []string
-	// HTTPClient carries the calls (with the caller's client certificate in production).
-	// Default: a client speaking HTTP/1.1 and h2c.
+	// HTTPClient carries the calls. Default: a client speaking HTTP/1.1 and h2c, or with TLS
+	// the one it builds.
 	HTTPClient *http.Client
+	// TLS, in production, is where the caller's client certificate, key and CA bundle are read
+	// from; they are re-read when they change (TLSFiles), so a renewed certificate is used
+	// without a restart. It excludes HTTPClient.
+	TLS *TLSFiles
 	// Batch is how many IDs one refill asks for (1–1,000). Default: 1,000.
 	Batch int
 	// LowWater: a refill starts when the buffer holds fewer IDs. Default: Batch/2.
@@ -92,6 +97,7 @@ type Client struct {
 	life      context.Context // the calls' parent; Close cancels it
 	cancel    context.CancelFunc
 	done      sync.WaitGroup
+	tls       *auth.ClientTLS // with Config.TLS: the certificate, key and CA, re-read until Close
 	failovers prometheus.Counter
 	fetched   prometheus.Counter
 	hedges    prometheus.Counter
@@ -123,6 +129,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Schedule.Name() == "" {
 		cfg.Schedule = idcore.ScheduleV2()
 	}
+	ct, err := openTLS(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = H2CClient()
 	}
@@ -140,6 +150,9 @@ func New(cfg Config) (*Client, error) {
 	for _, ep := range cfg.Endpoints {
 		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
 		c.health = append(c.health, grpchealth.NewClient(cfg.HTTPClient, ep))
+	}
+	if c.tls = ct; ct != nil {
+		c.done.Go(func() { ct.Run(c.life) })
 	}
 	c.done.Add(2)
 	go c.refillLoop()
@@ -163,16 +176,17 @@ func H2CClient() *http.Client {
 }
 
 // Collectors returns the client's metrics (buffer level, failovers, IDs fetched, the active
-// endpoint, hedged calls) for the application to register.
+// endpoint, hedged calls and, with TLS, its certificate's expiry and reloads) for the
+// application to register.
 func (c *Client) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		c.failovers, c.fetched,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_buffer_ids", Help: "IDs waiting in the buffer."},
 			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(len(c.buf)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_active_endpoint", Help: "Index of the endpoint in use (0: local)."},
 			func() float64 { return float64(c.active.Load()) }),
 		c.hedges,
-	}
+	}, c.tlsCollectors()...)
 }
 
 // Active returns the endpoint in use.

@@ -13,6 +13,7 @@ require (
 	connectrpc.com/cors v0.1.0
 	connectrpc.com/grpchealth v1.5.0
 	connectrpc.com/grpcreflect v1.3.1
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4

@@ -48,6 +48,12 @@ func (c *CA) Server(t testing.TB) tls.Certificate {
 	return c.issue(t, true, nil, time.Now().Add(time.Hour))
 }
 
+// ServerValid issues a server certificate for 127.0.0.1 valid from notBefore to notAfter (an
+// expired one, or one not valid yet).
+func (c *CA) ServerValid(t testing.TB, notBefore, notAfter time.Time) tls.Certificate {
+	return c.issueValid(t, true, nil, notBefore, notAfter)
+}
+
 // Client issues a client certificate with the given URI SANs, valid until notAfter.
 func (c *CA) Client(t testing.TB, notAfter time.Time, uris ...string) tls.Certificate {
 	return c.issue(t, false, uris, notAfter)
@@ -55,9 +61,14 @@ func (c *CA) Client(t testing.TB, notAfter time.Time, uris ...string) tls.Certif
 
 func (c *CA) issue(t testing.TB, server bool, uris []string, notAfter time.Time) tls.Certificate {
 	t.Helper()
+	return c.issueValid(t, server, uris, time.Now().Add(-2*time.Hour), notAfter)
+}
+
+func (c *CA) issueValid(t testing.TB, server bool, uris []string, notBefore, notAfter time.Time) tls.Certificate {
+	t.Helper()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial.Add(1) + 10), Subject: pkix.Name{CommonName: "leaf"},
-		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature}
+		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
@@ -82,17 +93,60 @@ func (c *CA) issue(t testing.TB, server bool, uris []string, notAfter time.Time)
 func WritePEM(t testing.TB, dir, name string, cert tls.Certificate) (certFile, keyFile string) {
 	t.Helper()
 	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	certPEM, keyPEM := EncodePEM(t, cert)
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// EncodePEM returns a certificate and its key as PEM.
+func EncodePEM(t testing.TB, cert tls.Certificate) (certPEM, keyPEM []byte) {
+	t.Helper()
 	kb, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600); err != nil {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// RenameInto replaces path with data the way certificate agents do: written to a new file in
+// the same folder, then renamed over path, so a reader sees the old file or the new one whole.
+func RenameInto(t testing.TB, path string, data []byte) {
+	t.Helper()
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+	if _, err := f.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	return certFile, keyFile
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ServedCertificate completes a TLS handshake with addr, presenting client (when not nil) and
+// verifying nothing, and returns the certificate the server presented.
+func ServedCertificate(addr string, client *tls.Certificate) (*x509.Certificate, error) {
+	cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} // it only reads what is served
+	if client != nil {
+		cfg.Certificates = []tls.Certificate{*client}
+	}
+	d := &net.Dialer{Timeout: 2 * time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0], nil
 }
 
 // HTTPSClient returns a client trusting ca, presenting cert when not nil.

@@ -2,9 +2,18 @@
 // certificate's one URI SAN, spiffe://<trust-domain>/svc/<name>; a certificate with no URI SAN,
 // several, or one of another trust domain is refused during the TLS handshake, so no request of
 // such a connection is ever served. Known callers and their quotas come from a callers file.
+//
+// Certificates, keys, CA bundles and the callers file are files that change while a process
+// runs: Setup (a service's edge) and NewClientTLS (a client's certificate) read them at start-up,
+// refusing a certificate that is expired or not yet valid, and then re-read them whenever their
+// folder changes (watched), every reload interval, and on SIGHUP. A new file that is good is in
+// use from the next handshake (certificates, CAs) or request (callers); a bad one (unparsable, a
+// key that is not the certificate's, expired, not yet valid, an invalid callers file) is
+// refused, logged and counted, and the one in use stays (reload.go).
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,12 +21,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Errors.
@@ -93,11 +103,23 @@ func LoadCallers(path string) (*Callers, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: callers file: %w", err)
 	}
+	c, err := ParseCallers(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	return c, nil
+}
+
+// ParseCallers decodes and validates the JSON of a callers file.
+func ParseCallers(b []byte) (*Callers, error) {
 	var c Callers
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("auth: callers file %s: %w", path, err)
+		return nil, fmt.Errorf("auth: callers file: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("auth: callers file: more than one JSON document")
 	}
 	return &c, c.Validate()
 }
@@ -136,7 +158,7 @@ func (c *Callers) Find(name string) (Caller, bool) {
 
 // ServerTLS returns a server TLS configuration that requires a client certificate signed by the
 // CA in clientCAFile and refuses, during the handshake, any whose identity is not a single
-// SPIFFE ID of trustDomain.
+// SPIFFE ID of trustDomain. The files are read once; a service's edge (Setup) re-reads them.
 func ServerTLS(certFile, keyFile, clientCAFile, trustDomain string) (*tls.Config, error) {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -146,20 +168,7 @@ func ServerTLS(certFile, keyFile, clientCAFile, trustDomain string) (*tls.Config
 	if err != nil {
 		return nil, fmt.Errorf("auth: client CA: %w", err)
 	}
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-		NextProtos:   []string{"h2", "http/1.1"},
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return fmt.Errorf("%w: no client certificate", ErrBadIdentity)
-			}
-			_, err := FromCert(cs.PeerCertificates[0], trustDomain)
-			return err
-		},
-	}, nil
+	return serverConfig(&cert, pool, func() string { return trustDomain }), nil
 }
 
 type ctxKey struct{}
@@ -168,12 +177,19 @@ type ctxKey struct{}
 // connection looked up in the callers file, or, in development mode (plaintext), one default
 // caller.
 type Resolver struct {
-	callers *Callers
-	dev     *Result // every request's result in development mode (read-only, shared)
+	callers atomic.Pointer[Callers] // the callers file in use (a reload swaps it)
+	dev     *Result                 // every request's result in development mode (read-only, shared)
 }
 
 // NewResolver returns a resolver for TLS callers.
-func NewResolver(c *Callers) *Resolver { return &Resolver{callers: c} }
+func NewResolver(c *Callers) *Resolver {
+	rv := &Resolver{}
+	rv.callers.Store(c)
+	return rv
+}
+
+// Callers returns the callers file in use (nil in development mode).
+func (rv *Resolver) Callers() *Callers { return rv.callers.Load() }
 
 // NewDevResolver returns a resolver that treats every request as the one caller dev (plaintext
 // development mode).
@@ -188,9 +204,9 @@ func (rv *Resolver) Names() []string {
 		return []string{rv.dev.Caller.Name}
 	}
 	var out []string
-	if rv.callers != nil {
-		for _, c := range rv.callers.Callers {
-			out = append(out, c.Name)
+	if c := rv.callers.Load(); c != nil {
+		for _, cl := range c.Callers {
+			out = append(out, cl.Name)
 		}
 	}
 	return out
@@ -236,11 +252,12 @@ func (rv *Resolver) resolve(r *http.Request) *Result {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return &Result{Err: fmt.Errorf("%w: no client certificate", ErrBadIdentity)}
 	}
-	id, err := FromCert(r.TLS.PeerCertificates[0], rv.callers.TrustDomain)
+	callers := rv.callers.Load()
+	id, err := FromCert(r.TLS.PeerCertificates[0], callers.TrustDomain)
 	if err != nil {
 		return &Result{Err: err}
 	}
-	c, ok := rv.callers.Find(id.Name)
+	c, ok := callers.Find(id.Name)
 	if !ok {
 		return &Result{Identity: id, Err: fmt.Errorf("%w: %s", ErrUnknown, id)}
 	}
@@ -261,15 +278,20 @@ type Edge struct {
 	InsecureDev                              bool
 	Dev                                      Caller // the default caller in development mode
 	CallersFile, CertFile, KeyFile, ClientCA string
+	// ReloadEvery is how often the four files are re-read besides when their folders change and
+	// on SIGHUP (the fallback for changes a watch misses). Default: DefaultReloadEvery.
+	ReloadEvery time.Duration
 }
 
-// RegisterFlags defines the edge flags on fs: --callers, --tls-cert, --tls-key, --client-ca and
-// --insecure-dev (devUsage says who the development caller is).
+// RegisterFlags defines the edge flags on fs: --callers, --tls-cert, --tls-key, --client-ca,
+// --tls-reload-every and --insecure-dev (devUsage says who the development caller is).
 func (e *Edge) RegisterFlags(fs *flag.FlagSet, callersUsage, devUsage string) {
 	fs.StringVar(&e.CallersFile, "callers", "", callersUsage)
 	fs.StringVar(&e.CertFile, "tls-cert", "", "server certificate, PEM")
 	fs.StringVar(&e.KeyFile, "tls-key", "", "server key, PEM")
 	fs.StringVar(&e.ClientCA, "client-ca", "", "CA that signs callers' certificates, PEM")
+	fs.DurationVar(&e.ReloadEvery, "tls-reload-every", DefaultReloadEvery,
+		"how often --tls-cert, --tls-key, --client-ca and --callers are re-read, besides when their folders change and on SIGHUP")
 	fs.BoolVar(&e.InsecureDev, "insecure-dev", false, devUsage+" (development only)")
 }
 
@@ -285,27 +307,10 @@ func (e Edge) Check() error {
 		return errors.New("--insecure-dev and TLS settings (--tls-cert, --tls-key, --client-ca) exclude each other")
 	case !e.InsecureDev && (e.CertFile == "" || e.KeyFile == "" || e.ClientCA == "" || e.CallersFile == ""):
 		return errors.New("mutual TLS needs --tls-cert, --tls-key, --client-ca and --callers (or --insecure-dev for development)")
+	case e.ReloadEvery < 0:
+		return errors.New("--tls-reload-every is negative")
 	}
 	return nil
-}
-
-// Setup returns the resolver and, with mutual TLS, the server TLS configuration for e. It warns
-// loudly in development mode.
-func Setup(e Edge, log *slog.Logger) (*Resolver, *tls.Config, error) {
-	if e.InsecureDev {
-		log.Warn("insecure-dev: plaintext, every request is the one default caller; never use this in production",
-			"caller", e.Dev.Name, "admin", e.Dev.Admin)
-		return NewDevResolver(e.Dev), nil, nil
-	}
-	callers, err := LoadCallers(e.CallersFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	tlsConf, err := ServerTLS(e.CertFile, e.KeyFile, e.ClientCA, callers.TrustDomain)
-	if err != nil {
-		return nil, nil, err
-	}
-	return NewResolver(callers), tlsConf, nil
 }
 
 // CertPool reads a PEM file of CA certificates into a pool; a file with none is an error.

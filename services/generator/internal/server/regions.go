@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -17,22 +17,19 @@ import (
 
 // registryClient is how the generator reads an https:// registry: with its own certificate (the
 // registry, like every service, admits callers by mutual TLS) and trusting the CA of its edge,
-// which issues the services' certificates. Without TLS settings (development), the default client.
-func registryClient(e auth.Edge) (*http.Client, error) {
+// which issues the services' certificates. Both are re-read like the edge's (the returned
+// ClientTLS, while it runs), so a renewal reaches the registry's connections too. Without TLS
+// settings (development), the default client.
+func registryClient(e auth.Edge, log *slog.Logger) (*http.Client, *auth.ClientTLS, error) {
 	if e.CertFile == "" || e.KeyFile == "" {
-		return http.DefaultClient, nil
+		return http.DefaultClient, nil, nil
 	}
-	cert, err := tls.LoadX509KeyPair(e.CertFile, e.KeyFile)
+	ct, err := auth.NewClientTLS(auth.ClientFiles{Cert: e.CertFile, Key: e.KeyFile, CA: e.ClientCA},
+		auth.Reload{Every: e.ReloadEvery, Log: log.With("use", "registry client")})
 	if err != nil {
-		return nil, fmt.Errorf("generator: registry client certificate: %w", err)
+		return nil, nil, fmt.Errorf("generator: registry client: %w", err)
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if e.ClientCA != "" {
-		if cfg.RootCAs, err = auth.CertPool(e.ClientCA); err != nil {
-			return nil, fmt.Errorf("generator: registry CA: %w", err)
-		}
-	}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}, nil
+	return &http.Client{Timeout: 10 * time.Second, Transport: ct.Transport()}, ct, nil
 }
 
 // loadRegions reads the regions once at start-up (never on the request path): from a registry

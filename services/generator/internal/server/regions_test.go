@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,7 +38,7 @@ func TestRegistryOverMutualTLS(t *testing.T) {
 	if _, err := loadRegions(context.Background(), reg.URL, http.DefaultClient); err == nil {
 		t.Fatal("a client without a certificate was admitted: the test's registry is not what it claims")
 	}
-	client, err := registryClient(auth.Edge{CertFile: certFile, KeyFile: keyFile, ClientCA: caFile})
+	client, _, err := registryClient(auth.Edge{CertFile: certFile, KeyFile: keyFile, ClientCA: caFile}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,8 +166,10 @@ func authResult(c echo.Context) error {
 	return nil
 }
 
-// getHealthz answers 200 when the generator can issue now, else 503 with the reason; the detail
-// names the lease, the fence and the clock (and says so loudly when the clock check is warn).
+// getHealthz answers 200 when the generator can issue now, else 503 with the reason (a lease or
+// clock reason, certificate_expired once the server certificate in use has expired, or
+// shutting_down); the detail names the lease, the fence and the clock (and says so loudly when
+// the clock check is warn).
 func (s *Server) getHealthz(c echo.Context) error {
 	st := s.node.Generator().ClockStatus()
 	body := healthz.Generator{Service: healthz.OK, Region: s.region.Name, RegionNumber: s.region.Number}
@@ -187,11 +189,15 @@ func (s *Server) getHealthz(c echo.Context) error {
 	}
 	code := http.StatusOK
 	err := s.node.Ready()
+	reason := idcore.Reason(err)
+	if cerr := s.gate.CertificateProblem(); cerr != nil {
+		// Callers refuse every handshake: the load balancer must stop sending them here.
+		err, reason = cerr, auth.ReasonCertificate
+	}
 	if s.health.Draining() {
-		err = errors.New("shutting down")
+		err, reason = errors.New("shutting down"), "shutting_down"
 	}
 	if err != nil {
-		reason := idcore.Reason(err)
 		if reason == "" {
 			reason = "shutting_down"
 		}

@@ -42,7 +42,9 @@ type Server struct {
 	regions   []region.Region                 // as read at start-up: the generator's own region
 	names     atomic.Pointer[[]region.Region] // the registry's current list, for decode's names
 	regClient *http.Client
+	regTLS    *auth.ClientTLS // the registry client's certificate (nil without TLS settings)
 	stores    []lease.Store
+	gate      *auth.Gate // the edge: callers and, with mutual TLS, the certificates, reloaded
 	resolver  *auth.Resolver
 	quotas    *quota.Limiter
 	tls       *tls.Config
@@ -66,7 +68,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.sched, err = idcore.ScheduleByName(cfg.Schedule); err != nil {
 		return nil, err
 	}
-	if s.regClient, err = registryClient(cfg.Edge); err != nil {
+	// The edge first: a server certificate that is expired or not yet valid stops the start
+	// before anything is read or claimed.
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)}
+	if s.gate, err = auth.Setup(edge, log, s.reg); err != nil {
+		return nil, err
+	}
+	s.resolver, s.tls = s.gate.Resolver, s.gate.TLS
+	if s.regClient, s.regTLS, err = registryClient(cfg.Edge, log); err != nil {
 		return nil, err
 	}
 	if s.regions, err = loadRegions(ctx, cfg.Registry, s.regClient); err != nil {
@@ -80,11 +90,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		return nil, fmt.Errorf("generator: refusing to start: configured as region %s number %d, but the registry gives it number %d",
 			s.region.Name, cfg.RegionNum, s.region.Number)
 	}
-	edge := cfg.Edge
-	edge.Dev = auth.Caller{Name: "dev", IDsPerSecond: cfg.DevQuota, Burst: max(int(cfg.DevQuota), MaxBatch)}
-	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
-		return nil, err
-	}
 	stores, err := openStores(ctx, cfg, s.sched)
 	if err != nil {
 		return nil, err
@@ -94,10 +99,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	s.metrics = newMetrics(s.reg)
 	// Every known caller's series exist from the first scrape, at zero: alerts and dashboards
 	// see a rate, not an absent series.
-	for _, name := range s.resolver.Names() {
-		s.metrics.quotaRejections.WithLabelValues(name)
-		s.metrics.servedBy(name, 0)
+	zero := func(names []string) {
+		for _, name := range names {
+			s.metrics.quotaRejections.WithLabelValues(name)
+			s.metrics.servedBy(name, 0)
+		}
 	}
+	zero(s.resolver.Names())
+	s.gate.OnCallers(zero) // and a caller a reload of the callers file adds
 	ecfg := embedded.Config{
 		Region: s.region.Number, Schedule: s.sched, Stores: stores.byLayout, Range: cfg.Range,
 		Lease: cfg.Lease, Renew: cfg.Renew, FenceMargin: cfg.FenceMargin, ClockCheck: cfg.ClockCheck,
@@ -173,6 +182,10 @@ func (s *Server) Region() region.Region { return s.region }
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	go s.watchReady(ctx)
 	go s.refreshNames(ctx)
+	go s.gate.Run(ctx)
+	if s.regTLS != nil {
+		go s.regTLS.Run(ctx)
+	}
 	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, s.health.Drain)
 	s.shutdownNode()
 	return err

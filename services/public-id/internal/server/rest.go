@@ -6,6 +6,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
@@ -44,10 +45,14 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// getHealthz answers 200, and 503 from the start of a drain.
+// getHealthz answers 200; 503 from the start of a drain, and once the server certificate in use
+// has expired.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
 		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
+	}
+	if err := s.gate.CertificateProblem(); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))
 	}
 	return c.JSON(http.StatusOK, healthz.OK)
 }

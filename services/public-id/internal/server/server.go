@@ -33,6 +33,7 @@ type Server struct {
 	log      *slog.Logger
 	store    mapping.Store
 	maker    *publicid.Maker
+	gate     *auth.Gate // the edge: callers and, with mutual TLS, the certificates, reloaded
 	resolver *auth.Resolver
 	tls      *tls.Config
 	reg      *prometheus.Registry
@@ -101,6 +102,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if s.maker, err = publicid.NewMaker(dedupe(append(resources, cfg.DefaultResource))...); err != nil {
 		return nil, err
 	}
+	// The edge before the store: a server certificate that is expired or not yet valid stops the
+	// start before anything is opened.
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev"}
+	if s.gate, err = auth.Setup(edge, log, s.reg); err != nil {
+		return nil, err
+	}
+	s.resolver, s.tls = s.gate.Resolver, s.gate.TLS
 	if s.store, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -113,12 +122,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 			log.Error("the mapping store is volatile: acknowledged mappings can be lost, and links customers hold would stop resolving; accepted by --accept-volatile-store",
 				"reason", why)
 		}
-	}
-	edge := cfg.Edge
-	edge.Dev = auth.Caller{Name: "dev"}
-	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
-		s.store.Close()
-		return nil, err
 	}
 	if routes != nil {
 		if s.gw, err = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
@@ -165,6 +168,7 @@ func (s *Server) Gateway() http.Handler {
 // shuts both down gracefully (the internal API's health NOT_SERVING first) and closes the store.
 func (s *Server) Serve(ctx context.Context, api, gw net.Listener) error {
 	errc := make(chan error, 2)
+	go s.gate.Run(ctx)
 	go func() { errc <- serve.Serve(ctx, api, s.api, s.tls, s.cfg.Drain, s.log, s.health.Drain) }()
 	n := 1
 	if gw != nil && s.gw != nil {

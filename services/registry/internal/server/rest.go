@@ -6,6 +6,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/labstack/echo/v4"
@@ -78,10 +79,14 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// getHealthz answers 200 when the store answers, else 503; 503 from the start of a drain.
+// getHealthz answers 200 when the store answers, else 503; 503 from the start of a drain, and
+// once the server certificate in use has expired.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
 		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
+	}
+	if err := s.gate.CertificateProblem(); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))
 	}
 	if _, err := s.st.Schedule(c.Request().Context()); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable("store_unavailable", err.Error()))

@@ -37,6 +37,7 @@ type Server struct {
 	cfg      config.Config
 	log      *slog.Logger
 	st       store.Store
+	gate     *auth.Gate // the edge: callers and, with mutual TLS, the certificates, reloaded
 	resolver *auth.Resolver
 	tls      *tls.Config
 	reg      *prometheus.Registry
@@ -50,19 +51,21 @@ type Server struct {
 // listens on nothing yet.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	// The edge first: a server certificate that is expired or not yet valid stops the start
+	// before the store is opened.
+	edge := cfg.Edge
+	edge.Dev = auth.Caller{Name: "dev", Admin: true}
 	var err error
+	if s.gate, err = auth.Setup(edge, log, s.reg); err != nil {
+		return nil, err
+	}
+	s.resolver, s.tls = s.gate.Resolver, s.gate.TLS
 	if s.st, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
 	if err := s.st.Seed(ctx, region.Defaults(), cfg.Schedule); err != nil {
 		s.st.Close()
 		return nil, fmt.Errorf("registry: seed: %w", err)
-	}
-	edge := cfg.Edge
-	edge.Dev = auth.Caller{Name: "dev", Admin: true}
-	if s.resolver, s.tls, err = auth.Setup(edge, log); err != nil {
-		s.st.Close()
-		return nil, err
 	}
 	s.metrics = serve.NewRequestMetrics(s.reg)
 	s.changes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_registry_changes_total",
@@ -112,6 +115,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves on l until ctx ends, then shuts down gracefully: health turns NOT_SERVING, it
 // stops accepting, waits for requests in flight (up to the drain time), and closes the store.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	go s.gate.Run(ctx)
 	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, s.health.Drain)
 	s.st.Close()
 	return err

@@ -1,0 +1,151 @@
+package auth
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ClientFiles are where a client's TLS material lives, PEM files: its certificate and key, which
+// it presents to servers that ask for one, and the CA bundle it verifies servers with (empty:
+// the system's roots).
+type ClientFiles struct {
+	Cert, Key, CA string
+}
+
+// ClientTLS is a client's certificate, key and server CA bundle, re-read from their files while
+// Run runs; each new connection takes the ones in use when it starts.
+type ClientTLS struct {
+	w     *watcher
+	pair  atomic.Pointer[tls.Certificate]
+	roots atomic.Pointer[x509.CertPool] // nil: the system's roots
+	dial  net.Dialer
+
+	mu         sync.Mutex
+	transports []*http.Transport // Transport's, whose idle connections a reload closes
+}
+
+// NewClientTLS reads f, refusing a certificate that is expired or not yet valid, or a key that
+// is not the certificate's. The reload metrics are in Collectors (kind client, and server_ca for
+// the CA bundle).
+func NewClientTLS(f ClientFiles, opt Reload) (*ClientTLS, error) {
+	if f.Cert == "" || f.Key == "" {
+		return nil, errors.New("auth: a client certificate needs both its certificate and its key file")
+	}
+	c := &ClientTLS{w: newWatcher(opt), dial: net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}}
+	if err := c.w.add(&source{kind: KindClient, files: []string{f.Cert, f.Key}, expiry: true, load: c.loadPair}); err != nil {
+		return nil, fmt.Errorf("auth: client certificate %s (key %s): %w", f.Cert, f.Key, err)
+	}
+	if f.CA != "" {
+		if err := c.w.add(&source{kind: KindServerCA, files: []string{f.CA}, load: c.loadRoots}); err != nil {
+			return nil, fmt.Errorf("auth: server CA %s: %w", f.CA, err)
+		}
+	}
+	c.w.handleSIGHUP()
+	return c, nil
+}
+
+// Run re-reads the files until ctx ends.
+func (c *ClientTLS) Run(ctx context.Context) {
+	defer c.w.stop()
+	c.w.run(ctx)
+}
+
+// Collectors returns the reload metrics, for the application to register.
+func (c *ClientTLS) Collectors() []prometheus.Collector { return c.w.collectors() }
+
+// Certificate returns the certificate in use.
+func (c *ClientTLS) Certificate() *tls.Certificate { return c.pair.Load() }
+
+// Config returns the configuration of one connection to serverName (a host name or an IP
+// address) with the material in use now.
+func (c *ClientTLS) Config(serverName string) *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ServerName: serverName,
+		RootCAs:    c.roots.Load(),
+		NextProtos: []string{"h2", "http/1.1"},
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return c.pair.Load(), nil
+		},
+	}
+}
+
+// DialTLSContext dials addr and completes a TLS handshake with the material in use now (for
+// http.Transport.DialTLSContext: the transport's own TLSClientConfig would keep the CA bundle of
+// its creation).
+func (c *ClientTLS) DialTLSContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.dial.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Client(raw, c.Config(host))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// Transport returns an HTTP transport whose https:// connections use DialTLSContext: HTTP/2 when
+// the server offers it, else HTTP/1.1 (http:// ones speak HTTP/1.1). A reload closes its idle
+// connections, so the next call presents the new certificate.
+func (c *ClientTLS) Transport() *http.Transport {
+	t := &http.Transport{
+		DialContext:         c.dial.DialContext,
+		DialTLSContext:      c.DialTLSContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     time.Minute,
+		Protocols:           new(http.Protocols),
+	}
+	t.Protocols.SetHTTP1(true)
+	t.Protocols.SetHTTP2(true)
+	c.mu.Lock()
+	c.transports = append(c.transports, t)
+	c.mu.Unlock()
+	return t
+}
+
+// reconnect closes the idle connections of the transports made so far, so that the next call
+// connects with the material just loaded (a connection in use keeps the one it started with).
+func (c *ClientTLS) reconnect() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.transports {
+		t.CloseIdleConnections()
+	}
+}
+
+func (c *ClientTLS) loadPair(contents [][]byte, now time.Time) (loaded, error) {
+	pair, err := ParseKeyPair(contents[0], contents[1], now)
+	if err != nil {
+		return loaded{}, err
+	}
+	c.pair.Store(pair)
+	c.reconnect()
+	return loaded{expiry: pair.Leaf.NotAfter, attrs: certAttrs(pair.Leaf)}, nil
+}
+
+func (c *ClientTLS) loadRoots(contents [][]byte, now time.Time) (loaded, error) {
+	b, err := ParseCABundle(contents[0], now)
+	if err != nil {
+		return loaded{}, err
+	}
+	c.roots.Store(b.Pool)
+	c.reconnect()
+	return loaded{expiry: b.Expiry, attrs: []any{"certificates", len(b.Certs), "not_after", b.Expiry.UTC().Format(time.RFC3339)}}, nil
+}

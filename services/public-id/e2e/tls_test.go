@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+func publicIDTLS() testenv.TLSService {
+	return testenv.TLSService{
+		Bin: publicIDBin,
+		Args: func(listen string, f testenv.TLSFiles) []string {
+			return []string{"--listen", listen, "--store", "sqlite:" + filepath.Join(f.Dir, "public-ids.db"), "--drain", "1s",
+				"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}
+		},
+		Probe: func(c *http.Client, base string) (int, error) {
+			resp, err := c.Post(base+"/v1/public-ids", "application/json", strings.NewReader(`{"internal_id": "1234567"}`))
+			if err != nil {
+				return 0, err
+			}
+			resp.Body.Close()
+			return resp.StatusCode, nil
+		},
+		Allowed: http.StatusOK,
+		Refused: func(t *testing.T, f testenv.TLSFiles) {
+			if _, err := os.Stat(filepath.Join(f.Dir, "public-ids.db")); err == nil {
+				t.Errorf("the public-ID service opened its store before refusing its certificate")
+			}
+		},
+	}
+}
+
+// TestTLSReload: a public-ID process serves a certificate renewed on disk within its reload
+// interval, refuses bad renewals while serving the previous pair, admits an added CA's and an
+// added caller's requests, survives SIGHUP, and answers /healthz 503 once its certificate
+// expires: the same process throughout.
+func TestTLSReload(t *testing.T) {
+	r := testenv.CheckTLSReload(t, publicIDTLS())
+	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
+		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
+}
+
+// TestTLSStartRefused: a public-ID service started on an expired or not yet valid certificate
+// exits non-zero, saying why, before it opens its store.
+func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, publicIDTLS()) }

@@ -1,0 +1,69 @@
+// Package e2e runs the registry binary as a real process: its mutual-TLS files re-read while it
+// runs, and a start-up on a certificate outside its validity refused.
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
+)
+
+var registryBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "registry-e2e")
+	if err != nil {
+		panic(err)
+	}
+	registryBin = filepath.Join(dir, "registry")
+	if out, err := exec.Command("go", "build", "-o", registryBin, "../cmd/registry").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build registry: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func registryTLS() testenv.TLSService {
+	return testenv.TLSService{
+		Bin: registryBin,
+		Args: func(listen string, f testenv.TLSFiles) []string {
+			return []string{"--listen", listen, "--store", "sqlite:" + filepath.Join(f.Dir, "registry.db"), "--drain", "1s",
+				"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}
+		},
+		Probe: func(c *http.Client, base string) (int, error) {
+			resp, err := c.Get(base + "/v1/regions")
+			if err != nil {
+				return 0, err
+			}
+			resp.Body.Close()
+			return resp.StatusCode, nil
+		},
+		Allowed: http.StatusOK,
+		Refused: func(t *testing.T, f testenv.TLSFiles) {
+			if _, err := os.Stat(filepath.Join(f.Dir, "registry.db")); err == nil {
+				t.Errorf("the registry opened its store before refusing its certificate")
+			}
+		},
+	}
+}
+
+// TestTLSReload: a registry process serves a certificate renewed on disk within its reload
+// interval, refuses bad renewals while serving the previous pair, admits an added CA's and an
+// added caller's requests, survives SIGHUP, and answers /healthz 503 once its certificate
+// expires: the same process throughout.
+func TestTLSReload(t *testing.T) {
+	r := testenv.CheckTLSReload(t, registryTLS())
+	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
+		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
+}
+
+// TestTLSStartRefused: a registry started on an expired or not yet valid certificate exits
+// non-zero, saying why, before it opens its store.
+func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, registryTLS()) }
