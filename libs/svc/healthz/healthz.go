@@ -4,7 +4,8 @@
 package healthz
 
 // Service is the /healthz body of every idgen service: 200 with status "ok", else 503 with
-// status "unavailable", the reason and the error.
+// status "unavailable", the reason and the error; or 200 with status "degraded", the reason and
+// the error, from a service that serves some calls and refuses others (the error says which).
 type Service struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
@@ -20,6 +21,12 @@ var ShuttingDown = Unavailable("shutting_down", "shutting down")
 // Unavailable is the body of a service that cannot serve, for reason.
 func Unavailable(reason, err string) Service {
 	return Service{Status: "unavailable", Reason: reason, Error: err}
+}
+
+// Degraded is the body (served with 200, so load balancers keep the instance) of a service that
+// serves some calls and refuses others, for reason.
+func Degraded(reason, err string) Service {
+	return Service{Status: "degraded", Reason: reason, Error: err}
 }
 
 // Generator is a generator's /healthz body: the Service body ("ok" when it can issue now), its

@@ -27,8 +27,9 @@ type Config struct {
 	RedisCA             string
 	RedisReplicas       int
 	AcceptVolatileStore bool
-	Routes              string // the gateway's route table (JSON file); "" for no gateway
-	Resources           string // comma-separated resource prefixes the internal API publishes
+	RedisCheckEvery     time.Duration // how often the Redis store re-reads its nodes' persistence
+	Routes              string        // the gateway's route table (JSON file); "" for no gateway
+	Resources           string        // comma-separated resource prefixes the internal API publishes
 	DefaultResource     string
 	RatePerClient       float64
 	TrustedProxies      []netip.Prefix
@@ -50,7 +51,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL")
 	fs.StringVar(&c.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
 	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
-	fs.BoolVar(&c.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed); logged and exported as idgen_publicid_store_volatile")
+	fs.BoolVar(&c.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed), at start-up and when it turns so while the service runs, instead of refusing to start and then refusing publishes (store_volatile); logged and exported as idgen_publicid_store_volatile")
+	fs.DurationVar(&c.RedisCheckEvery, "redis-durability-check", 10*time.Second, "how often the Redis store re-reads the persistence of every node that takes writes (INFO persistence, CONFIG GET appendfsync), as at start-up; a store found volatile refuses publishes (store_volatile) unless --accept-volatile-store")
 	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON)")
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none")
@@ -84,8 +86,12 @@ func (c Config) Validate() error {
 	if c.RedisReplicas < 0 {
 		replicasErr = fmt.Errorf("--redis-replicas %d: want 0 or more", c.RedisReplicas)
 	}
+	var checkErr error
+	if c.RedisCheckEvery <= 0 {
+		checkErr = fmt.Errorf("--redis-durability-check %v: want a positive duration", c.RedisCheckEvery)
+	}
 	var errs []error
-	for _, err := range []error{storeErr, replicasErr, c.Edge.Check(), c.Process.Check()} {
+	for _, err := range []error{storeErr, replicasErr, checkErr, c.Edge.Check(), c.Process.Check()} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("config: %w", err))
 		}

@@ -16,12 +16,12 @@ import (
 
 func TestEnvironmentFallbackAndFlagsWin(t *testing.T) {
 	env := map[string]string{"IDGEN_LISTEN": "127.0.0.1:9999", "IDGEN_INSECURE_DEV": "true", "IDGEN_STORE": "rediss://:pw@127.0.0.1:6380",
-		"IDGEN_IDS_SINCE": "2026-02-01", "IDGEN_TRUSTED_PROXIES": "10.0.0.0/8"}
+		"IDGEN_IDS_SINCE": "2026-02-01", "IDGEN_TRUSTED_PROXIES": "10.0.0.0/8", "IDGEN_REDIS_DURABILITY_CHECK": "2s"}
 	c, err := config.Parse([]string{"--listen", "127.0.0.1:8888", "--redis-replicas", "1"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:8888" || !c.InsecureDev || c.RedisReplicas != 1 || !c.IDsSince.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) || len(c.TrustedProxies) != 1 {
+	if c.Listen != "127.0.0.1:8888" || !c.InsecureDev || c.RedisReplicas != 1 || c.RedisCheckEvery != 2*time.Second || !c.IDsSince.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) || len(c.TrustedProxies) != 1 {
 		t.Fatalf("config %+v", c)
 	}
 	if s, err := c.StoreSpec(); err != nil || s.Kind != storespec.Redis || s.Where != "rediss://:pw@127.0.0.1:6380" {
@@ -41,6 +41,7 @@ func TestRejected(t *testing.T) {
 		{"an unknown store", []string{"--insecure-dev", "--store", "memcached:127.0.0.1:11211"}, "want sqlite:PATH"},
 		{"a store mappings cannot live in", []string{"--insecure-dev", "--store", "dynamodb:http://127.0.0.1:8000"}, "--store"},
 		{"negative replicas", []string{"--insecure-dev", "--redis-replicas", "-1"}, "redis-replicas"},
+		{"no durability check", []string{"--insecure-dev", "--redis-durability-check", "0s"}, "redis-durability-check"},
 		{"replicas not a number", []string{"--insecure-dev", "--redis-replicas", "two"}, "redis-replicas"},
 		{"negative drain", []string{"--insecure-dev", "--drain", "-1s"}, "drain"},
 		{"a bad date", []string{"--insecure-dev", "--ids-since", "yesterday"}, "ids-since"},

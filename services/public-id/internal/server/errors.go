@@ -19,6 +19,9 @@ var errs apierr.Mapper = func(err error) *apierr.Error {
 		return &apierr.Error{Status: http.StatusNotFound, Code: connect.CodeNotFound, Reason: "not_found", Msg: "public id not found"}
 	case errors.Is(err, mapping.ErrUnavailable):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "store_unavailable", Msg: "mapping store unavailable"}
+	case errors.Is(err, mapping.ErrVolatile):
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: reasonVolatile,
+			Msg: "the mapping store cannot keep new mappings durably now: publishes are refused until it can (nothing was published; resolves work)"}
 	}
 	return nil
 }
@@ -32,6 +35,8 @@ func outcome(err error) string {
 		return "not_found"
 	case errors.Is(err, mapping.ErrUnavailable):
 		return "store_unavailable"
+	case errors.Is(err, mapping.ErrVolatile):
+		return reasonVolatile
 	}
 	return "error"
 }

@@ -46,13 +46,16 @@ func (s *Server) rest() http.Handler {
 }
 
 // getHealthz answers 200; 503 from the start of a drain, and once the server certificate in use
-// has expired.
+// has expired; 200 "degraded" (store_volatile) while the mapping store is volatile.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
 		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
 	}
 	if err := s.gate.CertificateProblem(); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))
+	}
+	if h := s.storeHealth(); h != nil {
+		return c.JSON(http.StatusOK, h)
 	}
 	return c.JSON(http.StatusOK, healthz.OK)
 }

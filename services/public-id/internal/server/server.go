@@ -49,7 +49,7 @@ const maxBody = 4 << 10
 
 // openStore opens the mapping store --store names, making a SQLite file's directory when
 // missing. Its errors never repeat a URL (it may hold a password).
-func openStore(ctx context.Context, cfg config.Config) (mapping.Store, error) {
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (mapping.Store, error) {
 	spec, err := cfg.StoreSpec()
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func openStore(ctx context.Context, cfg config.Config) (mapping.Store, error) {
 		return st, nil
 	case storespec.Redis, storespec.RedisCluster:
 		st, err := redismap.Open(ctx, redismap.Target{Addr: spec.Where, Cluster: spec.Kind == storespec.RedisCluster, CAFile: cfg.RedisCA},
-			redismap.Options{WaitReplicas: cfg.RedisReplicas, AcceptVolatile: cfg.AcceptVolatileStore})
+			redismap.Options{WaitReplicas: cfg.RedisReplicas, AcceptVolatile: cfg.AcceptVolatileStore, CheckEvery: cfg.RedisCheckEvery, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -81,10 +81,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	s.metrics = serve.NewRequestMetrics(s.reg)
 	s.mapped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_store_calls_total",
-		Help: "Publishes and resolves of the internal API, by outcome (ok, not_found, store_unavailable, error)."}, []string{"op", "outcome"})
+		Help: "Publishes and resolves of the internal API, by outcome (ok, not_found, store_unavailable, store_volatile, error)."}, []string{"op", "outcome"})
 	s.reg.MustRegister(s.mapped)
 	for _, op := range []string{"publish", "resolve"} {
-		for _, o := range []string{"ok", "not_found", "store_unavailable", "error"} {
+		for _, o := range []string{"ok", "not_found", "store_unavailable", "store_volatile", "error"} {
 			s.mapped.WithLabelValues(op, o)
 		}
 	}
@@ -110,19 +110,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	s.resolver, s.tls = s.gate.Resolver, s.gate.TLS
-	if s.store, err = openStore(ctx, cfg); err != nil {
+	if s.store, err = openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
-	volatile := prometheus.NewGauge(prometheus.GaugeOpts{Name: "idgen_publicid_store_volatile",
-		Help: "1 when the service runs on a mapping store that can lose acknowledged mappings (--accept-volatile-store), else 0."})
-	s.reg.MustRegister(volatile)
-	if rs, ok := s.store.(*redismap.Store); ok {
-		if v, why := rs.Volatile(); v {
-			volatile.Set(1)
-			log.Error("the mapping store is volatile: acknowledged mappings can be lost, and links customers hold would stop resolving; accepted by --accept-volatile-store",
-				"reason", why)
-		}
-	}
+	s.watchVolatile()
 	if routes != nil {
 		if s.gw, err = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
 			TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log}); err != nil {

@@ -3,20 +3,25 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
+	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/config"
 	"github.com/idgen/idgen/services/public-id/internal/server"
+	"github.com/redis/go-redis/v9"
 )
 
 func start(t *testing.T, store string, extra ...string) string {
@@ -132,11 +137,11 @@ func TestVolatileStore(t *testing.T) {
 	}
 	base := start(t, "redis:"+r.Addr, "--accept-volatile-store")
 	code, body := call(t, "GET", base+"/metrics", "")
-	if code != 200 || !strings.Contains(body, "\nidgen_publicid_store_volatile 1\n") {
+	if code != 200 || !regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 1$`).MatchString(body) {
 		t.Fatalf("metrics: %d, want idgen_publicid_store_volatile 1", code)
 	}
 	durable := testenv.StartRedis(t, t.TempDir())
-	if _, body := call(t, "GET", start(t, "redis:"+durable.Addr)+"/metrics", ""); !strings.Contains(body, "\nidgen_publicid_store_volatile 0\n") {
+	if _, body := call(t, "GET", start(t, "redis:"+durable.Addr)+"/metrics", ""); !regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 0$`).MatchString(body) {
 		t.Fatal("a durable store: want idgen_publicid_store_volatile 0")
 	}
 }
@@ -290,5 +295,105 @@ func TestErrorBodies(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(b), `"SERVING_STATUS_SERVING"`) {
 			t.Errorf("health of %q: %d %s", svc, resp.StatusCode, b)
 		}
+	}
+}
+
+// TestStoreTurnsVolatile: the service re-reads the store's persistence while it runs
+// (--redis-durability-check). A durable Redis turned volatile with CONFIG SET makes publishes of
+// new mappings fail with 503 store_volatile over REST and Connect (nothing is written), while
+// publishes of mapped internal IDs and resolves answer as before; /healthz stays 200 and says so,
+// and idgen_publicid_store_volatile follows. Durable again, all is as before. With
+// --accept-volatile-store publishes go on, and the gauge and /healthz still tell.
+func TestStoreTurnsVolatile(t *testing.T) {
+	ctx := context.Background()
+	r := testenv.StartRedis(t, t.TempDir())
+	admin := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer admin.Close()
+	set := func(param, value string) {
+		t.Helper()
+		if err := admin.ConfigSet(ctx, param, value).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := start(t, "redis:"+r.Addr, "--redis-durability-check", "100ms")
+	accepting := start(t, "redis:"+r.Addr, "--redis-durability-check", "100ms", "--accept-volatile-store")
+	gauge := func(base string, want int) func() (bool, string) {
+		return func() (bool, string) {
+			_, m := call(t, "GET", base+"/metrics", "")
+			re := regexp.MustCompile(fmt.Sprintf(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? %d$`, want))
+			return re.MatchString(m), "want idgen_publicid_store_volatile " + fmt.Sprint(want)
+		}
+	}
+	health := func(base string) healthz.Service {
+		t.Helper()
+		code, b := call(t, "GET", base+"/healthz", "")
+		var h healthz.Service
+		if code != 200 || json.Unmarshal([]byte(b), &h) != nil {
+			t.Fatalf("/healthz: %d %s, want 200", code, b)
+		}
+		return h
+	}
+	publish := func(base, internal string) (int, map[string]string) {
+		t.Helper()
+		code, b := call(t, "POST", base+"/v1/public-ids", `{"internal_id":"`+internal+`"}`)
+		var body map[string]string
+		if err := json.Unmarshal([]byte(b), &body); err != nil {
+			t.Fatalf("publish: %d %s", code, b)
+		}
+		return code, body
+	}
+	code, mapped := publish(base, "683244571854022659")
+	if code != 200 || health(base) != healthz.OK {
+		t.Fatalf("on a durable store: publish %d %v, /healthz %+v", code, mapped, health(base))
+	}
+	testenv.Eventually(t, 5*time.Second, gauge(base, 0))
+
+	set("appendonly", "no")
+	testenv.Eventually(t, 5*time.Second, gauge(base, 1))
+	testenv.Eventually(t, 5*time.Second, gauge(accepting, 1))
+	if h := health(base); h.Status != "degraded" || h.Reason != "store_volatile" || !strings.Contains(h.Error, "AOF off") || !strings.Contains(h.Error, "publishes are refused") {
+		t.Errorf("/healthz on a store turned volatile: %+v", h)
+	}
+	if h := health(accepting); h.Status != "degraded" || h.Reason != "store_volatile" || !strings.Contains(h.Error, "--accept-volatile-store") {
+		t.Errorf("/healthz with --accept-volatile-store on a store turned volatile: %+v", h)
+	}
+	keys := admin.DBSize(ctx).Val()
+	if code, body := publish(base, "683244571854022660"); code != 503 || body["reason"] != "store_volatile" || !strings.Contains(body["error"], "refused") {
+		t.Errorf("publish of a new mapping on a store turned volatile: %d %v, want 503 store_volatile", code, body)
+	}
+	c := idgenv1connect.NewPublicIdServiceClient(http.DefaultClient, base)
+	if _, err := c.Publish(ctx, connect.NewRequest(&idgenv1.PublishRequest{InternalId: 683244571854022661})); connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Connect publish on a store turned volatile: %v, want unavailable", err)
+	}
+	if n := admin.DBSize(ctx).Val(); n != keys {
+		t.Errorf("the refused publishes wrote: %d keys, %d before", n, keys)
+	}
+	if code, body := publish(base, "683244571854022659"); code != 200 || body["public_id"] != mapped["public_id"] {
+		t.Errorf("publish of a mapped internal ID on a volatile store: %d %v, want %v", code, body, mapped)
+	}
+	if code, b := call(t, "GET", base+"/v1/public-ids/"+mapped["public_id"], ""); code != 200 || !strings.Contains(b, "683244571854022659") {
+		t.Errorf("resolve on a volatile store: %d %s", code, b)
+	}
+	if code, body := publish(accepting, "683244571854022662"); code != 200 {
+		t.Errorf("publish with --accept-volatile-store on a store turned volatile: %d %v", code, body)
+	}
+	_, m := call(t, "GET", base+"/metrics", "")
+	for _, want := range []string{ // other labels (a region) may come between or after these
+		`(?m)^idgen_publicid_store_calls_total\{op="publish",outcome="store_volatile"[^}]*\} 2$`,
+		`(?m)^idgen_server_requests_total\{code="unavailable",protocol="rest",([a-z_]+="[^"]*",)*route="/v1/public-ids"[^}]*\} 1$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(m) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	set("appendonly", "yes")
+	testenv.Eventually(t, 5*time.Second, gauge(base, 0))
+	testenv.Eventually(t, 5*time.Second, gauge(accepting, 0))
+	if h := health(base); h != healthz.OK {
+		t.Errorf("/healthz once durable again: %+v", h)
+	}
+	if code, body := publish(base, "683244571854022660"); code != 200 {
+		t.Errorf("publish once durable again: %d %v", code, body)
 	}
 }
