@@ -217,7 +217,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := start(t, dir, "public-id", pidAddr, bin("public-id"), "--insecure-dev", "--listen", pidAddr, "--gateway-listen", gwAddr,
-		"--store", "redis:"+redis.Addr, "--routes", routesFile, "--resources", "ord,cus", "--rate-per-client", "0")
+		"--store", "redis:"+redis.Addr, "--routes", routesFile, "--resources", "ord,cus", "--rate-per-client", "0",
+		"--redis-durability-check", "200ms")
 	start(t, dir, "demo-orders", ordersAddr, bin("demo-orders"), "--listen", ordersAddr, "--db", filepath.Join(dir, "demo-orders.db"),
 		"--generator", "http://"+genA.addr, "--public-ids", "http://"+pidAddr)
 
@@ -374,7 +375,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	// Before any fault: the alerts the faults will raise are quiet.
 	for _, a := range prom.query(t, `ALERTS{alertstate="firing"}`) {
 		switch a.Metric["alertname"] {
-		case "IdgenGeneratorDown", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable":
+		case "IdgenGeneratorDown", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable", "IdgenPublicIDStoreVolatile":
 			t.Errorf("%s fires before any fault: %v", a.Metric["alertname"], a.Metric)
 		}
 	}
@@ -387,8 +388,22 @@ func TestAlertsOnRealServers(t *testing.T) {
 		}
 	}
 
-	// The faults.
+	// The faults. First the public-ID store turns volatile while the service runs, seen at its
+	// next reading of the store's persistence (and kept when Redis is killed below: a reading
+	// Redis does not answer keeps the last one).
 	faults := time.Now()
+	if out, err := exec.Command("redis-cli", "-p", fmt.Sprint(redis.Port), "CONFIG", "SET", "appendonly", "no").CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli CONFIG SET appendonly no: %v %s", err, out)
+	}
+	waitFor(t, 10*time.Second, "the public-ID service to find its store volatile", func() bool {
+		r, err := http.Get("http://" + pid.addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 1$`).Match(b)
+	})
 	_ = syscall.Kill(genF.cmd.Process.Pid, syscall.SIGSTOP) // frozen past its 3 s lease
 	_ = genA.cmd.Process.Signal(syscall.SIGKILL)            // a generator dies; the client moves to its peer
 	dyn.Stop()                                              // the lease store goes away
@@ -403,6 +418,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"IdgenQuotaRejections":         {"region": "us-east-1", "caller": "dev"},
 		"IdgenClientOnPeerRegion":      {"job": "orders"},
 		"IdgenGatewayStoreUnavailable": {"instance": pid.addr},
+		"IdgenPublicIDStoreVolatile":   {"instance": pid.addr},
 		"IdgenClockCheckWarnMode":      {"instance": genB.addr},
 	}
 	var got []amAlert

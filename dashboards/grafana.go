@@ -155,7 +155,7 @@ var Dashboards = []Dashboard{
 			}},
 			{"Store and limits", []Panel{
 				{Title: "Mapping store volatile", Unit: "short", Stat: true,
-					Description: "1 when a public-ID process runs on a mapping store that can lose acknowledged mappings (idgen_publicid_store_volatile, --accept-volatile-store). Alert: IdgenPublicIDStoreVolatile.",
+					Description: "1 while a public-ID process finds its mapping store can lose acknowledged mappings (idgen_publicid_store_volatile, read at start-up and every --redis-durability-check): publishes that would make a new mapping are refused (store_volatile), unless --accept-volatile-store. Alert: IdgenPublicIDStoreVolatile.",
 					Queries:     []Query{{`max by (instance) (idgen_publicid_store_volatile)`, "{{instance}}"}}},
 				{Title: "Clients in the rate limiter", Unit: "short",
 					Description: "Client addresses in the gateway's per-client rate limiter table (idgen_gateway_rate_limit_clients), bounded by its size.",
