@@ -294,7 +294,7 @@ func TestAttackGateway(t *testing.T) {
 	if resp, err := http.Get(g.api + "/metrics"); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if !strings.Contains(string(b), `idgen_gateway_requests_total{outcome="unsafe_response",route="order"} 0`) {
+		if !strings.Contains(string(b), `idgen_gateway_requests_total{outcome="unsafe_response",region="us-east-1",route="order"} 0`) {
 			t.Errorf("no zero series for the route's refusals")
 		}
 	}

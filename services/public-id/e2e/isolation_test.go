@@ -52,7 +52,7 @@ func (g *gw) metrics(t *testing.T) string {
 // counter reads idgen_gateway_requests_total{route,outcome} from /metrics.
 func counter(t *testing.T, metrics, route, outcome string) int {
 	t.Helper()
-	series := `idgen_gateway_requests_total{outcome="` + outcome + `",route="` + route + `"} `
+	series := `idgen_gateway_requests_total{outcome="` + outcome + `",region="us-east-1",route="` + route + `"} `
 	for _, line := range strings.Split(metrics, "\n") {
 		if v, ok := strings.CutPrefix(line, series); ok {
 			n, err := strconv.Atoi(v)

@@ -14,7 +14,7 @@ func TestOneValidation(t *testing.T) {
 	r := start(t, baseConfig(t))
 	r.waitReady(t)
 	// Labelled counters exist at zero from the first scrape.
-	if _, _, m := do(t, "GET", r.url+"/metrics", ""); !strings.Contains(m, `idgen_server_quota_rejections_total{caller="dev"} 0`) {
+	if _, _, m := do(t, "GET", r.url+"/metrics", ""); !strings.Contains(m, `idgen_server_quota_rejections_total{caller="dev",region="us-east-1"} 0`) {
 		t.Errorf("no zero quota-rejection series for the known caller:\n%s", grep(m, "quota"))
 	}
 	connect := func(proc, body string) (int, string) {

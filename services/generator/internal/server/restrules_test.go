@@ -36,7 +36,7 @@ func send(t *testing.T, method, url, contentType, body string, hdr ...string) re
 	return reply{resp.StatusCode, resp.Header, string(b)}
 }
 
-var servedDev = regexp.MustCompile(`idgen_server_ids_served_total\{caller="dev"\} (\d+)`)
+var servedDev = regexp.MustCompile(`idgen_server_ids_served_total\{caller="dev",region="us-east-1"\} (\d+)`)
 
 // served is how many IDs the generator has handed to the dev caller.
 func (r *running) served(t *testing.T) string {

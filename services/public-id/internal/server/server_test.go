@@ -248,11 +248,11 @@ func TestRequestMetrics(t *testing.T) {
 	}
 	_, m := call(t, "GET", base+"/metrics", "")
 	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",route="/v1/public-ids"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",route="/v1/public-ids/:public_id"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="connect",route="/idgen.v1.PublicIdService/Resolve"} 1`,
-		`idgen_publicid_store_calls_total{op="publish",outcome="ok"} 1`,
-		`idgen_publicid_store_calls_total{op="resolve",outcome="store_unavailable"} 0`,
+		`idgen_server_requests_total{code="ok",protocol="rest",region="us-east-1",route="/v1/public-ids"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",region="us-east-1",route="/v1/public-ids/:public_id"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="connect",region="us-east-1",route="/idgen.v1.PublicIdService/Resolve"} 1`,
+		`idgen_publicid_store_calls_total{op="publish",outcome="ok",region="us-east-1"} 1`,
+		`idgen_publicid_store_calls_total{op="resolve",outcome="store_unavailable",region="us-east-1"} 0`,
 		`idgen_server_requests_in_flight`,
 	} {
 		if !strings.Contains(m, want) {

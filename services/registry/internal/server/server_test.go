@@ -239,8 +239,8 @@ func TestRequestMetrics(t *testing.T) {
 	get(t, http.DefaultClient, base+"/v1/regions/nowhere-1")
 	_, m := get(t, http.DefaultClient, base+"/metrics")
 	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",route="/v1/regions"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",route="/v1/regions/:name"} 1`,
+		`idgen_server_requests_total{code="ok",protocol="rest",region="us-east-1",route="/v1/regions"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",region="us-east-1",route="/v1/regions/:name"} 1`,
 		`idgen_server_requests_in_flight`,
 	} {
 		if !strings.Contains(m, want) {
