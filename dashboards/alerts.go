@@ -319,6 +319,32 @@ var Rules = []Rule{
 		},
 		FireLabels: map[string]string{"job": "idgen-public-id", "instance": "pid-1"},
 	},
+	{
+		Name:       "IdgenTLSCertificateExpiringSoon",
+		Expr:       certExpiry,
+		Summary:    "The {{ $labels.kind }} certificate of {{ $labels.job }} {{ $labels.instance }} expires soon and was not renewed",
+		Fire:       func(th float64) []Series { return expiring(th / 2) },
+		Calm:       func(th float64) []Series { return expiring(2 * th) },
+		FireLabels: map[string]string{"job": "idgen-generator", "instance": "gen-1", "region": "us-east-1", "kind": "server"},
+	},
+	{
+		Name:       "IdgenTLSCertificateExpiryImminent",
+		Expr:       certExpiry,
+		Summary:    "The {{ $labels.kind }} certificate of {{ $labels.job }} {{ $labels.instance }} is about to expire or has expired",
+		Fire:       func(th float64) []Series { return expiring(th / 2) },
+		Calm:       func(th float64) []Series { return expiring(2 * th) },
+		FireLabels: map[string]string{"job": "idgen-generator", "instance": "gen-1", "region": "us-east-1", "kind": "server"},
+	},
+}
+
+// certExpiry is how long until each certificate a process uses expires (negative once it has):
+// a process exports the expiry of the certificate in use, which a renewal on disk moves.
+const certExpiry = `min by (job, instance, region, kind) (idgen_tls_certificate_expiry_timestamp_seconds) - time()`
+
+// expiring returns a server certificate that expires in about `in` seconds at the tests'
+// evaluation time (25 minutes into promtool's clock, which starts at 0).
+func expiring(in float64) []Series {
+	return []Series{{`idgen_tls_certificate_expiry_timestamp_seconds{` + gen + `, kind="server"}`, strconv.FormatFloat(in+1500, 'f', -1, 64) + "x30"}}
 }
 
 // latency returns histogram buckets whose 99th percentile lies near p (p > th or p < th).

@@ -205,6 +205,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	genB := generator("gen-b", "us-east-1", dynStore, "--lease", "2m", "--renew", "1s", "--fence-margin", "5s", "--dev-quota", "5")
 	genC := generator("gen-c", "eu-west-1", "sqlite:"+filepath.Join(dir, "leases-eu-west-1.db"))
 	genF := generator("gen-f", "eu-west-1", "sqlite:"+filepath.Join(dir, "leases-frozen.db"), "--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms")
+	// gen-t: us-east-1 with mutual TLS, its certificate an hour from expiry.
+	genT := tlsGenerator(t, dir, bin("generator"), "http://"+regAddr, "us-east-1")
 
 	pidAddr, gwAddr, ordersAddr := addr(t), addr(t), addr(t)
 	root, _ := testenv.Root()
@@ -321,7 +323,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"alerting: {alertmanagers: [{static_configs: [{targets: [\"" + amAddr + "\"]}]}]}\n" +
 		"scrape_configs:\n" +
 		"  - job_name: idgen-generator\n    honor_labels: true\n    static_configs:\n" +
-		target(genA, "us-east-1") + target(genB, "us-east-1") + target(genC, "eu-west-1") + target(genF, "eu-west-1") +
+		target(genA, "us-east-1") + target(genB, "us-east-1") + target(genC, "eu-west-1") + target(genF, "eu-west-1") + target(genT, "us-east-1") +
 		"  - job_name: idgen-registry\n    static_configs:\n" + target(reg, "global") +
 		"  - job_name: idgen-public-id\n    static_configs:\n" + target(pid, "us-east-1") +
 		"  - job_name: orders\n    static_configs:\n" + fmt.Sprintf("      - targets: [%q]\n        labels: {region: us-east-1}\n", cln.Addr().String())
@@ -349,16 +351,16 @@ func TestAlertsOnRealServers(t *testing.T) {
 				n++
 			}
 		}
-		if n < 7 && time.Since(began) > 40*time.Second {
+		if n < 8 && time.Since(began) > 40*time.Second {
 			t.Logf("up: %v", up)
 		}
-		return n == 7
+		return n == 8
 	})
 	time.Sleep(6 * time.Second)
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
 
 	// What each service exports passes promtool's checks of names, help and units.
-	for _, p := range []*proc{genA, reg, pid} {
+	for _, p := range []*proc{genA, genT, reg, pid} {
 		resp, err := http.Get("http://" + p.addr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -420,6 +422,10 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"IdgenGatewayStoreUnavailable": {"instance": pid.addr},
 		"IdgenPublicIDStoreVolatile":   {"instance": pid.addr},
 		"IdgenClockCheckWarnMode":      {"instance": genB.addr},
+	}
+	// Not a fault: gen-t's certificate expires within the hour.
+	for _, name := range []string{"IdgenTLSCertificateExpiringSoon", "IdgenTLSCertificateExpiryImminent"} {
+		want[name] = map[string]string{"instance": genT.addr, "kind": "server"}
 	}
 	var got []amAlert
 	waitFor(t, 60*time.Second, "the induced alerts in Alertmanager", func() bool {
