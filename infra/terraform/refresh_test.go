@@ -222,8 +222,8 @@ echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
 			t.Errorf("left behind: %v", m)
 		}
 	}
-	if !strings.Contains(script0, "signal='none'") {
-		t.Fatal("the registry's refresher has a reload signal; the services do not handle one yet")
+	if !strings.Contains(script0, "signal='SIGHUP'") {
+		t.Fatal("the registry's refresher sends no SIGHUP: the services reload their certificates on it")
 	}
 
 	ca, a, b, c := newPair(t, "ca"), newPair(t, "registry.idgen.internal"), newPair(t, "registry.idgen.internal"), newPair(t, "registry.idgen.internal")

@@ -77,9 +77,9 @@ variable "certificate_refresh_interval" {
 }
 
 variable "certificate_reload_signal" {
-  description = "Signal sent to the service after its certificate files were replaced (for example SIGHUP), for a service that reloads them on it; null sends none. The services read their certificates only at start-up today, and a Go process stops on a SIGHUP it does not handle, so leave it null until they handle it."
+  description = "Signal sent to the service after its certificate files were replaced; null sends none. The services re-read their certificate, key and client CA on SIGHUP (and by themselves within a second through a watch of their folder, or at each --tls-reload-every), so SIGHUP only makes the reload immediate."
   type        = string
-  default     = null
+  default     = "SIGHUP"
 
   validation {
     condition     = var.certificate_reload_signal == null || contains(["SIGHUP", "SIGUSR1", "SIGUSR2"], coalesce(var.certificate_reload_signal, "none"))
