@@ -194,7 +194,7 @@ echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
 	}
 	log := filepath.Join(dir, "systemctl.log")
 	run := func(signal string) (string, error) {
-		s := strings.Replace(script0, "signal='none'", "signal='"+signal+"'", 1)
+		s := strings.Replace(script0, "signal='SIGHUP'", "signal='"+signal+"'", 1)
 		cmd := exec.Command("bash", "-c", s)
 		cmd.Env = append(os.Environ(), "IDGEN_ETC="+etc, "IDGEN_OWNER="+currentOwner(t), "IDGEN_AWS="+filepath.Join(bin, "aws"),
 			"FAKE_S3="+s3, "FAKE_SYSTEMCTL_LOG="+log, "PATH="+bin+":"+os.Getenv("PATH"))
