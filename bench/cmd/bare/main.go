@@ -29,6 +29,6 @@ func main() {
 		if err != nil {
 			return err
 		}
-		return serve.Serve(ctx, l, mux, nil, 0, log, nil)
+		return serve.Serve(ctx, l, mux, nil, serve.Shutdown{}, log)
 	})
 }

@@ -15,8 +15,9 @@ type Service struct {
 // OK is the body of a service that serves.
 var OK = Service{Status: "ok"}
 
-// ShuttingDown is the body from the start of a drain.
-var ShuttingDown = Unavailable("shutting_down", "shutting down")
+// Draining is the body from the start of a shutdown: the service still serves its API for the
+// deregistration delay, but a load balancer must send it no new connections.
+var Draining = Unavailable("draining", "draining: shutting down, serving requests until the deregistration delay ends")
 
 // Unavailable is the body of a service that cannot serve, for reason.
 func Unavailable(reason, err string) Service {

@@ -45,7 +45,7 @@ func serveAPI(t *testing.T, b serve.Browsers) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve.Serve(ctx, l, api.Handler(), nil, time.Second, slog.New(slog.DiscardHandler), nil)
+		done <- serve.Serve(ctx, l, api.Handler(), nil, serve.Shutdown{Drain: time.Second}, slog.New(slog.DiscardHandler))
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return l.Addr().String()

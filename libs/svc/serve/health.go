@@ -2,17 +2,20 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
+	"github.com/idgen/idgen/libs/svc/healthz"
 )
 
 // Health is a service's gRPC health (grpc.health.v1): each of its Connect services and "" (the
 // server as a whole) share one status, so a client checking any of them sees the same answer.
-// Drain turns them all to NOT_SERVING for good, when a graceful shutdown starts.
+// Drain turns them all to NOT_SERVING for good, when a graceful shutdown starts (Serve, through
+// Shutdown.Health), and the service's /healthz answers 503 draining from then on (Draining).
 type Health struct {
 	checker  HealthChecker
 	services []string
@@ -45,7 +48,8 @@ func (h *Health) set(ok bool) {
 	h.checker.SetStatus("", st)
 }
 
-// Drain turns every status to NOT_SERVING for the rest of the process (Serve's beforeDrain).
+// Drain turns every status to NOT_SERVING for the rest of the process (Serve calls it when its
+// shutdown starts; more than once, from several listeners, is the same as once).
 func (h *Health) Drain() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -53,11 +57,32 @@ func (h *Health) Drain() {
 	h.set(false)
 }
 
-// Draining reports whether Drain was called (a /healthz answers 503 from then on).
+// Draining reports whether Drain was called (a /healthz answers 503 draining from then on, while
+// the API still serves for the deregistration delay).
 func (h *Health) Draining() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.draining
+}
+
+// HealthzWhileDraining answers GET and HEAD /healthz with 503 and the draining body
+// (healthz.Draining) once h is draining, and passes every other request to next: for a
+// listener whose handler has a /healthz of its own that knows nothing of the drain (the public-ID
+// service's gateway), so every listener's health check sees the drain at once.
+func HealthzWhileDraining(h *Health, next http.Handler) http.Handler {
+	body, _ := json.Marshal(healthz.Draining)
+	body = append(body, '\n')
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && h.Draining() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			if r.Method == http.MethodGet {
+				_, _ = w.Write(body)
+			}
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Checker returns the checker the gRPC health handler serves.

@@ -102,7 +102,9 @@ func TestReflectionServesGRPCsFilesAsGrpcreflectDoes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, l, theirs, nil, time.Second, slog.New(slog.DiscardHandler), nil) }()
+	go func() {
+		done <- serve.Serve(ctx, l, theirs, nil, serve.Shutdown{Drain: time.Second}, slog.New(slog.DiscardHandler))
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	ours := serveAPI(t, serve.Browsers{})
 	files := func(addr, symbol string) [][]byte {

@@ -1,9 +1,12 @@
 // Package serve is the skeleton every idgen service runs on. Main starts the process (flags
 // parsed, a JSON log, a context SIGTERM ends); Serve runs the HTTP server: HTTP/1.1 and HTTP/2
 // (h2c in plaintext development mode, ALPN over TLS), bounded timeouts, and a graceful shutdown
-// that turns health to NOT_SERVING, stops accepting, drains requests in flight for up to a drain
-// time, then closes what is left. API puts a service's Connect service, gRPC health (Health) and
-// reflection, /metrics and its REST API (REST, with the one error handler) on one handler.
+// in the order a load balancer needs (Shutdown): health turns to NOT_SERVING and /healthz to 503
+// draining at once while the API serves on for a deregistration delay, every response asking its
+// client to close its connection; only then does the listener close and requests in flight drain
+// for up to a drain time, and what is left is closed. API puts a service's Connect service, gRPC
+// health (Health) and reflection, /metrics and its REST API (REST, with the one error handler) on
+// one handler.
 package serve
 
 import (
@@ -21,15 +24,63 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// Serve serves h on l until ctx ends, then shuts down gracefully. beforeDrain runs when shutdown
-// starts (to turn health checks to NOT_SERVING), before the server stops accepting.
-func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, drain time.Duration, log *slog.Logger, beforeDrain func()) error {
+// Shutdown is how Serve ends once its context does, in the order a load balancer needs. An NLB
+// stops opening connections to a target only once its health check has seen the target fail a
+// few times in a row (interval × unhealthy threshold), or once the target is deregistered, and
+// it never closes the connections already open: so the target goes on serving while /healthz
+// says it is leaving, and tells each client to open a new connection (which the load balancer
+// gives to another target), and closes its listener only when no new connection should come.
+type Shutdown struct {
+	// Delay is the deregistration delay: from the start of a shutdown, for this long the listener
+	// stays open and every request is served, with Health NOT_SERVING (a /healthz answering 503
+	// draining) and every response carrying Connection: close over HTTP/1.1, or making the server
+	// send a GOAWAY over HTTP/2, so clients move to new connections. 0: the listener closes at
+	// once.
+	Delay time.Duration
+	// Drain is how long requests in flight may take once the listener is closed; then the
+	// connections left are closed.
+	Drain time.Duration
+	// Health, when not nil, is drained (NOT_SERVING for good) when the shutdown starts.
+	Health *Health
+	// SkipDelay, when not nil and true at the start of the shutdown, skips the delay: a service
+	// that never became ready was never in a load balancer's rotation.
+	SkipDelay func() bool
+}
+
+type hurryKey struct{}
+
+// WithHurry returns a context whose Serve ends its deregistration delay early once hurry is
+// closed (the drain still runs). Main closes it at a second SIGTERM or SIGINT.
+func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
+	return context.WithValue(ctx, hurryKey{}, hurry)
+}
+
+// hurryOf returns the channel WithHurry put in ctx, or nil (which never fires).
+func hurryOf(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(hurryKey{}).(<-chan struct{})
+	return ch
+}
+
+// Serve serves h on l until ctx ends, then shuts down as sd says: health drained and every
+// response asking its client to close its connection, for sd.Delay with the listener still open;
+// then no new connections, and requests in flight drained for up to sd.Drain.
+func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, sd Shutdown, log *slog.Logger) error {
+	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if draining.Load() {
+				// HTTP/1.1: the server closes the connection after this response. HTTP/2: the
+				// header is not sent; the server sends a GOAWAY and closes the connection once
+				// its streams are done (net/http's HTTP/2 server does so for this header).
+				w.Header().Set("Connection", "close")
+			}
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -54,16 +105,34 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: no new connections, draining requests in flight", "drain", drain.String())
-	if beforeDrain != nil {
-		beforeDrain()
+	draining.Store(true)
+	if sd.Health != nil {
+		sd.Health.Drain()
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	if sd.Delay > 0 && sd.SkipDelay != nil && sd.SkipDelay() {
+		log.Info("never ready: no deregistration delay")
+	} else if sd.Delay > 0 {
+		log.Info("draining: health answers 503 and every response asks its client to close its connection; serving on for the deregistration delay",
+			"deregistration_delay", sd.Delay.String())
+		t := time.NewTimer(sd.Delay)
+		select {
+		case <-t.C:
+		case <-hurryOf(ctx):
+			t.Stop()
+			log.Warn("a second signal: ending the deregistration delay now")
+		case err := <-errc:
+			t.Stop()
+			return err
+		}
+	}
+	log.Info("shutting down: no new connections, draining requests in flight", "drain", sd.Drain.String())
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sd.Drain)
 	defer cancel()
 	if err := srv.Shutdown(dctx); errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("drain time ran out; closing the remaining connections")
 		srv.Close()
 	}
+	<-errc // srv.Serve has returned: the listener is closed, even one Serve had not taken yet
 	return nil
 }
 
@@ -150,8 +219,9 @@ func SetGC() {
 
 // Main is a service's main once its flags are parsed (parseErr is that parse's error): exit 2 on
 // bad flags or an unknown log level; otherwise the GC target (SetGC), a slog JSON logger at
-// level tagged with the service's name, and run with a context that SIGTERM or SIGINT ends;
-// exit 1 when run fails.
+// level tagged with the service's name, and run with a context that the first SIGTERM or SIGINT
+// ends; a second one ends Serve's deregistration delay early (WithHurry), and later ones are
+// ignored, so the drain and a generator's lease release still happen. Exit 1 when run fails.
 func Main(service string, parseErr error, level string, run func(ctx context.Context, log *slog.Logger) error) {
 	var lv slog.Level
 	if parseErr == nil {
@@ -172,9 +242,23 @@ func Main(service string, parseErr error, level string, run func(ctx context.Con
 	// through the service's log, with what they quote of the bytes they received removed.
 	stdlog.SetFlags(0)
 	stdlog.SetOutput(RedactingWriter(log, slog.LevelWarn))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(context.Background())
+	hurry := make(chan struct{})
+	ctx = WithHurry(ctx, hurry)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		s := <-sigs
+		log.Info("signal: shutting down", "signal", s.String())
+		cancel()
+		s = <-sigs
+		log.Info("second signal: no more waiting for the deregistration delay", "signal", s.String())
+		close(hurry)
+		for range sigs {
+		}
+	}()
 	err := run(ctx, log)
-	stop()
+	cancel()
 	if err != nil {
 		log.Error(service+" stopped", "error", err.Error())
 		os.Exit(1)

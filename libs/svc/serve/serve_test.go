@@ -54,7 +54,7 @@ func TestHealthNotServingWhileDraining(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() {
-		served <- serve.Serve(ctx, l, h, nil, 10*time.Second, slog.New(slog.DiscardHandler), health.Drain)
+		served <- serve.Serve(ctx, l, h, nil, serve.Shutdown{Drain: 10 * time.Second, Health: health}, slog.New(slog.DiscardHandler))
 	}()
 	answered := make(chan string, 1)
 	go func() {

@@ -22,22 +22,24 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	listen := func() (net.Listener, error) { return l, nil }
+	var hl net.Listener
+	if cfg.HealthListen != "" {
+		// The API address is listened on again once the generator is ready (Server.Serve): this
+		// first listen only makes a port in use fail the start before a number is claimed.
+		l.Close()
+		listen = func() (net.Listener, error) { return net.Listen("tcp", cfg.Listen) }
+		if hl, err = net.Listen("tcp", cfg.HealthListen); err != nil {
+			return err
+		}
+	}
 	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
+		if hl != nil {
+			hl.Close()
+		}
 		l.Close()
 		return err
 	}
-	if cfg.HealthListen != "" {
-		hl, err := net.Listen("tcp", cfg.HealthListen)
-		if err != nil {
-			l.Close()
-			return err
-		}
-		go func() {
-			if err := serve.Serve(ctx, hl, srv.HealthHandler(), nil, cfg.Drain, log.With("listener", "health"), nil); err != nil {
-				log.Error("health listener stopped", "error", err.Error())
-			}
-		}()
-	}
-	return srv.Serve(ctx, l)
+	return srv.Serve(ctx, listen, hl)
 }

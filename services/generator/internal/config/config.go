@@ -33,7 +33,7 @@ type Config struct {
 	ClockCheck     idcore.ClockCheck
 	auth.Edge      // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	DevQuota       float64
-	serve.Process  // --log-level, --drain
+	serve.Process  // --log-level, --deregistration-delay, --drain
 	serve.Browsers // --cors-origins
 	// Clock and ClockHealth replace the system clock and the kernel's clock health. Nil (the
 	// defaults) in every build but one with the chaos tag (chaosclock.go).
@@ -65,13 +65,14 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&clock, "clock-check", "strict", "strict, or warn (development only: issue on an undisciplined clock)")
 	c.Edge.RegisterFlags(fs, "callers file (JSON: trust domain, callers, quotas)", "plaintext with one default caller")
 	fs.Float64Var(&c.DevQuota, "dev-quota", 0, "with --insecure-dev: the default caller's quota in IDs/s, 0 for none")
-	c.Process.RegisterFlags(fs, 10*time.Second)
+	c.Process.RegisterFlags(fs, 10*time.Second, serve.DefaultDeregistrationDelay)
 	c.Browsers.RegisterFlags(fs)
 	testFlags(fs, &c)
 
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
+	c.Process.DevDefaults(fs, getenv, c.InsecureDev)
 	var err error
 	if c.ClockCheck, err = idcore.ParseClockCheck(clock); err != nil {
 		return c, err

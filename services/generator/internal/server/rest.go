@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -167,9 +166,9 @@ func authResult(c echo.Context) error {
 }
 
 // getHealthz answers 200 when the generator can issue now, else 503 with the reason (a lease or
-// clock reason, certificate_expired once the server certificate in use has expired, or
-// shutting_down); the detail names the lease, the fence and the clock (and says so loudly when
-// the clock check is warn).
+// clock reason, certificate_expired once the server certificate in use has expired, or draining
+// from the start of a shutdown, while the API still serves); the detail names the lease, the
+// fence and the clock (and says so loudly when the clock check is warn).
 func (s *Server) getHealthz(c echo.Context) error {
 	st := s.node.Generator().ClockStatus()
 	body := healthz.Generator{Service: healthz.OK, Region: s.region.Name, RegionNumber: s.region.Number}
@@ -195,11 +194,10 @@ func (s *Server) getHealthz(c echo.Context) error {
 		err, reason = cerr, auth.ReasonCertificate
 	}
 	if s.health.Draining() {
-		err, reason = errors.New("shutting down"), "shutting_down"
-	}
-	if err != nil {
+		code, body.Service = http.StatusServiceUnavailable, healthz.Draining
+	} else if err != nil {
 		if reason == "" {
-			reason = "shutting_down"
+			reason = "unavailable"
 		}
 		code, body.Service = http.StatusServiceUnavailable, healthz.Unavailable(reason, err.Error())
 	}

@@ -51,6 +51,7 @@ type Server struct {
 	reg       *prometheus.Registry
 	metrics   *metrics
 	health    *serve.Health // NOT_SERVING until the node is ready, and from the start of a drain
+	wasReady  atomic.Bool   // the node has been ready (watchReady)
 	handler   http.Handler
 }
 
@@ -177,18 +178,61 @@ func (s *Server) Node() *embedded.Node { return s.node }
 // Region returns the region the server runs as.
 func (s *Server) Region() region.Region { return s.region }
 
-// Serve serves on l until ctx ends, then shuts down gracefully: it stops accepting, waits for
-// requests in flight (up to the drain time), stops issuing, and releases the lease.
-func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+// Serve runs the generator until ctx ends, on the API listener listen opens and the health
+// listener health (nil: none). When ctx ends: /healthz (both listeners) answers 503 draining and
+// gRPC health NOT_SERVING while the API serves on for the deregistration delay, then the API
+// listener closes and requests in flight drain (serve.Serve); then the health listener closes,
+// and the generator stops issuing and releases its lease.
+//
+// Start-up: with a health listener (production's, which the NLB checks), that listener answers
+// at once, /healthz 503 until the generator is ready (it holds a number and its clock has been
+// checked), and the API address is listened on only then: until then the API refuses
+// connections, as a load balancer expects of a target not yet healthy and as makes a client
+// that reaches it directly try another generator at once. Without one, the API listener is the
+// only place /healthz is answered, so it opens at once: /healthz 503 and API requests 503
+// (no_lease, clock_unsynced, …) until ready, and a load balancer that checks /healthz never
+// routes to it. Either way a generator stopped before it was ever ready waits for no delay.
+func (s *Server) Serve(ctx context.Context, listen func() (net.Listener, error), health net.Listener) error {
 	go s.watchReady(ctx)
 	go s.refreshNames(ctx)
 	go s.gate.Run(ctx)
 	if s.regTLS != nil {
 		go s.regTLS.Run(ctx)
 	}
-	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, s.health.Drain)
-	s.shutdownNode()
-	return err
+	hctx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+	hdone := make(chan struct{})
+	if health != nil {
+		go func() {
+			defer close(hdone)
+			// Its /healthz follows the drain of the API's shutdown; it closes after the API.
+			if err := serve.Serve(hctx, health, s.HealthHandler(), nil, serve.Shutdown{Drain: s.cfg.Drain}, s.log.With("listener", "health")); err != nil {
+				s.log.Error("health listener stopped", "error", err.Error())
+			}
+		}()
+	} else {
+		close(hdone)
+	}
+	defer func() {
+		stopHealth()
+		<-hdone
+		s.shutdownNode()
+	}()
+	if health != nil && s.node.Ready() != nil {
+		s.log.Info("waiting for a machine number and a checked clock before listening on the API address")
+		if err := s.node.WaitReady(ctx); err != nil {
+			s.health.Drain()
+			s.log.Info("shutting down before the generator was ready: the API address was never listened on", "reason", err.Error())
+			return nil
+		}
+	}
+	l, err := listen()
+	if err != nil {
+		s.health.Drain()
+		return err
+	}
+	sd := s.cfg.Shutdown(s.health)
+	sd.SkipDelay = func() bool { return !s.wasReady.Load() && s.node.Ready() != nil }
+	return serve.Serve(ctx, l, s.handler, s.tls, sd, s.log)
 }
 
 // HealthHandler serves only /healthz and /metrics, for a plaintext listener that load balancers
@@ -217,7 +261,11 @@ func (s *Server) watchReady(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s.health.SetServing(s.node.Ready() == nil)
+		ready := s.node.Ready() == nil
+		if ready {
+			s.wasReady.Store(true)
+		}
+		s.health.SetServing(ready)
 		select {
 		case <-ctx.Done():
 			return

@@ -72,7 +72,7 @@ func start(t testing.TB, cfg config.Config, opts ...server.Option) *running {
 		t.Fatal(err)
 	}
 	r := &running{url: "http://" + l.Addr().String(), srv: srv, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- srv.Serve(ctx, l) }()
+	go func() { r.done <- srv.Serve(ctx, func() (net.Listener, error) { return l, nil }, nil) }()
 	t.Cleanup(func() { r.stop() })
 	return r
 }

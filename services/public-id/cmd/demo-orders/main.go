@@ -23,7 +23,7 @@ import (
 
 type config struct {
 	Listen, DB, Generator, PublicIDs string
-	serve.Process                    // --log-level, --drain
+	serve.Process                    // --log-level, --deregistration-delay, --drain
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -34,7 +34,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.DB, "db", ".idgen/demo-orders.db", "SQLite file of customers and orders")
 	fs.StringVar(&c.Generator, "generator", "http://127.0.0.1:7001", "generator REST API the IDs come from")
 	fs.StringVar(&c.PublicIDs, "public-ids", "http://127.0.0.1:7003", "public-ID service internal API")
-	c.Process.RegisterFlags(fs, 5*time.Second)
+	// A demo upstream of the local stack only: no load balancer to wait for.
+	c.Process.RegisterFlags(fs, 5*time.Second, 0)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -68,5 +69,5 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return serve.Serve(ctx, l, svc, nil, cfg.Drain, log, nil)
+	return serve.Serve(ctx, l, svc, nil, cfg.Shutdown(nil), log)
 }

@@ -35,7 +35,7 @@ type Config struct {
 	TrustedProxies      []netip.Prefix
 	IDsSince            time.Time
 	auth.Edge           // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
-	serve.Process       // --log-level, --drain
+	serve.Process       // --log-level, --deregistration-delay, --drain
 	serve.Browsers      // --cors-origins
 }
 
@@ -71,11 +71,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		return nil
 	})
 	c.Edge.RegisterFlags(fs, "callers file of the internal API", "plaintext internal API with one default caller")
-	c.Process.RegisterFlags(fs, 5*time.Second)
+	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	c.Browsers.RegisterFlags(fs)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
+	c.Process.DevDefaults(fs, getenv, c.InsecureDev)
 	return c, c.Validate()
 }
 

@@ -45,11 +45,12 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// getHealthz answers 200; 503 from the start of a drain, and once the server certificate in use
-// has expired; 200 "degraded" (store_volatile) while the mapping store is volatile.
+// getHealthz answers 200; 503 draining from the start of a shutdown (while the API still
+// serves), and 503 once the server certificate in use has expired; 200 "degraded"
+// (store_volatile) while the mapping store is volatile.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
-		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
+		return c.JSON(http.StatusServiceUnavailable, healthz.Draining)
 	}
 	if err := s.gate.CertificateProblem(); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))

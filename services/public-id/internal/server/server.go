@@ -156,16 +156,20 @@ func (s *Server) Gateway() http.Handler {
 }
 
 // Serve serves the internal API on api and the gateway on gw (when not nil) until ctx ends, then
-// shuts both down gracefully (the internal API's health NOT_SERVING first) and closes the store.
+// shuts both down gracefully and closes the store: from the start, health is NOT_SERVING and
+// both listeners' /healthz answer 503 draining while both serve on for the deregistration delay;
+// then both stop accepting and drain their requests in flight.
 func (s *Server) Serve(ctx context.Context, api, gw net.Listener) error {
 	errc := make(chan error, 2)
 	go s.gate.Run(ctx)
-	go func() { errc <- serve.Serve(ctx, api, s.api, s.tls, s.cfg.Drain, s.log, s.health.Drain) }()
+	sd := s.cfg.Shutdown(s.health)
+	go func() { errc <- serve.Serve(ctx, api, s.api, s.tls, sd, s.log) }()
 	n := 1
 	if gw != nil && s.gw != nil {
 		n++
 		// Customers reach the gateway through the edge load balancer, which terminates TLS.
-		go func() { errc <- serve.Serve(ctx, gw, s.gw, nil, s.cfg.Drain, s.log.With("listener", "gateway"), nil) }()
+		h := serve.HealthzWhileDraining(s.health, s.gw)
+		go func() { errc <- serve.Serve(ctx, gw, h, nil, sd, s.log.With("listener", "gateway")) }()
 	}
 	var first error
 	for range n {

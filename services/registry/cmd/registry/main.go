@@ -18,13 +18,15 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	l, err := net.Listen("tcp", cfg.Listen)
+	// The store is open and seeded before the port is: a load balancer checking that the port
+	// accepts connections sees it only once the registry can serve.
+	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, cfg, log)
+	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		l.Close()
+		srv.Close()
 		return err
 	}
 	return srv.Serve(ctx, l)

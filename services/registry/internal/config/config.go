@@ -24,7 +24,7 @@ type Config struct {
 	Store          string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Schedule       string // the layout schedule a new registry starts with
 	auth.Edge             // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
-	serve.Process         // --log-level, --drain
+	serve.Process         // --log-level, --deregistration-delay, --drain
 	serve.Browsers        // --cors-origins
 }
 
@@ -39,11 +39,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/registry.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (table idgen-regions)")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2")
 	c.Edge.RegisterFlags(fs, "callers file; callers with \"admin\": true may change the registry", "plaintext; every request is the admin caller dev")
-	c.Process.RegisterFlags(fs, 5*time.Second)
+	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	c.Browsers.RegisterFlags(fs)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err
 	}
+	c.Process.DevDefaults(fs, getenv, c.InsecureDev)
 	return c, c.Validate()
 }
 

@@ -79,11 +79,11 @@ func (s *Server) rest() http.Handler {
 	return e
 }
 
-// getHealthz answers 200 when the store answers, else 503; 503 from the start of a drain, and
-// once the server certificate in use has expired.
+// getHealthz answers 200 when the store answers, else 503; 503 draining from the start of a
+// shutdown (while the API still serves), and once the server certificate in use has expired.
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
-		return c.JSON(http.StatusServiceUnavailable, healthz.ShuttingDown)
+		return c.JSON(http.StatusServiceUnavailable, healthz.Draining)
 	}
 	if err := s.gate.CertificateProblem(); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))

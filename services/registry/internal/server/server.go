@@ -112,11 +112,15 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
 // Handler returns the HTTP handler (for in-process tests).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on l until ctx ends, then shuts down gracefully: health turns NOT_SERVING, it
-// stops accepting, waits for requests in flight (up to the drain time), and closes the store.
+// Close closes the store of a server that will not serve (Serve closes it when it returns).
+func (s *Server) Close() error { return s.st.Close() }
+
+// Serve serves on l until ctx ends, then shuts down gracefully: health turns NOT_SERVING and
+// /healthz 503 draining while the API serves on for the deregistration delay, then it stops
+// accepting, waits for requests in flight (up to the drain time), and closes the store.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	go s.gate.Run(ctx)
-	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Drain, s.log, s.health.Drain)
+	err := serve.Serve(ctx, l, s.handler, s.tls, s.cfg.Shutdown(s.health), s.log)
 	s.st.Close()
 	return err
 }
