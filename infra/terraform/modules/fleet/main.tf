@@ -336,6 +336,15 @@ resource "aws_lb_target_group" "this" {
   deregistration_delay = 30
   preserve_client_ip   = true
 
+  # A target that turns unhealthy (its /healthz says draining on SIGTERM) keeps its open
+  # connections while it drains, instead of the NLB resetting them: the service sends
+  # Connection: close or GOAWAY on each of them during its deregistration delay (30 s) and then
+  # drains for up to 10 s.
+  target_health_state {
+    enable_unhealthy_connection_termination = false
+    unhealthy_draining_interval             = 45
+  }
+
   health_check {
     enabled             = true
     protocol            = var.health_port == null ? "TCP" : "HTTP"
