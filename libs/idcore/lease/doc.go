@@ -11,8 +11,12 @@
 //     the old holder never issued.
 //   - Fence: lease_expiry − margin, where lease_expiry is exactly the value this holder wrote
 //     (Keeper: the :expiry / :new_expiry it sent, never a time read when the reply came back).
-//   - No lapsed renewals: once the holder's clock reaches its fence it drops the number and claims
-//     again; it never renews a lease that has lapsed (Keeper.renew).
+//   - No lapsed renewals: once the holder's clock reaches its fence it drops the number, there and
+//     then, and claims again; it never sends a renewal at or after its fence, and stops waiting for
+//     the store at it (Keeper.Run, Keeper.renew).
+//   - Store outages: renewals retry at most RetryCadence apart (the renew interval when shorter),
+//     each attempt waiting at most AttemptTimeout, so an outage shorter than lease − margin −
+//     renew − that cadence is invisible wherever it starts (docs/leases.md#store-outages).
 //   - Renewal condition holder = :me AND lease_epoch = :my_epoch AND lease_expiry < :new_expiry;
 //     ConditionalCheckFailed drops the number at once (Keeper.renew).
 //   - Restore fence: holders record the table's ID at start-up and compare it at every renewal;

@@ -64,6 +64,7 @@ type Keeper struct {
 	mu    sync.Mutex
 	st    Status
 	floor int64
+	due   time.Time // the next renewal: a renew interval after the clock reading of the last expiry written
 
 	claims   *prometheus.CounterVec
 	renewals *prometheus.CounterVec
@@ -153,6 +154,15 @@ func (k *Keeper) Status() Status {
 
 // Run claims and renews until ctx ends. It never releases: the owner stops the generator and
 // then calls Release, so no ID is issued after the release.
+//
+// While it holds a number it renews once per renew interval, counted from the time the expiry it
+// last wrote was computed from (so a renewal answered late, after an outage, is followed by the
+// next one at once rather than a full interval later). When a renewal fails it retries on a short
+// cadence: attempts start from a twentieth of the renew interval apart, doubling up to
+// RetryCadence (the renew interval when that is shorter), and each waits at most AttemptTimeout
+// for the store, so a store that answers again is renewed on within that cadence. It never
+// sleeps or waits for the store past its fence: at the fence it drops the number (the generator
+// refuses from that instant) and claims again at once.
 func (k *Keeper) Run(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
@@ -163,20 +173,29 @@ func (k *Keeper) Run(ctx context.Context) {
 				// within seconds.
 				wait = jitter(k.cfg.Renew/2, k.cfg.Renew)
 			} else {
-				wait = k.cfg.Renew
+				backoff, wait = 0, k.untilDue()
 			}
 		} else {
+			start := k.cfg.Clock.Monotonic()
 			switch err := k.renew(ctx); {
 			case err == nil:
-				backoff, wait = 0, k.cfg.Renew
+				backoff, wait = 0, k.untilDue()
 			case errors.Is(err, errDropped):
 				wait = 0 // lost, lapsed or restored: claim again at once
 			default:
 				// The store is unreachable or slow: keep issuing up to the fence (the generator
-				// enforces it) and retry with backoff and jitter.
-				backoff = min(max(2*backoff, k.cfg.Renew/20), k.cfg.Renew)
-				wait = jitter(backoff/2, backoff)
+				// enforces it) and retry soon, so that the first renewal after the store answers
+				// again comes within the retry cadence, whatever the length of the outage.
+				// Attempts start at most the backoff apart: one that waited for the store (up to
+				// AttemptTimeout) is followed by the next at once, so a store that holds requests
+				// while it is down has one waiting for it whenever it answers again.
+				backoff = min(max(2*backoff, k.cfg.Renew/20), k.retryCadence())
+				wait = max(0, jitter(backoff/2, backoff)-(k.cfg.Clock.Monotonic()-start))
 			}
+		}
+		if st := k.Status(); st.Held {
+			// Wake at the fence at the latest: the number is dropped there, not at the next round.
+			wait = min(wait, max(0, k.untilFence(st)))
 		}
 		if wait > 0 {
 			if err := k.cfg.Clock.Sleep(ctx, wait); err != nil {
@@ -186,6 +205,32 @@ func (k *Keeper) Run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// RetryCadence is the longest time between the starts of two renewal attempts while the store
+// does not answer (the renew interval, when that is shorter); AttemptTimeout is the longest a
+// renewal attempt waits for the store's answers before the next starts. A store that answers
+// again is renewed on within RetryCadence plus its own latency, or within AttemptTimeout when the
+// attempt then waiting was sent on a connection that never delivers (docs/leases.md#store-outages).
+const (
+	RetryCadence   = time.Second
+	AttemptTimeout = 2 * time.Second
+)
+
+func (k *Keeper) retryCadence() time.Duration { return min(k.cfg.Renew, RetryCadence) }
+
+// untilDue is the wait until the next renewal: one renew interval after the time the expiry last
+// written was computed from, never more than the interval (a clock stepped back) nor less than 0.
+func (k *Keeper) untilDue() time.Duration {
+	k.mu.Lock()
+	due := k.due
+	k.mu.Unlock()
+	return min(max(0, due.Sub(k.cfg.Clock.Now())), k.cfg.Renew)
+}
+
+// untilFence is the time left before st's fence on the keeper's clock.
+func (k *Keeper) untilFence(st Status) time.Duration {
+	return time.UnixMilli(st.FenceUnixMs).Sub(k.cfg.Clock.Now())
 }
 
 func jitter(lo, hi time.Duration) time.Duration {
@@ -221,7 +266,8 @@ func (k *Keeper) claim(ctx context.Context) error {
 	start := rand.N(r.Size())
 	for i := range r.Size() {
 		m := r.Lo + (start+i)%r.Size()
-		now := k.cfg.Clock.Now().UnixMilli()
+		at := k.cfg.Clock.Now()
+		now := at.UnixMilli()
 		expiry := now + k.cfg.Lease.Milliseconds()
 		row, err := k.cfg.Store.Claim(ctx, m, k.cfg.Holder, now, expiry)
 		if errors.Is(err, ErrTaken) {
@@ -275,6 +321,7 @@ func (k *Keeper) claim(ctx context.Context) error {
 		k.st = Status{Layout: k.cfg.Layout, Held: true, Machine: m, Epoch: row.Epoch, ExpiryUnixMs: expiry,
 			FenceUnixMs: fence, TableID: tid, Holder: k.cfg.Holder}
 		k.floor = now
+		k.due = at.Add(k.cfg.Renew)
 		k.mu.Unlock()
 		k.claims.WithLabelValues("ok").Inc()
 		k.log.Info("claimed machine number", "machine", m, "epoch", row.Epoch, "floor_unix_ms", now,
@@ -328,16 +375,20 @@ func (k *Keeper) drop(result, why string) {
 
 var errDropped = errors.New("lease: number dropped")
 
-// renew extends the lease by the rules of docs/leases.md#renew.
+// renew extends the lease by the rules of docs/leases.md#renew: one attempt, which gives up at
+// the fence (or after AttemptTimeout) and never sends a renewal at or after the fence.
 func (k *Keeper) renew(ctx context.Context) error {
 	st := k.Status()
-	now := k.cfg.Clock.Now().UnixMilli()
-	if now >= st.FenceUnixMs {
-		// No lapsed renewals: a lease may have been taken over, or resurrected by a restore.
-		k.drop("lapsed", fmt.Sprintf("own clock reached the fence (%d ≥ %d) before a renewal succeeded", now, st.FenceUnixMs))
+	if k.lapsed(st) {
 		return errDropped
 	}
-	tid, err := k.cfg.Store.TableID(ctx)
+	// The attempt ends at the fence: a keeper still waiting for the store there drops the number
+	// then, not when the store answers. A call given up on may still be applied by the store
+	// later; it was sent before the fence, conditioned on holder and epoch, and its answer is not
+	// used.
+	actx, cancel := context.WithTimeout(ctx, min(AttemptTimeout, k.untilFence(st)))
+	defer cancel()
+	tid, err := k.cfg.Store.TableID(actx)
 	if err != nil {
 		k.renewals.WithLabelValues("error").Inc()
 		k.noteProblem("renewal", err)
@@ -347,8 +398,14 @@ func (k *Keeper) renew(ctx context.Context) error {
 		k.drop("table_changed", fmt.Sprintf("the lease table changed (was %s, now %s): restored from backup?", st.TableID, tid))
 		return errDropped
 	}
-	newExpiry := now + k.cfg.Lease.Milliseconds()
-	switch err := k.cfg.Store.Renew(ctx, st.Machine, st.Holder, st.Epoch, newExpiry); {
+	// The clock is read again after the table check, which may have waited on the store: the
+	// expiry is computed from now, and no renewal is sent at or after the fence.
+	if k.lapsed(st) {
+		return errDropped
+	}
+	at := k.cfg.Clock.Now()
+	newExpiry := at.UnixMilli() + k.cfg.Lease.Milliseconds()
+	switch err := k.cfg.Store.Renew(actx, st.Machine, st.Holder, st.Epoch, newExpiry); {
 	case errors.Is(err, ErrLost):
 		k.drop("lost", "the renewal's condition failed: another holder, epoch or a quarantine")
 		return errDropped
@@ -361,7 +418,7 @@ func (k *Keeper) renew(ctx context.Context) error {
 	// pause anywhere): a renewal that lands on a restored table, before its restore fence, matches
 	// the stale row's holder and epoch, while the number may meanwhile have been claimed in the
 	// table as it was. Check again before the fence moves.
-	if tid2, err := k.cfg.Store.TableID(ctx); err != nil || tid2 != st.TableID {
+	if tid2, err := k.cfg.Store.TableID(actx); err != nil || tid2 != st.TableID {
 		if err != nil {
 			k.renewals.WithLabelValues("error").Inc()
 			k.noteProblem("renewal", err)
@@ -370,7 +427,9 @@ func (k *Keeper) renew(ctx context.Context) error {
 		k.drop("table_changed", fmt.Sprintf("the lease table changed during the renewal (was %s, now %s): restored from backup?", st.TableID, tid2))
 		return errDropped
 	}
-	// The fence comes from the expiry written, never from when the reply arrived.
+	// The fence comes from the expiry written, never from when the reply arrived. A reply that
+	// arrives after the old fence still moves it (the renewal was sent before it, and its
+	// condition held when the store applied it); the generator issued nothing meanwhile.
 	fence := newExpiry - k.cfg.FenceMargin.Milliseconds()
 	k.mu.Lock()
 	floor := k.floor
@@ -381,11 +440,23 @@ func (k *Keeper) renew(ctx context.Context) error {
 	k.mu.Lock()
 	if k.st.Held && k.st.Machine == st.Machine && k.st.Epoch == st.Epoch {
 		k.st.ExpiryUnixMs, k.st.FenceUnixMs, k.st.Problem = newExpiry, fence, ""
+		k.due = at.Add(k.cfg.Renew)
 	}
 	k.mu.Unlock()
 	k.renewals.WithLabelValues("ok").Inc()
 	k.log.Debug("renewed", "machine", st.Machine, "epoch", st.Epoch, "lease_expiry", newExpiry)
 	return nil
+}
+
+// lapsed drops st's number when the keeper's clock has reached its fence (no lapsed renewals: the
+// lease may have been taken over, or resurrected by a restore).
+func (k *Keeper) lapsed(st Status) bool {
+	now := k.cfg.Clock.Now().UnixMilli()
+	if now < st.FenceUnixMs {
+		return false
+	}
+	k.drop("lapsed", fmt.Sprintf("own clock reached the fence (%d ≥ %d) before a renewal succeeded", now, st.FenceUnixMs))
+	return true
 }
 
 // Release gives the number back after the owner stopped the generator (lastIssuedUnixMs is what
