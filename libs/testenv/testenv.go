@@ -132,6 +132,19 @@ func startDynalite(port int, dir string) (*Dynalite, error) {
 // Stop stops the server (SIGTERM, then SIGKILL) and waits for it.
 func (d *Dynalite) Stop() { stop(d.cmd) }
 
+// Freeze stops the server with SIGSTOP: a store that stops answering. Connections are still
+// accepted (by the kernel) and requests sent meanwhile wait, unanswered, until Thaw.
+func (d *Dynalite) Freeze() { d.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT): it answers again, the requests it held first.
+func (d *Dynalite) Thaw() { d.signal(syscall.SIGCONT) }
+
+func (d *Dynalite) signal(sig syscall.Signal) {
+	if d.cmd != nil && d.cmd.Process != nil {
+		_ = syscall.Kill(-d.cmd.Process.Pid, sig)
+	}
+}
+
 // Kill stops the server with SIGKILL, as a crash would.
 func (d *Dynalite) Kill() {
 	if d.cmd != nil && d.cmd.Process != nil {

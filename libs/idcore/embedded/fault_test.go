@@ -316,7 +316,8 @@ func TestFaultStoreOutage(t *testing.T) {
 	}
 	testenv.Eventually(t, 10*time.Second, d.renewed(64, claimed.ExpiryUnixMs))
 
-	// Shorter than lease − margin: issuing never stops.
+	// Starting right after a renewal and shorter than lease − margin − the retry cadence (2 s,
+	// docs/leases.md#store-outages), with dynalite's restart: issuing never stops.
 	before, err := d.store.Get(context.Background(), 64)
 	if err != nil {
 		t.Fatal(err)
