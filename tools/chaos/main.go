@@ -1,8 +1,8 @@
 // Command chaos runs real generator and embedded-node processes on shared, small ranges of
 // machine numbers, on a dynalite lease store and on a SQLite lease file, asks each for IDs without
 // pause, and injects faults on a random schedule drawn from a seed: SIGSTOP shorter and longer
-// than the lease, kill -9 and restart, the store frozen shorter and longer than lease minus
-// margin, the store killed -9 and restarted, quarantine and lift and the restore fence through
+// than the lease, kill -9 and restart, the store frozen shorter than the outage bound (lease −
+// margin − renew − retry cadence) and longer than lease minus margin, the store killed -9 and restarted, quarantine and lift and the restore fence through
 // idgenctl (which reads the lease and margin from the table's rules), a restore from an old
 // backup (the first taken before the first claim) followed by the restore fence, a process whose
 // lease differs from the table's rules (it must refuse to start), and clock offsets within the
@@ -46,6 +46,9 @@ const (
 	renew      = 500 * time.Millisecond
 	margin     = 500 * time.Millisecond
 	clockBound = 5 * time.Millisecond
+	// outageBound: a store outage shorter than this is invisible wherever it starts
+	// (docs/leases.md#store-outages): lease − margin − renew − min(renew, lease.RetryCadence).
+	outageBound = leaseLen - margin - renew - min(renew, lease.RetryCadence)
 )
 
 // group is the processes sharing one lease store.
@@ -409,7 +412,7 @@ func plan(seed uint64, duration time.Duration, procs []*proc, ngroups int) []fau
 		case "kill9-restart":
 			f.dur = between(0, 2*time.Second)
 		case "store-stop-short":
-			f.dur = between(300*time.Millisecond, leaseLen-margin-500*time.Millisecond)
+			f.dur = between(300*time.Millisecond, outageBound)
 		case "store-stop-long":
 			f.dur = between(leaseLen-margin+500*time.Millisecond, 2*leaseLen)
 		case "store-kill9":
