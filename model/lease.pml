@@ -15,7 +15,9 @@
  *
  * Features (leave out with -D…): NO_RESTORE (backup, restore, restore fence), NO_QUARANTINE
  * (quarantine, lift), NO_STEP (clock offsets fixed at 0), NO_LOSS (replies never lost),
- * INCS=1 (no crash or release); HORIZON, L (lease) and M (fence margin) can be set.
+ * NO_GIVE_UP (with loss: a holder never gives up waiting for a renewal that the store then
+ * applies later; NO_LOSS leaves it out too), INCS=1 (no crash or release); HORIZON, L (lease)
+ * and M (fence margin) can be set.
  *
  * Variants (each must produce a counterexample):
  *   -DFLOOR_AT_CLAIM     the floor is checked once at claim, not for every ID
@@ -126,6 +128,18 @@ byte h_rules;
 /* the reply to a holder's last request: RP_NONE when it was lost */
 byte rp[NH];
 byte rp_epoch[NH];
+
+#if !defined(NO_LOSS) && !defined(NO_GIVE_UP)
+#define GIVE_UP
+#endif
+#ifdef GIVE_UP
+/* A renewal its holder gave up waiting for (no answer by the attempt's deadline) is still in
+ * flight: the store may apply it at any later moment, or never, while the holder goes on. One per
+ * holder, with the holder name, epoch and expiry it was sent with. */
+bool gu[NH];
+byte gu_me[NH], gu_ep[NH];
+short gu_e[NH];
+#endif
 
 /* The property watches one timestamp, chosen when it is first issued (every issued timestamp is
  * watched in some run); issuing it again fails the assertion. */
@@ -407,12 +421,33 @@ claim: /* rule claim: go lease.Keeper.claim test lease.TestClaimFloorAndFenceFro
        now = 0
 #ifdef NO_RESTORE
        /* without restores the TableId check and the renewal can be one step */
-       ; if :: phase == P_TIDOK -> goto renewsend :: else -> skip fi
+       ; if
+         :: phase == P_TIDOK -> goto renewsend
+#ifdef GIVE_UP
+         :: phase == P_TIDOK && !gu[i] -> goto giveup
+#endif
+         :: else -> skip
+         fi
 #endif
      }
   :: atomic { phase == P_TIDOK ->
 renewsend:
        send(RQ_RENEW, e, myepoch); phase = P_RENEWED }
+#ifdef GIVE_UP
+  /* rule renew_gives_up: go lease.Keeper.renew test lease.TestRenewalAttemptsEndAtTheFence
+   * the keeper stops waiting for the store (lease.AttemptTimeout, or its fence): the renewal
+   * stays in flight and the holder goes on as after a lost reply, keeping its fence */
+  :: atomic { phase == P_TIDOK && !gu[i] ->
+giveup:
+       gu[i] = true; gu_me[i] = me; gu_ep[i] = myepoch; gu_e[i] = e; e = 0; phase = P_IDLE }
+  /* the store applies it later, with the renewal's condition (rule store_renew), or never */
+  :: atomic { gu[i] ->
+       if
+       :: s_holder == gu_me[i] && s_epoch == gu_ep[i] && s_exp < gu_e[i] -> s_exp = gu_e[i]
+       :: true -> skip
+       fi;
+       gu[i] = false; gu_me[i] = 0; gu_ep[i] = 0; gu_e[i] = 0 }
+#endif
   :: atomic { phase == P_RENEWED ->
        if
 #ifndef RESTORE_NOFENCE
