@@ -356,8 +356,15 @@ func TestFaultStoreOutage(t *testing.T) {
 
 func TestFaultSkewedClocks(t *testing.T) {
 	d := startDynamo(t, false)
-	common := []string{"--range", "64-64", "--cycle", "1200ms", "--pause", "4500ms"}
+	// Each process holds the number for a 6 s window every 10.5 s, the slow one starting 5.5 s
+	// after the fast one. A number the fast clock released carries an expiry 4 s ahead of the slow
+	// clock, so the slow process claims it only 4 s after the release and issues for the rest of
+	// its window; the fast one takes it back as soon as the slow one releases. Every round is a
+	// handoff in each direction. (With 1.2 s windows started together, the slow process issued
+	// only when it happened to claim first, and once went a minute without.)
+	common := []string{"--range", "64-64", "--cycle", "6s", "--pause", "4500ms"}
 	fast := startProc(t, "plus2s", d.args(append(common, "--test-clock-offset", "2s")...)...)
+	time.Sleep(5500 * time.Millisecond)
 	slow := startProc(t, "minus2s", d.args(append(common, "--test-clock-offset", "-2s")...)...)
 	testenv.Eventually(t, 60*time.Second, func() (bool, string) {
 		fast.mu.Lock()
