@@ -157,51 +157,49 @@ func (s scanner) eachIn(text []byte, depth int, f func(v int64, run []byte) bool
 		i = j
 	}
 	// Whole runs of letters and digits, in the other bases.
-	for i := 0; i < len(text); {
-		if !isAlnum(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isAlnum(text[j]) {
-			j++
-		}
+	ok = eachRun(text, isAlnum, func(i, j int) bool {
 		run := text[i:j]
 		if !s.otherBases(run, f) {
 			return false
 		}
-		if len(run) > 2 && run[0] == '0' && (run[1]|0x20 == 'x' || run[1]|0x20 == 'o') && !s.otherBases(run[2:], f) {
+		return !(len(run) > 2 && run[0] == '0' && (run[1]|0x20 == 'x' || run[1]|0x20 == 'o')) || s.otherBases(run[2:], f)
+	})
+	if !ok || depth == 0 {
+		return ok
+	}
+	// Base64 and base64url runs, decoded.
+	return eachRun(text, isB64, func(i, j int) bool {
+		dec, ok := decodeB64(text[i:j])
+		if !ok {
+			return true
+		}
+		if len(dec) == 8 {
+			for _, v := range []int64{int64(binary.BigEndian.Uint64(dec)), int64(binary.LittleEndian.Uint64(dec))} {
+				if !f(v, text[i:j]) {
+					return false
+				}
+			}
+		}
+		return s.each(dec, depth-1, func(v int64, _ []byte) bool { return f(v, text[i:j]) })
+	})
+}
+
+// eachRun calls f with the start and end of every longest run of text's bytes that are in the
+// class, until f returns false.
+func eachRun(text []byte, in func(byte) bool, f func(i, j int) bool) bool {
+	for i := 0; i < len(text); {
+		if !in(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && in(text[j]) {
+			j++
+		}
+		if !f(i, j) {
 			return false
 		}
 		i = j
-	}
-	// Base64 and base64url runs, decoded.
-	if depth > 0 {
-		for i := 0; i < len(text); {
-			if !isB64(text[i]) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(text) && isB64(text[j]) {
-				j++
-			}
-			if j-i >= 11 {
-				if dec, ok := decodeB64(text[i:j]); ok {
-					if len(dec) == 8 {
-						for _, v := range []int64{int64(binary.BigEndian.Uint64(dec)), int64(binary.LittleEndian.Uint64(dec))} {
-							if !f(v, text[i:j]) {
-								return false
-							}
-						}
-					}
-					if !s.each(dec, depth-1, func(v int64, _ []byte) bool { return f(v, text[i:j]) }) {
-						return false
-					}
-				}
-			}
-			i = j
-		}
 	}
 	return true
 }
@@ -345,9 +343,13 @@ func floatEnd(text []byte, i int) int {
 	return i
 }
 
-// decodeB64 decodes a run as base64 or base64url, padded or not: the encoding is the one its
-// characters and its end allow, so a run is decoded at most once.
+// decodeB64 decodes a run of 11 characters or more (what 8 bytes take) as base64 or base64url,
+// padded or not: the encoding is the one its characters and its end allow, so a run is decoded
+// at most once.
 func decodeB64(run []byte) ([]byte, bool) {
+	if len(run) < 11 {
+		return nil, false
+	}
 	url, std := bytes.ContainsAny(run, "-_"), bytes.ContainsAny(run, "+/")
 	if url && std {
 		return nil, false

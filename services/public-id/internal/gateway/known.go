@@ -53,26 +53,22 @@ func (k *Known) find(text []byte) int {
 }
 
 func (k *Known) findIn(text []byte, depth int) int {
+	at := -1
 	var buf []byte
-	for i := 0; i < len(text); {
-		if !isAlnum(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isAlnum(text[j]) {
-			j++
-		}
+	eachRun(text, isAlnum, func(i, j int) bool {
 		buf = append(buf[:0], text[i:j]...)
 		for n := range buf {
 			buf[n] = lower(buf[n])
 		}
 		if a := k.in(buf); a >= 0 {
-			return i + a
+			at = i + a
+			return false
 		}
-		i = j
+		return true
+	})
+	if at >= 0 {
+		return at
 	}
-	at := -1
 	eachDigitGroup(text, &buf, func(start, _ int, digits []byte) bool {
 		if k.in(digits) >= 0 {
 			at = start
@@ -84,30 +80,26 @@ func (k *Known) findIn(text []byte, depth int) int {
 		return at
 	}
 	// Base64 runs, decoded: the ID's 8 bytes, or a spelling of it inside.
-	for i := 0; i < len(text); {
-		if !isB64(text[i]) {
-			i++
-			continue
+	eachRun(text, isB64, func(i, j int) bool {
+		dec, ok := decodeB64(text[i:j])
+		if !ok {
+			return true
 		}
-		j := i
-		for j < len(text) && isB64(text[j]) {
-			j++
-		}
-		if dec, ok := decodeB64(text[i:j]); ok && j-i >= 11 {
-			if len(dec) == 8 {
-				for _, v := range []uint64{binary.BigEndian.Uint64(dec), binary.LittleEndian.Uint64(dec)} {
-					if _, ok := k.forms[strconv.FormatUint(v, 10)]; ok {
-						return i
-					}
+		if len(dec) == 8 {
+			for _, v := range []uint64{binary.BigEndian.Uint64(dec), binary.LittleEndian.Uint64(dec)} {
+				if _, ok := k.forms[strconv.FormatUint(v, 10)]; ok {
+					at = i
+					return false
 				}
 			}
-			if k.findIn(dec, 0) >= 0 {
-				return i
-			}
 		}
-		i = j
-	}
-	return -1
+		if k.findIn(dec, 0) >= 0 {
+			at = i
+			return false
+		}
+		return true
+	})
+	return at
 }
 
 // in returns the offset of the first known form inside run, or -1.
