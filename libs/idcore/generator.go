@@ -274,15 +274,15 @@ func (g *Generator) periodIndex(layout string) int {
 func (g *Generator) Next(ctx context.Context) (ID, error) {
 	for {
 		g.mu.Lock()
-		id, waitMs, cause, err := g.issueLocked()
+		id, a, err := g.issueLocked()
 		g.mu.Unlock()
 		if err != nil {
 			return 0, g.refuse(err)
 		}
-		if waitMs < 0 {
+		if !a.wait {
 			return id, nil
 		}
-		if err := g.waitFor(ctx, waitMs, cause); err != nil {
+		if err := g.waitFor(ctx, a.untilMs, a.cause); err != nil {
 			return 0, err
 		}
 	}
@@ -314,8 +314,8 @@ func (g *Generator) AppendBatch(ctx context.Context, dst []ID, n int) ([]ID, err
 	start := len(dst)
 	for len(dst)-start < n {
 		g.mu.Lock()
-		id, waitMs, cause, err := g.issueLocked()
-		if err == nil && waitMs < 0 {
+		id, a, err := g.issueLocked()
+		if err == nil && !a.wait {
 			dst = append(dst, id)
 			// The rest of this millisecond's sequence: the same checks hold for every ID in it,
 			// as the timestamp, floor and fence do not change.
@@ -331,8 +331,8 @@ func (g *Generator) AppendBatch(ctx context.Context, dst []ID, n int) ([]ID, err
 		if err != nil {
 			return dst[:start], g.refuse(err)
 		}
-		if waitMs >= 0 {
-			if err := g.waitFor(ctx, waitMs, cause); err != nil {
+		if a.wait {
+			if err := g.waitFor(ctx, a.untilMs, a.cause); err != nil {
 				return dst[:start], err
 			}
 		}
@@ -357,62 +357,80 @@ func (g *Generator) wallMs() int64 {
 	return g.nowMs()
 }
 
-// issueLocked makes one ID, or says how long to wait (waitMs ≥ 0: until the wall clock reaches
-// that timestamp, ms after Epoch), or refuses, as admitLocked decides for the current time.
-func (g *Generator) issueLocked() (id ID, waitMs int64, cause waitCause, err error) {
-	ts, seq, s, waitMs, cause, err := g.admitLocked()
-	if err != nil || waitMs >= 0 {
-		return 0, waitMs, cause, err
+// issueLocked makes one ID, or returns admitLocked's decision to wait (a.wait), or refuses, as
+// admitLocked decides for the current time.
+func (g *Generator) issueLocked() (ID, admission, error) {
+	a, err := g.admitLocked()
+	if err != nil || a.wait {
+		return 0, a, err
 	}
-	g.lastMs, g.seq = ts, seq
+	g.lastMs, g.seq = a.ts, a.seq
 	g.issued++
 	// The sequence is the least significant field of every layout.
-	return ID(ts<<TimestampShift | s.base | int64(seq)), -1, 0, nil
+	return ID(a.ts<<TimestampShift | a.slot.base | int64(a.seq)), a, nil
+}
+
+// admission is admitLocked's decision when it does not refuse: issue now with ts, seq and slot,
+// or (wait) wait until the wall clock reaches untilMs, then decide again.
+type admission struct {
+	ts   int64 // the timestamp to issue with, ms after Epoch
+	seq  int
+	slot *slot
+
+	wait    bool
+	untilMs int64     // with wait: the timestamp (ms after Epoch) the wall clock must reach
+	cause   waitCause // with wait: why it waits
+}
+
+// waitUntil is the decision to wait until the wall clock reaches untilMs (ms after Epoch).
+func waitUntil(untilMs int64, cause waitCause) admission {
+	return admission{wait: true, untilMs: untilMs, cause: cause}
 }
 
 // admitLocked decides whether an ID may be issued now. It reads the wall clock and returns the
-// timestamp (ms after Epoch), sequence and slot to issue with; or how long to wait (waitMs ≥ 0:
-// until the wall clock reaches that timestamp) before deciding again; or the refusal. It issues
-// nothing. Every ID (Next, AppendBatch) and every readiness answer (Ready) is decided here,
-// against the clock's health, last_ms, the end of the timestamp bits, the machine number held
-// for the timestamp's period, its floor and its fence.
-func (g *Generator) admitLocked() (ts int64, seq int, s *slot, waitMs int64, cause waitCause, err error) {
+// timestamp, sequence and slot to issue with; or a wait until the wall clock reaches a timestamp
+// before deciding again; or the refusal. It issues nothing. Every ID (Next, AppendBatch) and
+// every readiness answer (Ready) is decided here, against the clock's health, last_ms, the end
+// of the timestamp bits, the machine number held for the timestamp's period, its floor and its
+// fence.
+func (g *Generator) admitLocked() (admission, error) {
 	if g.stopped {
-		return 0, 0, nil, 0, 0, fmt.Errorf("%w: generator stopped", ErrNoLease)
+		return admission{}, fmt.Errorf("%w: generator stopped", ErrNoLease)
 	}
 	if p := g.watch.refusal.Load(); p != nil {
-		return 0, 0, nil, 0, 0, *p
+		return admission{}, *p
 	}
-	ts = g.wallMs() - EpochUnixMs
+	ts := g.wallMs() - EpochUnixMs
+	seq := 0
 	switch {
 	case ts < 0:
-		return 0, 0, nil, 0, 0, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
+		return admission{}, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
 	case ts < g.lastMs:
 		if g.lastMs-ts > g.backMs {
-			return 0, 0, nil, 0, 0, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
+			return admission{}, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
 		}
-		return 0, 0, nil, g.lastMs, waitBackStep, nil
+		return waitUntil(g.lastMs, waitBackStep), nil
 	case ts == g.lastMs:
 		seq = g.seq + 1
 	}
 	if ts > MaxTimestamp {
-		return 0, 0, nil, 0, 0, ErrTimestampExhausted
+		return admission{}, ErrTimestampExhausted
 	}
-	s = g.slotAt(ts)
+	s := g.slotAt(ts)
 	switch {
 	case !s.held:
-		return 0, 0, nil, 0, 0, s.unheld()
+		return admission{}, s.unheld()
 	case ts >= s.fence:
-		return 0, 0, nil, 0, 0, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
+		return admission{}, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
 	case ts <= s.floor:
 		if s.floor-ts > g.backMs {
-			return 0, 0, nil, 0, 0, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
+			return admission{}, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
 		}
-		return 0, 0, nil, s.floor + 1, waitFloor, nil
+		return waitUntil(s.floor+1, waitFloor), nil
 	case seq > s.maxSeq:
-		return 0, 0, nil, ts + 1, waitSequence, nil
+		return waitUntil(ts+1, waitSequence), nil
 	}
-	return ts, seq, s, -1, 0, nil
+	return admission{ts: ts, seq: seq, slot: s}, nil
 }
 
 func (s *slot) unheld() error {
@@ -429,15 +447,15 @@ func (g *Generator) refuse(err error) error {
 	return err
 }
 
-// waitFor waits until the wall clock reaches timestamp ms (after Epoch). One waiter sleeps for a
+// waitFor waits until the wall clock reaches timestamp untilMs (ms after Epoch). One waiter sleeps for a
 // given millisecond; the others wait for it to wake them, so many goroutines at saturation cost
 // one precise sleep per millisecond, not one each.
-func (g *Generator) waitFor(ctx context.Context, ms int64, cause waitCause) error {
+func (g *Generator) waitFor(ctx context.Context, untilMs int64, cause waitCause) error {
 	g.mu.Lock()
 	g.waits[cause]++
 	g.mu.Unlock()
 	g.tickMu.Lock()
-	if ch := g.tickCh; ch != nil && g.tickTarget >= ms {
+	if ch := g.tickCh; ch != nil && g.tickTarget >= untilMs {
 		g.tickMu.Unlock()
 		select {
 		case <-ch:
@@ -447,11 +465,11 @@ func (g *Generator) waitFor(ctx context.Context, ms int64, cause waitCause) erro
 		}
 	}
 	ch := make(chan struct{})
-	g.tickTarget, g.tickCh = ms, ch
+	g.tickTarget, g.tickCh = untilMs, ch
 	g.tickMu.Unlock()
 	var err error
-	if d := time.Duration(ms+EpochUnixMs)*time.Millisecond - time.Duration(g.clock.Now().UnixNano()); d > 0 {
-		err = g.clock.Sleep(ctx, d)
+	if wait := time.Duration(untilMs+EpochUnixMs)*time.Millisecond - time.Duration(g.clock.Now().UnixNano()); wait > 0 {
+		err = g.clock.Sleep(ctx, wait)
 	} else {
 		err = ctx.Err()
 	}
@@ -471,7 +489,7 @@ func (g *Generator) waitFor(ctx context.Context, ms int64, cause waitCause) erro
 func (g *Generator) Ready() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, _, _, _, _, err := g.admitLocked()
+	_, err := g.admitLocked()
 	return err
 }
 
