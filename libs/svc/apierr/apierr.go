@@ -30,26 +30,46 @@ func New(status int, code connect.Code, msg string) *Error {
 	return &Error{Status: status, Code: code, Msg: msg}
 }
 
-// BadRequest is a 400 (invalid_argument) whose message says what is wrong.
+// BadRequest is a 400 (invalid_argument) whose message says what is wrong. The format is the
+// message as the caller reads it; an error among args is written as Clean gives its text.
 func BadRequest(format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: connect.CodeInvalidArgument, Reason: "bad_request", Msg: Clean(fmt.Sprintf(format, args...))}
+	clean := make([]any, len(args))
+	for i, a := range args {
+		if err, ok := a.(error); ok && err != nil {
+			a = Clean(err.Error())
+		}
+		clean[i] = a
+	}
+	return &Error{Status: http.StatusBadRequest, Code: connect.CodeInvalidArgument, Reason: "bad_request", Msg: fmt.Sprintf(format, clean...)}
 }
 
-// packages are the project's package names that prefix its error messages ("idcore: …"):
-// useful in logs, noise to a caller.
-var packages = map[string]bool{"idcore": true, "lease": true, "mapping": true, "publicid": true, "registry": true,
-	"gateway": true, "auth": true, "region": true, "redismap": true, "sqlitemap": true, "dynamolease": true,
-	"sqlitelease": true, "generator": true, "apierr": true}
-
-// Clean drops the package prefixes from a message a caller will read.
-func Clean(msg string) string {
+// Clean returns an error's text as a caller reads it, without the package names the texts of
+// error values begin with ("idcore: clock moved backwards: 12 ms" reads "clock moved backwards:
+// 12 ms"): useful in logs, noise to a caller. A package name is a leading word of lower-case
+// letters and digits followed by ": "; Clean drops every one in a row, whichever package wrote
+// it. It is for the text of error values only: a message written for the caller, such as
+// "count: 3 is too many", is never passed through it.
+func Clean(text string) string {
 	for {
-		word, rest, ok := strings.Cut(msg, ": ")
-		if !ok || !packages[word] {
-			return msg
+		word, rest, ok := strings.Cut(text, ": ")
+		if !ok || !packageName(word) {
+			return text
 		}
-		msg = rest
+		text = rest
 	}
+}
+
+// packageName tells whether word has the form of a Go package name as errors spell it.
+func packageName(word string) bool {
+	if word == "" || word[0] < 'a' || word[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(word) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // StatusClientClosed is the status logged and counted for a request its caller canceled (the
@@ -66,7 +86,8 @@ var (
 
 // Map returns err as an *Error: err itself when it is one, 504 (deadline_exceeded) and 499
 // (canceled) for the request context's end, 403 (permission_denied) for an identity the auth
-// package refused, else what service maps it to, else 500 (internal).
+// package refused, else what service maps it to (err's text in its message cleaned, as Clean
+// does), else 500 (internal).
 func Map(err error, service func(error) *Error) *Error {
 	var e *Error
 	var ce *connect.Error
@@ -83,8 +104,11 @@ func Map(err error, service func(error) *Error) *Error {
 		return &Error{Status: http.StatusForbidden, Code: connect.CodePermissionDenied, Reason: "forbidden", Msg: Clean(err.Error())}
 	}
 	if e = service(err); e != nil {
+		// Where the service's message repeats err's text, the caller reads it cleaned.
 		c := *e
-		c.Msg = Clean(c.Msg)
+		if text := err.Error(); text != "" {
+			c.Msg = strings.Replace(c.Msg, text, Clean(text), 1)
+		}
 		return &c
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: connect.CodeInternal, Reason: "internal", Msg: "internal error"}

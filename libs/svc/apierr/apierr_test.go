@@ -49,8 +49,20 @@ func TestMessagesWithoutPackageNames(t *testing.T) {
 	if m := apierr.BadRequest("%v", errors.New("idcore: invalid id: \"x\"")).Msg; m != `invalid id: "x"` {
 		t.Errorf("bad request %q", m)
 	}
-	if m := apierr.Clean("count: 3 is too many"); m != "count: 3 is too many" {
-		t.Errorf("a field name was taken for a package: %q", m)
+	if m := apierr.BadRequest("count: %d is too many", 3).Msg; m != "count: 3 is too many" {
+		t.Errorf("the caller's own message was cleaned: %q", m)
+	}
+	// Any package's name goes, as many in a row as there are; apierr knows none of them.
+	wrapped := fmt.Errorf("ordersvc: %w", fmt.Errorf("store2: timeout after 3 s: %w", errors.New("Dial: refused")))
+	if m := apierr.BadRequest("placing the order: %v", wrapped).Msg; m != "placing the order: timeout after 3 s: Dial: refused" {
+		t.Errorf("bad request with an error %q", m)
+	}
+	// A service's message keeps its own words around err's text.
+	e = apierr.Map(errors.New("billing: card declined"), func(err error) *apierr.Error {
+		return apierr.New(http.StatusPaymentRequired, connect.CodeFailedPrecondition, "charge: "+err.Error())
+	})
+	if e.Msg != "charge: card declined" {
+		t.Errorf("mapped message %q", e.Msg)
 	}
 }
 
