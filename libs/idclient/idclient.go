@@ -19,6 +19,10 @@
 // when the local endpoint is healthy, as above (idgen_client_active_endpoint,
 // idgen_client_failovers_total); idgen_client_hedges_total counts the hedged calls.
 //
+// A caller's endpoints come from the topology's client_config (ReadClientConfig, then
+// ClientConfig.ConfigFor with the caller's region): the same values Terraform lays the regions
+// and their peers out with, never a list of the caller's own.
+//
 // IDs from the buffer are unique like any other (each was issued once, to this client), but a
 // buffer refilled from two regions is not in creation order: order IDs by their timestamps, not
 // by the order Next returned them, when that matters.
@@ -46,7 +50,8 @@ import (
 
 // Config configures a Client. Zero values take the defaults in the comments.
 type Config struct {
-	// Endpoints are base URLs, local region first, then its peer. Required.
+	// Endpoints are base URLs, local region first, then its peer. Required: from the topology's
+	// client_config (ClientConfig.ConfigFor).
 	Endpoints []string
 	// HTTPClient carries the calls. Default: a client speaking HTTP/1.1 and h2c, or with TLS
 	// the one it builds.
