@@ -8,11 +8,13 @@
 //	redis-cluster:HOST:PORT,…         Redis Cluster by seed addresses
 //	redis-cluster:URL                 Redis Cluster by URL
 //
-// Parsing has no side effects; opening the store is the driver's business. Error messages
+// Parsing has no side effects; opening the store is the driver's business, which Open calls for
+// a service with the drivers it has. Error messages
 // never repeat more of a spec than its kind: a URL may hold a password.
 package storespec
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,4 +106,27 @@ func (s Spec) MakeDir() error {
 		return fmt.Errorf("storespec: the SQLite file's directory: %w", err)
 	}
 	return nil
+}
+
+// Drivers are the ways a service opens its stores: for each kind it takes, the driver's open
+// function, given the spec (Where, and Kind for a driver that serves two kinds).
+type Drivers[S any] map[Kind]func(ctx context.Context, s Spec) (S, error)
+
+// Open opens the store s names with its kind's driver, making a SQLite file's directory first
+// (MakeDir). A kind with no driver is an error; on any error the store is S's zero value (never
+// a typed nil in an interface).
+func Open[S any](ctx context.Context, s Spec, drivers Drivers[S]) (S, error) {
+	var none S
+	open, ok := drivers[s.Kind]
+	if !ok {
+		return none, fmt.Errorf("storespec: no driver for a %s store", s.Kind)
+	}
+	if err := s.MakeDir(); err != nil {
+		return none, err
+	}
+	st, err := open(ctx, s)
+	if err != nil {
+		return none, err
+	}
+	return st, nil
 }

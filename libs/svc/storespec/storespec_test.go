@@ -1,6 +1,9 @@
 package storespec_test
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +81,37 @@ func TestMakeDir(t *testing.T) {
 	}
 	if err := (storespec.Spec{Kind: storespec.DynamoDB, Where: "http://127.0.0.1:1"}).MakeDir(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpen: the kind's driver opens the store, in a directory made for a SQLite file; a kind
+// without a driver, or a driver's failure, gives the error and no store (nil, not a typed nil).
+func TestOpen(t *testing.T) {
+	failed := errors.New("driver failed")
+	drivers := storespec.Drivers[io.Closer]{
+		storespec.SQLite: func(_ context.Context, s storespec.Spec) (io.Closer, error) {
+			return os.Create(s.Where)
+		},
+		storespec.Redis: func(context.Context, storespec.Spec) (io.Closer, error) {
+			var f *os.File
+			return f, failed
+		},
+	}
+	path := filepath.Join(t.TempDir(), "a", "r.db")
+	st, err := storespec.Open(context.Background(), storespec.Spec{Kind: storespec.SQLite, Where: path}, drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the driver did not open %s: %v", path, err)
+	}
+	if st, err := storespec.Open(context.Background(), storespec.Spec{Kind: storespec.Redis, Where: "h:1"}, drivers); !errors.Is(err, failed) || st != nil {
+		t.Fatalf("a failing driver: %v, %v; want its error and a nil store", st, err)
+	}
+	st, err = storespec.Open(context.Background(), storespec.Spec{Kind: storespec.DynamoDB, Where: "http://h"}, drivers)
+	if err == nil || st != nil || !strings.Contains(err.Error(), "no driver for a dynamodb store") {
+		t.Fatalf("a kind without a driver: %v, %v", st, err)
 	}
 }
 

@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,25 +53,17 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (mappin
 	if err != nil {
 		return nil, err
 	}
-	if err := spec.MakeDir(); err != nil {
-		return nil, err
-	}
-	switch spec.Kind {
-	case storespec.SQLite:
-		st, err := sqlitemap.Open(ctx, spec.Where)
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
-	case storespec.Redis, storespec.RedisCluster:
-		st, err := redismap.Open(ctx, redismap.Target{Addr: spec.Where, Cluster: spec.Kind == storespec.RedisCluster, CAFile: cfg.RedisCA},
+	openRedis := func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+		return redismap.Open(ctx, redismap.Target{Addr: spec.Where, Cluster: spec.Kind == storespec.RedisCluster, CAFile: cfg.RedisCA},
 			redismap.Options{WaitReplicas: cfg.RedisReplicas, AcceptVolatile: cfg.AcceptVolatileStore, CheckEvery: cfg.RedisCheckEvery, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
 	}
-	return nil, fmt.Errorf("public-id: no driver for a %s store", spec.Kind)
+	return storespec.Open(ctx, spec, storespec.Drivers[mapping.Store]{
+		storespec.SQLite: func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+			return sqlitemap.Open(ctx, spec.Where)
+		},
+		storespec.Redis:        openRedis,
+		storespec.RedisCluster: openRedis,
+	})
 }
 
 // New opens the mapping store, loads the gateway's routes and builds the handlers. It listens on

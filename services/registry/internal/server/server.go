@@ -89,24 +89,18 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := spec.MakeDir(); err != nil {
-		return nil, err
-	}
-	switch spec.Kind {
-	case storespec.SQLite:
-		st, err := sqlitestore.Open(ctx, spec.Where)
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
-	case storespec.DynamoDB:
-		db, err := dynamo.NewClient(ctx, spec.Where)
-		if err != nil {
-			return nil, err
-		}
-		return dynamostore.New(db, store.TableName), nil
-	}
-	return nil, fmt.Errorf("registry: no driver for a %s store", spec.Kind)
+	return storespec.Open(ctx, spec, storespec.Drivers[store.Store]{
+		storespec.SQLite: func(ctx context.Context, spec storespec.Spec) (store.Store, error) {
+			return sqlitestore.Open(ctx, spec.Where)
+		},
+		storespec.DynamoDB: func(ctx context.Context, spec storespec.Spec) (store.Store, error) {
+			db, err := dynamo.NewClient(ctx, spec.Where)
+			if err != nil {
+				return nil, err
+			}
+			return dynamostore.New(db, store.TableName), nil
+		},
+	})
 }
 
 // Handler returns the HTTP handler (for in-process tests).
