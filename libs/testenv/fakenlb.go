@@ -68,6 +68,17 @@ type nlbTarget struct {
 // StartFakeNLB starts a fake NLB with no targets on a loopback port, until the test ends.
 func StartFakeNLB(t testing.TB, cfg NLBConfig) *FakeNLB {
 	t.Helper()
+	lb, err := NewFakeNLB(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lb.Close)
+	return lb
+}
+
+// NewFakeNLB starts a fake NLB with no targets on a loopback port, until Close: for programs
+// that are not tests (tools/gameday).
+func NewFakeNLB(cfg NLBConfig) (*FakeNLB, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
 	}
@@ -82,12 +93,11 @@ func StartFakeNLB(t testing.TB, cfg NLBConfig) *FakeNLB {
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	lb := &FakeNLB{cfg: cfg, l: l, t0: time.Now(), stop: make(chan struct{})}
 	lb.wg.Go(lb.accept)
-	t.Cleanup(lb.close)
-	return lb
+	return lb, nil
 }
 
 // Addr is the load balancer's host:port; URL its http:// URL.
@@ -160,7 +170,8 @@ func (lb *FakeNLB) eventLocked(what string) {
 	lb.events = append(lb.events, fmt.Sprintf("%7.3fs %s", time.Since(lb.t0).Seconds(), what))
 }
 
-func (lb *FakeNLB) close() {
+// Close stops the balancer: its listener, health checks and connections.
+func (lb *FakeNLB) Close() {
 	close(lb.stop)
 	lb.l.Close()
 	lb.mu.Lock()
