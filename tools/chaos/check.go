@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 )
 
 // gapThreshold is the shortest pause between two successful batches of one process that counts
@@ -66,21 +67,20 @@ type refusal struct {
 	at     time.Time
 }
 
-// add records a batch of IDs (as runs of consecutive IDs, lo and count) asked for at asked and
+// add records a batch of IDs (as runs of consecutive IDs) asked for at asked and
 // received at got. fenceMs, when not 0, is the Unix ms fence of the lease the process held for
 // them.
-func (s *series) add(asked, got time.Time, runs [][2]int64, fenceMs int64) {
+func (s *series) add(asked, got time.Time, runs []nodeout.Run, fenceMs int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bi := int32(len(s.batches))
 	total := 0
 	for _, r := range runs {
-		lo, cnt := idcore.ID(r[0]), r[1]
-		if cnt < 1 {
+		if r.N < 1 {
 			continue
 		}
-		hi := lo + idcore.ID(cnt-1)
-		total += int(cnt)
+		lo, hi := r.First, r.Last()
+		total += r.N
 		if n := len(s.runs); n > 0 {
 			last := &s.runs[n-1]
 			if lo <= last.hi && s.disorder == "" {
@@ -99,7 +99,7 @@ func (s *series) add(asked, got time.Time, runs [][2]int64, fenceMs int64) {
 	s.n += total
 	s.batches = append(s.batches, batchMark{at: got, ids: total})
 	s.last = ""
-	first, last := idcore.ID(runs[0][0]), idcore.ID(runs[len(runs)-1][0]+runs[len(runs)-1][1]-1)
+	first, last := runs[0].First, runs[len(runs)-1].Last()
 	if fenceMs != 0 {
 		s.checkFenceLocked(last, fenceMs)
 	}

@@ -1,17 +1,19 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 )
 
 // one is a batch of single IDs as runs.
-func one(ids ...int64) [][2]int64 {
-	var out [][2]int64
+func one(ids ...int64) []nodeout.Run {
+	var out []nodeout.Run
 	for _, id := range ids {
-		out = append(out, [2]int64{id, 1})
+		out = append(out, nodeout.Run{First: idcore.ID(id), N: 1})
 	}
 	return out
 }
@@ -66,9 +68,9 @@ func TestCheckRuns(t *testing.T) {
 	t0 := time.Now()
 	a := &series{name: "a#1", slot: "a"}
 	b := &series{name: "b#1", slot: "b"}
-	a.add(t0, t0, [][2]int64{{1000, 500}, {2000, 500}}, 0) // 1000-1499, 2000-2499
-	a.add(t0, t0, [][2]int64{{2500, 100}}, 0)              // continues the run: 2000-2599
-	b.add(t0, t0, [][2]int64{{1500, 500}, {2600, 10}}, 0)  // fits in the gaps
+	a.add(t0, t0, []nodeout.Run{{First: 1000, N: 500}, {First: 2000, N: 500}}, 0) // 1000-1499, 2000-2499
+	a.add(t0, t0, []nodeout.Run{{First: 2500, N: 100}}, 0)                        // continues the run: 2000-2599
+	b.add(t0, t0, []nodeout.Run{{First: 1500, N: 500}, {First: 2600, N: 10}}, 0)  // fits in the gaps
 	if rep := check([]*series{a, b}, nil, nil); len(rep.dups) != 0 || rep.total != 1610 || len(rep.disorders) != 0 {
 		t.Fatalf("clean: %d duplicates, %d IDs, disorders %v", len(rep.dups), rep.total, rep.disorders)
 	}
@@ -76,7 +78,7 @@ func TestCheckRuns(t *testing.T) {
 		t.Fatalf("a has %d runs, want 2 (consecutive batches merge)", len(a.runs))
 	}
 	c := &series{name: "c#1", slot: "c"}
-	c.add(t0, t0, [][2]int64{{2590, 20}}, 0) // 2590-2609: 10 IDs of a, 10 of b
+	c.add(t0, t0, []nodeout.Run{{First: 2590, N: 20}}, 0) // 2590-2609: 10 IDs of a, 10 of b
 	rep := check([]*series{a, b, c}, nil, nil)
 	if len(rep.dups) != 2 || rep.dups[0].id != 2590 || rep.dupIDs != 20 {
 		t.Fatalf("duplicates %+v (%d IDs), want two overlaps from 2590, 20 IDs", rep.dups, rep.dupIDs)
@@ -131,7 +133,7 @@ func TestCheckClock(t *testing.T) {
 
 func TestParseIDs(t *testing.T) {
 	runs, ok := parseIDs([]byte(`{"ids":["5","6","7","10","11"]}`+"\n"), nil)
-	if !ok || len(runs) != 2 || runs[0] != [2]int64{5, 3} || runs[1] != [2]int64{10, 2} {
+	if !ok || !slices.Equal(runs, []nodeout.Run{{First: 5, N: 3}, {First: 10, N: 2}}) {
 		t.Fatalf("parseIDs = %v, %v", runs, ok)
 	}
 	for _, bad := range []string{`{"ids":["5",`, `{"error":"x"}`, `{"ids":["x"]}`} {

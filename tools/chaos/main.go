@@ -137,7 +137,7 @@ func run(duration time.Duration, seed uint64, gens, nodes, batch int, genPause, 
 	bins := filepath.Join(work, "bin")
 	for _, b := range []struct{ name, pkg, tags string }{
 		{"generator", "./services/generator/cmd/generator", "chaos"},
-		{"node", "./tools/chaos/node", "chaos"},
+		{"node", "./libs/idcore/embedded/idnode", "chaos"},
 		{"idgenctl", "./tools/idgenctl", ""},
 	} {
 		args := []string{"build", "-o", filepath.Join(bins, b.name)}

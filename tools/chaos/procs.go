@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 )
 
 // proc is one process slot: a generator or an embedded node, restarted in place after kill -9. Each
@@ -100,90 +100,17 @@ func (p *proc) start() error {
 	return nil
 }
 
-// readNode records the node's output: "ids FENCE LO+N …" lines and "refused REASON" lines. The
-// node issues the next batch after writing a line, so a batch was asked for when the line before
-// it was written. That moment is known only as lying between two reads of the pipe: the line
-// before was written after the read that preceded the read that brought it (a read takes every
-// byte there is). A batch therefore counts as asked for at that earlier read, and as received at
-// the read that brought its own line: a runner that falls behind (a busy machine) reads many lines
-// at once without making their IDs look older than their batches.
+// readNode records the node's output (package nodeout): its batches, with the times nodeout.Scan
+// gives for when each was asked for and received, and its refusals.
 func readNode(out io.Reader, s *series, started time.Time) {
-	tr := &timedReader{r: out, start: started}
-	sc := bufio.NewScanner(tr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var runs [][2]int64
-	var offset int64
-	asked := started // the read before the one that brought the previous line
-	for sc.Scan() {
-		offset += int64(len(sc.Bytes())) + 1
-		before, now := tr.at(offset)
-		kind, rest, _ := strings.Cut(sc.Text(), " ")
-		switch kind {
-		case "ids":
-			runs = runs[:0]
-			f := strings.Fields(rest)
-			fence, err := strconv.ParseInt(f[0], 10, 64)
-			ok := err == nil && len(f) > 1
-			for _, r := range f[1:] {
-				lo, n, found := strings.Cut(r, "+")
-				a, err1 := strconv.ParseInt(lo, 10, 64)
-				b, err2 := strconv.ParseInt(n, 10, 64)
-				if !found || err1 != nil || err2 != nil {
-					ok = false // a line cut short by kill -9: never delivered
-					break
-				}
-				runs = append(runs, [2]int64{a, b})
-			}
-			if ok {
-				s.add(asked, now, runs, fence)
-			}
-		case "refused":
-			s.refuse(now, rest)
+	_ = nodeout.Scan(out, started, func(l *nodeout.Line) {
+		switch l.Kind {
+		case nodeout.Batch:
+			s.add(l.Asked, l.Received, l.Runs, l.FenceUnixMs)
+		case nodeout.Refused:
+			s.refuse(l.Received, l.Text)
 		}
-		asked = before
-	}
-}
-
-// timedReader notes when each read of the pipe returned and where its bytes end.
-type timedReader struct {
-	r     io.Reader
-	start time.Time
-	mu    sync.Mutex
-	reads []timedRead
-	total int64
-}
-
-type timedRead struct {
-	end int64 // the offset just past the read's bytes
-	at  time.Time
-}
-
-func (t *timedReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 {
-		t.mu.Lock()
-		t.total += int64(n)
-		t.reads = append(t.reads, timedRead{t.total, time.Now()})
-		t.mu.Unlock()
-	}
-	return n, err
-}
-
-// at returns when the read that brought the byte before offset returned, and when the read before
-// it did (the run's start for the first), dropping the reads no later line can need.
-func (t *timedReader) at(offset int64) (before, got time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	i := 0
-	for i < len(t.reads)-1 && t.reads[i].end < offset {
-		i++
-	}
-	got, before = t.reads[i].at, t.start
-	if i > 0 {
-		before = t.reads[i-1].at
-		t.reads = t.reads[i-1:]
-	}
-	return before, got
+	})
 }
 
 // setClock moves the slot's clock by offset and has its clock discipline report esterr (written
@@ -257,7 +184,7 @@ func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	body := fmt.Sprintf(`{"count":%d}`, count)
 	buf := make([]byte, 0, 32<<10)
-	var runs [][2]int64
+	var runs []nodeout.Run
 	var lastHealth time.Time
 	for ctx.Err() == nil {
 		p.mu.RLock()
@@ -266,8 +193,7 @@ func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
 		buf, runs, reason = fetchBatch(ctx, hc, p.url, body, s, buf, runs)
 		if reason == "" && time.Since(lastHealth) >= 100*time.Millisecond {
 			lastHealth = time.Now()
-			last := runs[len(runs)-1]
-			checkFence(ctx, hc, p.url, s, idcore.ID(last[0]+last[1]-1))
+			checkFence(ctx, hc, p.url, s, runs[len(runs)-1].Last())
 		}
 		p.mu.RUnlock()
 		if ctx.Err() != nil {
@@ -285,7 +211,7 @@ func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
 }
 
 // fetchBatch asks for one batch and records it; it returns the refusal reason, "" on success.
-func fetchBatch(ctx context.Context, hc *http.Client, url, body string, s *series, buf []byte, runs [][2]int64) ([]byte, [][2]int64, string) {
+func fetchBatch(ctx context.Context, hc *http.Client, url, body string, s *series, buf []byte, runs []nodeout.Run) ([]byte, []nodeout.Run, string) {
 	req, err := http.NewRequestWithContext(ctx, "POST", url+"/v1/ids:batch", strings.NewReader(body))
 	if err != nil {
 		return buf, runs, "request"
@@ -373,9 +299,9 @@ func readAll(r io.Reader, b []byte) ([]byte, error) {
 	}
 }
 
-// parseIDs reads the generator's {"ids":["ID","ID",…]} into runs of consecutive IDs (LO, count),
+// parseIDs reads the generator's {"ids":["ID","ID",…]} into runs of consecutive IDs (nodeout.Run),
 // without reflection: a batch of 1,000 IDs through encoding/json costs more than making them.
-func parseIDs(b []byte, runs [][2]int64) ([][2]int64, bool) {
+func parseIDs(b []byte, runs []nodeout.Run) ([]nodeout.Run, bool) {
 	i := strings.Index(string(b), `"ids":[`)
 	if i < 0 {
 		return runs, false
@@ -397,10 +323,10 @@ func parseIDs(b []byte, runs [][2]int64) ([][2]int64, bool) {
 			return runs, false
 		}
 		i = j
-		if n := len(runs); n > 0 && runs[n-1][0]+runs[n-1][1] == v {
-			runs[n-1][1]++
+		if n := len(runs); n > 0 && runs[n-1].First+idcore.ID(runs[n-1].N) == idcore.ID(v) {
+			runs[n-1].N++
 		} else {
-			runs = append(runs, [2]int64{v, 1})
+			runs = append(runs, nodeout.Run{First: idcore.ID(v), N: 1})
 		}
 	}
 	return runs, i < len(b)

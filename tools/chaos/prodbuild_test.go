@@ -27,8 +27,8 @@ func TestProductionBuildLacksChaosClock(t *testing.T) {
 	}{
 		{"generator", "./services/generator/cmd/generator", nil, false},
 		{"generator-chaos", "./services/generator/cmd/generator", []string{"-tags", "chaos"}, true},
-		{"node", "./tools/chaos/node", nil, false},
-		{"node-chaos", "./tools/chaos/node", []string{"-tags", "chaos"}, true},
+		{"idnode", "./libs/idcore/embedded/idnode", nil, false},
+		{"idnode-chaos", "./libs/idcore/embedded/idnode", []string{"-tags", "chaos"}, true},
 	} {
 		bin := filepath.Join(dir, b.name)
 		cmd := exec.Command("go", append(append([]string{"build", "-o", bin}, b.tags...), b.pkg)...)

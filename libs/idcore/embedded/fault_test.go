@@ -1,7 +1,6 @@
 package embedded_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -17,24 +16,25 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
 )
 
-// The fault tests run idproc (internal/idproc) as real processes against a real dynalite, with
-// short settings: lease 3 s, renew 0.5 s, fence margin 0.5 s.
+// The fault tests run idnode (./idnode) as real processes against a real dynalite, with short
+// settings: lease 3 s, renew 0.5 s, fence margin 0.5 s, batches of 20 IDs.
 
-var idprocBin string
+var idnodeBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "idproc")
+	dir, err := os.MkdirTemp("", "idnode")
 	if err != nil {
 		panic(err)
 	}
-	idprocBin = filepath.Join(dir, "idproc")
-	if out, err := exec.Command("go", "build", "-o", idprocBin, "./internal/idproc").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build idproc: %v\n%s", err, out)
+	idnodeBin = filepath.Join(dir, "idnode")
+	if out, err := exec.Command("go", "build", "-o", idnodeBin, "./idnode").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build idnode: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -61,7 +61,7 @@ type proc struct {
 
 func startProc(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, cmd: exec.Command(idprocBin, args...), done: make(chan struct{})}
+	p := &proc{t: t, name: name, cmd: exec.Command(idnodeBin, args...), done: make(chan struct{})}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -75,13 +75,10 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started := time.Now()
 	go func() {
 		defer close(p.done)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			p.parse(sc.Text())
-		}
+		_ = nodeout.Scan(out, started, p.record)
 		_ = p.cmd.Wait()
 	}()
 	t.Cleanup(func() {
@@ -103,27 +100,17 @@ func tail(s string, n int) string {
 	return s
 }
 
-func (p *proc) parse(line string) {
-	now := time.Now()
+// record keeps one line of the node's output, stamped with the moment it was read.
+func (p *proc) record(l *nodeout.Line) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	kind, rest, _ := strings.Cut(line, " ")
-	switch kind {
-	case "ids":
-		var b batch
-		b.at = now
-		for f := range strings.FieldsSeq(rest) {
-			v, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return // a line cut short by kill -9: those IDs were never delivered
-			}
-			b.ids = append(b.ids, idcore.ID(v))
-		}
-		p.batches = append(p.batches, b)
-	case "holder":
-		p.holders = append(p.holders, rest)
-	case "refused":
-		p.refusals = append(p.refusals, fmt.Sprintf("%s@%d", rest, now.UnixMilli()))
+	switch l.Kind {
+	case nodeout.Batch:
+		p.batches = append(p.batches, batch{at: l.Received, ids: l.IDs(nil)})
+	case nodeout.Holder:
+		p.holders = append(p.holders, l.Text)
+	case nodeout.Refused:
+		p.refusals = append(p.refusals, fmt.Sprintf("%s@%d", l.Text, l.Received.UnixMilli()))
 	}
 }
 
@@ -250,7 +237,7 @@ func startDynamo(t *testing.T, persistent bool) *dyn {
 }
 
 func (d *dyn) args(extra ...string) []string {
-	return append([]string{"--store", "dynamodb:" + d.srv.Endpoint, "--lease", "3s", "--renew", "500ms", "--margin", "500ms"}, extra...)
+	return append([]string{"--store", "dynamodb:" + d.srv.Endpoint, "--lease", "3s", "--renew", "500ms", "--margin", "500ms", "--batch", "20"}, extra...)
 }
 
 func maxOf(ids []idcore.ID) idcore.ID { return slices.Max(ids) }
@@ -362,7 +349,7 @@ func TestFaultSkewedClocks(t *testing.T) {
 	// its window; the fast one takes it back as soon as the slow one releases. Every round is a
 	// handoff in each direction. (With 1.2 s windows started together, the slow process issued
 	// only when it happened to claim first, and once went a minute without.)
-	common := []string{"--range", "64-64", "--cycle", "6s", "--pause", "4500ms"}
+	common := []string{"--range", "64-64", "--cycle", "6s", "--cycle-pause", "4500ms"}
 	fast := startProc(t, "plus2s", d.args(append(common, "--test-clock-offset", "2s")...)...)
 	time.Sleep(5500 * time.Millisecond)
 	slow := startProc(t, "minus2s", d.args(append(common, "--test-clock-offset", "-2s")...)...)
