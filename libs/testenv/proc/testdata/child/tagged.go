@@ -1,0 +1,5 @@
+//go:build proctest
+
+package main
+
+func init() { tagged = true }
