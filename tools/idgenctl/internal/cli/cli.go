@@ -10,7 +10,6 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
@@ -70,8 +68,6 @@ var localGenerators = map[string]string{"us-east-1": "http://127.0.0.1:7001", "e
 type opts struct {
 	output, schedule, registry, leaseStore, table, region, generators, peer, at string
 	tlsCert, tlsKey, ca                                                         string
-	column, tmpDir                                                              string
-	runIDs                                                                      int
 	infraDir, terraform, tfDir, planFile                                        string
 	allRegions, override, yes                                                   bool
 	window                                                                      time.Duration
@@ -359,17 +355,6 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-func (o *opts) emit(v any, text func(io.Writer)) error {
-	if o.output == "json" {
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)
-	text(tw)
-	return tw.Flush()
 }
 
 func (o *opts) sched() (idcore.Schedule, error) { return idcore.ScheduleByName(o.schedule) }
