@@ -1,5 +1,6 @@
 // Command loadgen drives one endpoint of a generator (or the bare baseline) with a fixed number
-// of concurrent workers for a fixed time and prints req/s, IDs/s and latency percentiles as JSON.
+// of concurrent workers for a fixed time (or a fixed number of requests, -n) and prints req/s,
+// IDs/s and latency percentiles as JSON.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	h2conns := flag.Int("h2conns", 0, "h2c connections the workers share (0: one per worker)")
 	dur := flag.Duration("d", 5*time.Second, "duration")
 	batch := flag.Int("batch", 1000, "batch size for rest-batch and client")
+	total := flag.Int("n", 0, "stop after this many requests in all (0: run for -d); the instruction counts use a fixed number")
 	flag.Parse()
 
 	h1 := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers}}
@@ -120,18 +122,26 @@ func main() {
 		fail(fmt.Errorf("unknown mode %q", *mode))
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), *dur)
+	d := *dur
+	if *total > 0 {
+		d = 10 * time.Minute // -n bounds the run; the timeout only guards against a stall
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var mu sync.Mutex
 	var lat []time.Duration
 	var ids, errs int
 	var wg sync.WaitGroup
+	var issued atomic.Int64
 	start := time.Now()
 	for range *workers {
 		wg.Go(func() {
 			var mine []time.Duration
 			myIDs, myErrs := 0, 0
 			for ctx.Err() == nil {
+				if *total > 0 && issued.Add(1) > int64(*total) {
+					break
+				}
 				t0 := time.Now()
 				n, err := call(ctx)
 				if err != nil {

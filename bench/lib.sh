@@ -1,0 +1,78 @@
+# Helpers of scripts/bench-http.sh and scripts/bench-publicid.sh (sourced; bench/README.md says
+# how to read what they print). They expect $out (a scratch directory), $conns and $dur.
+
+# cpu_ticks PID: the CPU time (user + system, in clock ticks) the process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# measure NAME ROUND PID LOADGEN-ARGS…: one timed run of loadgen on core 1 against the server PID,
+# appended to $out/results.jsonl with the server's CPU time per request.
+measure() {
+  local name=$1 round=$2 pid=$3 t0 t1 res
+  shift 3
+  t0=$(cpu_ticks "$pid")
+  res=$(taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@")
+  t1=$(cpu_ticks "$pid")
+  python3 -c '
+import json, os, sys
+r = json.loads(sys.argv[1]); ticks = int(sys.argv[2]); hz = os.sysconf("SC_CLK_TCK")
+r["server_cpu_us_per_req"] = ticks / hz / max(r["requests"], 1) * 1e6
+r["name"], r["round"] = sys.argv[3], int(sys.argv[4])
+print(json.dumps(r))' "$res" "$((t1 - t0))" "$name" "$round" >>"$out/results.jsonl"
+}
+
+# record NAME ROUND JSON: a result measured another way (redis-benchmark), as measure writes it.
+record() {
+  python3 -c '
+import json, sys
+r = json.loads(sys.argv[1]); r["name"], r["round"] = sys.argv[2], int(sys.argv[3]); print(json.dumps(r))' "$3" "$1" "$2" >>"$out/results.jsonl"
+}
+
+# wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default).
+wait_healthy() {
+  for _ in $(seq "${2:-100}"); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "bench: $1 did not answer" >&2
+  return 1
+}
+
+# Instruction counts, which do not depend on the machine's load: the server runs under valgrind's
+# callgrind (serialised on one thread, GOMAXPROCS=1, no asynchronous preemption), takes a warm-up,
+# then its counters are zeroed, loadgen sends a fixed number of requests from one worker, and the
+# counters are dumped. Instructions per request = the dump's total / the requests: the whole
+# process's user-space instructions over that window (handler, net/http, runtime and GC), not the
+# kernel's. Needs valgrind (scripts/setup.sh installs it); without it the counts are skipped.
+have_valgrind() { command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; }
+
+# cg_start NAME HEALTH-URL CMD…: start CMD under callgrind on core 0, wait for HEALTH-URL; sets
+# CG_PID.
+cg_start() {
+  local name=$1 health=$2
+  shift 2
+  GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 taskset -c 0 valgrind --tool=callgrind --dump-instr=no \
+    --callgrind-out-file="$out/cg.$name" "$@" >"$out/cg.$name.log" 2>&1 &
+  CG_PID=$!
+  wait_healthy "$health" 600
+}
+
+# cg_count NAME PID N LOADGEN-ARGS…: instructions per request of the server PID over N requests
+# from one worker (after a warm-up of N/10), appended to $out/instr.jsonl.
+cg_count() {
+  local name=$1 pid=$2 n=$3 dump
+  shift 3
+  taskset -c 1 "$out/loadgen" -c 1 -n $((n / 10)) "$@" >/dev/null
+  callgrind_control -z "$pid" >/dev/null 2>&1
+  taskset -c 1 "$out/loadgen" -c 1 -n "$n" "$@" >"$out/cg.last.json"
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  dump=$(ls -t "$out"/cg.*.[0-9]* | head -1)
+  python3 -c '
+import json, sys
+total = 0
+for line in open(sys.argv[1]):
+    if line.startswith("totals:") or line.startswith("summary:"):
+        total = int(line.split()[1])
+r = json.load(open(sys.argv[2]))
+print(json.dumps({"name": sys.argv[3], "instr_per_req": total / max(int(sys.argv[4]), 1), "errors": r["errors"]}))' \
+    "$dump" "$out/cg.last.json" "$name" "$n" >>"$out/instr.jsonl"
+}
+
+# cg_stop PID: stop a server started by cg_start.
+cg_stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }

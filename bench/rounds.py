@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Summary of interleaved benchmark rounds (scripts/bench-http.sh, scripts/bench-publicid.sh).
+
+Each round measures every case right after its baseline (A, B, A, B ...), so a ratio is taken
+between two runs seconds apart, and the rounds give the ratio's median and its spread (min-max).
+Usage: rounds.py http|publicid RESULTS.jsonl [INSTR.jsonl]
+"""
+import json
+import statistics
+import sys
+
+
+def load(path):
+    try:
+        return [json.loads(line) for line in open(path) if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def spread(values, fmt="%.2f"):
+    """'median [min-max]' of values."""
+    if not values:
+        return "-"
+    return (fmt + " [" + fmt + "-" + fmt + "]") % (statistics.median(values), min(values), max(values))
+
+
+def by_round(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["round"], {})[r["name"]] = r
+    return [out[k] for k in sorted(out)]
+
+
+def median_of(rounds, name, key):
+    vals = [rd[name][key] for rd in rounds if name in rd]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def instr_table(instr, pairs):
+    if not instr:
+        print("\ninstructions per request: not measured (valgrind missing, or BENCH_INSTR=0)")
+        return
+    got = {r["name"]: r["instr_per_req"] for r in instr}
+    print("\ninstructions per request of the server (callgrind, one worker, fixed count; independent of load):")
+    print("%-26s %14s %14s %8s" % ("case", "instr/req", "baseline", "ratio"))
+    for case, base in pairs:
+        if case in got and base in got:
+            print("%-26s %14.0f %14.0f %7.2fx" % (case, got[case], got[base], got[case] / got[base]))
+    errs = [r["name"] for r in instr if r.get("errors")]
+    if errs:
+        print("errors during the counted requests in: " + ", ".join(errs))
+
+
+def http(rows, instr):
+    rounds = by_round(rows)
+    print("\n%d interleaved rounds; each figure is the median [min-max] over the rounds" % len(rounds))
+    print("%-24s %22s %22s %9s %9s %8s %8s" % ("case", "req/s vs baseline", "CPU/req vs baseline", "req/s", "base", "p50 ms", "p99 ms"))
+    for case in ("rest-post-ids", "connect-json-http1", "connect-json-onewrite", "connect-proto-http1", "connect-proto-h2c"):
+        base = case + "/base"
+        pairs = [(rd[case], rd[base]) for rd in rounds if case in rd and base in rd]
+        if not pairs:
+            continue
+        ratio = [c["req_per_s"] / b["req_per_s"] for c, b in pairs]
+        cpu = [c["server_cpu_us_per_req"] / b["server_cpu_us_per_req"] for c, b in pairs if b["server_cpu_us_per_req"] > 0]
+        print("%-24s %22s %22s %9.0f %9.0f %8.2f %8.2f" % (case, spread(ratio), spread(cpu), median_of(rounds, case, "req_per_s"),
+              median_of(rounds, base, "req_per_s"), median_of(rounds, case, "p50_ms"), median_of(rounds, case, "p99_ms")))
+    print("(baseline: the bare handler over HTTP/1.1; for connect-proto-h2c, the bare handler over h2c)")
+    limit = 1024000
+    for case in ("rest-batch-1000", "client-library"):
+        vals = [100 * rd[case]["ids_per_s"] / limit for rd in rounds if case in rd]
+        if vals:
+            print("%-24s %s %% of the v2 layout's limit per machine number (1,024,000 IDs/s)" % (case, spread(vals, "%.1f")))
+    instr_table(instr, [("rest-post-ids", "bare-http"), ("connect-json-http1", "bare-http"), ("connect-proto-http1", "bare-http"),
+                        ("connect-proto-h2c", "bare-h2c")])
+
+
+def publicid(rows, instr):
+    rounds = by_round(rows)
+    print("\n%d interleaved rounds; each figure is the median [min-max] over the rounds" % len(rounds))
+    print("%-34s %10s %8s %8s" % ("case (medians)", "req/s", "p50 ms", "p99 ms"))
+    for name in ("bare", "resolve", "publish", "direct", "gateway"):
+        print("%-34s %10.0f %8.2f %8.2f" % (name, median_of(rounds, name, "req_per_s"), median_of(rounds, name, "p50_ms"), median_of(rounds, name, "p99_ms")))
+    for name in ("redis-get", "redis-set"):
+        print("%-34s %10.0f" % ("redis-benchmark " + name[6:].upper() + (" (AOF always)" if name == "redis-set" else ""), median_of(rounds, name, "req_per_s")))
+    full = [rd for rd in rounds if all(k in rd for k in ("bare", "resolve", "redis-get", "publish", "redis-set", "direct", "gateway"))]
+    res = [rd["resolve"]["req_per_s"] * (1 / rd["bare"]["req_per_s"] + 1 / rd["redis-get"]["req_per_s"]) for rd in full]
+    tail = [rd["resolve"]["p99_ms"] / max(rd["resolve"]["p50_ms"], 0.001) for rd in full]
+    pub = [rd["publish"]["req_per_s"] / rd["redis-set"]["req_per_s"] for rd in full]
+    gw50 = [rd["gateway"]["p50_ms"] - rd["direct"]["p50_ms"] for rd in full]
+    gw99 = [rd["gateway"]["p99_ms"] - rd["direct"]["p99_ms"] for rd in full]
+    gwcpu = [rd["gateway"]["server_cpu_us_per_req"] / rd["direct"]["server_cpu_us_per_req"] for rd in full if rd["direct"]["server_cpu_us_per_req"] > 0]
+    print("resolve: %s x of 1/(1/bare + 1/redis GET); p99/p50 %s" % (spread(res), spread(tail, "%.1f")))
+    print("resolve p50 %s ms, p99 %s ms" % (spread([rd["resolve"]["p50_ms"] for rd in full]), spread([rd["resolve"]["p99_ms"] for rd in full])))
+    print("publish: %s x of redis-benchmark's AOF-always SET" % spread(pub))
+    print("gateway, one client: adds %s ms at p50, %s ms at p99 over calling the upstream directly" % (spread(gw50), spread(gw99)))
+    print("gateway CPU per request (the public-id process) over the bare upstream's own: %s x" % spread(gwcpu, "%.1f"))
+    instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get")])
+
+
+if __name__ == "__main__":
+    kind, results = sys.argv[1], load(sys.argv[2])
+    instr = load(sys.argv[3]) if len(sys.argv) > 3 else []
+    {"http": http, "publicid": publicid}[kind](results, instr)
