@@ -14,7 +14,7 @@
 //   - every module call passes only variables the called module declares, and all its required
 //     ones; every module.X.Y reference names an output that X has;
 //   - every DynamoDB table's name, keys, attribute types and TTL attribute equal the drivers'
-//     constants (lease.TableV2, lease.TableHistory, lease.TableV1, store.TableName and the key
+//     constants (lease.TableV2, lease.TableHistory, lease.TableV1, region.RegistryTable and the key
 //     constants of dynamolease and dynamostore; the state lock table Terraform's); every table has
 //     point-in-time recovery, deletion protection, server-side encryption and prevent_destroy, and
 //     none is a global table;

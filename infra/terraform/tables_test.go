@@ -8,7 +8,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/services/registry/store"
+	"github.com/idgen/idgen/libs/idcore/region"
 	"github.com/idgen/idgen/services/registry/store/dynamostore"
 )
 
@@ -30,14 +30,14 @@ var (
 			attrs: map[string]string{dynamolease.KeyMachineID: "N", dynamolease.KeyAt: "N"},
 			ttl:   dynamolease.AttrExpiresAt,
 		},
-		store.TableName: {hash: dynamostore.KeyPK, attrs: map[string]string{dynamostore.KeyPK: "S"}},
+		region.RegistryTable: {hash: dynamostore.KeyPK, attrs: map[string]string{dynamostore.KeyPK: "S"}},
 		// Terraform's s3 backend locks a state with a conditional write of an item keyed LockID.
 		lockTable: {hash: "LockID", attrs: map[string]string{"LockID": "S"}},
 	}
 	// tablesOf is where each table is defined.
 	tablesOf = map[string][]string{
 		regionDir:       {lease.TableV2, lease.TableHistory},
-		registryDir:     {store.TableName},
+		registryDir:     {region.RegistryTable},
 		registryRootDir: {lease.TableV1},
 		bootstrapDir:    {lockTable},
 	}

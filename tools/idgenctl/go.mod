@@ -14,7 +14,6 @@ require (
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
 	github.com/mattn/go-isatty v0.0.24
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

@@ -12,6 +12,11 @@ import (
 // MaxNumber is the largest region number the v2 layout holds (3 bits).
 const MaxNumber = 7
 
+// RegistryTable is the DynamoDB table (in the home region) the registry service keeps the
+// regions in. It lives here, beside the regions, so the registry's driver and the operators'
+// tools that guard the table name it without one importing the other.
+const RegistryTable = "idgen-regions"
+
 // Status values.
 const (
 	Active  = "active"

@@ -1,6 +1,6 @@
 // Package store is the registry's storage contract: regions whose numbers are never reused, the
 // layout schedule, and the audit log. Drivers: sqlitestore (embedded default) and dynamostore
-// (DynamoDB idgen-regions in the home region); storetest is the conformance suite both pass.
+// (DynamoDB region.RegistryTable, idgen-regions, in the home region); storetest is the conformance suite both pass.
 package store
 
 import (
@@ -10,9 +10,6 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/region"
 )
-
-// TableName is the DynamoDB table of the registry.
-const TableName = "idgen-regions"
 
 // Portable errors. Drivers map their native errors to these, wrapping the native error (so
 // errors.As still reaches it); the service maps them to API codes with errors.Is, e.g.

@@ -98,7 +98,7 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
 			if err != nil {
 				return nil, err
 			}
-			return dynamostore.New(db, store.TableName), nil
+			return dynamostore.New(db, region.RegistryTable), nil
 		},
 	})
 }

@@ -25,11 +25,11 @@ func TestConformance(t *testing.T) {
 	srv := testenv.StartDynalite(t, "")
 	var i atomic.Int64
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return newStore(t, srv, fmt.Sprintf("%s-%d", store.TableName, i.Add(1)))
+		return newStore(t, srv, fmt.Sprintf("%s-%d", region.RegistryTable, i.Add(1)))
 	}, func(t *testing.T) store.Store {
 		// A server of its own, stopped once the table holds a seeded registry.
 		down := testenv.StartDynalite(t, "")
-		s := newStore(t, down, store.TableName)
+		s := newStore(t, down, region.RegistryTable)
 		if err := s.Seed(context.Background(), region.Defaults(), "v2"); err != nil {
 			t.Fatal(err)
 		}
@@ -108,22 +108,22 @@ func TestSeedIsAllOrNothing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := dynamostore.CreateTable(ctx, base, store.TableName); err != nil {
+				if err := dynamostore.CreateTable(ctx, base, region.RegistryTable); err != nil {
 					t.Fatal(err)
 				}
 				k := &killAfter{n: n, kill: srv.Kill}
 				db := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.HTTPClient = k; o.Retryer = aws.NopRetryer{} })
 				var serr error
 				if old {
-					serr = oldSeed(ctx, db, store.TableName, regions, "v2")
+					serr = oldSeed(ctx, db, region.RegistryTable, regions, "v2")
 				} else {
-					serr = dynamostore.New(db, store.TableName).Seed(ctx, regions, "v2")
+					serr = dynamostore.New(db, region.RegistryTable).Seed(ctx, regions, "v2")
 				}
 				if k.kill != nil {
 					srv.Stop() // Seed made fewer writes than n: stopped after it instead
 				}
 				srv.Restart(t)
-				st := dynamostore.New(base, store.TableName)
+				st := dynamostore.New(base, region.RegistryTable)
 				list, lerr := st.List(ctx)
 				_, scherr := st.Schedule(ctx)
 				if lerr != nil {

@@ -16,18 +16,18 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/idgen/idgen/libs/idcore/lease"
-	regstore "github.com/idgen/idgen/services/registry/store"
+	"github.com/idgen/idgen/libs/idcore/region"
 )
 
 // protectedTables are the tables whose loss or rollback breaks a promise: a lease table restored
 // or recreated gives numbers out again from stale rows, the history answers who issued an ID, and
 // the registry keeps region numbers from being reused.
 var protectedTables = map[string]string{
-	lease.TableV2:      "lease",
-	lease.TableV1:      "lease",
-	lease.TableHistory: "lease history",
-	regstore.TableName: "registry",
-	StateLockTable:     "state lock",
+	lease.TableV2:        "lease",
+	lease.TableV1:        "lease",
+	lease.TableHistory:   "lease history",
+	region.RegistryTable: "registry",
+	StateLockTable:       "state lock",
 }
 
 // The bootstrap root's state bucket (its name: StateBucketPrefix<account>-<region>), its KMS key
