@@ -7,9 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // Redis is a redis-server the test started: appendonly yes, appendfsync always, no RDB snapshots.
@@ -20,7 +21,7 @@ type Redis struct {
 	CAFile  string // with StartRedisTLS: the PEM file of the CA that issued the server's certificate
 	Dir     string
 	args    []string
-	cmd     *exec.Cmd
+	p       *proc.Proc
 }
 
 // StartRedisTLS starts redis-server as StartRedis, with a TLS port as well (TLSAddr) whose
@@ -59,54 +60,36 @@ func StartRedis(t testing.TB, dir string, extra ...string) *Redis {
 
 func (r *Redis) start(t testing.TB) {
 	t.Helper()
-	r.cmd = exec.Command("redis-server", r.args...)
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("testenv: start redis-server: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	for {
-		out, err := exec.CommandContext(ctx, "redis-cli", "-p", fmt.Sprint(r.Port), "PING").Output()
-		// NOAUTH: the server answers, and wants a password (--requirepass).
-		if reply := strings.TrimSpace(string(out)); err == nil && (reply == "PONG" || strings.HasPrefix(reply, "NOAUTH")) {
-			return
-		}
-		if ctx.Err() != nil {
-			b, _ := os.ReadFile(filepath.Join(r.Dir, "redis.log"))
-			t.Fatalf("testenv: redis-server on %d did not answer: %s", r.Port, b)
-		}
-		time.Sleep(20 * time.Millisecond)
+	p, err := proc.Start(ctx, proc.Spec{Bin: "redis-server", Args: r.args, Grace: 5 * time.Second,
+		Health: func(ctx context.Context) error {
+			out, err := exec.CommandContext(ctx, "redis-cli", "-p", fmt.Sprint(r.Port), "PING").Output()
+			// NOAUTH: the server answers, and wants a password (--requirepass).
+			if reply := strings.TrimSpace(string(out)); err != nil || (reply != "PONG" && !strings.HasPrefix(reply, "NOAUTH")) {
+				return fmt.Errorf("PING: %q, %v", reply, err)
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatalf("testenv: start redis-server: %v", err)
 	}
+	if err := p.WaitHealthy(ctx); err != nil {
+		_ = p.Kill()
+		b, _ := os.ReadFile(filepath.Join(r.Dir, "redis.log"))
+		t.Fatalf("testenv: redis-server on %d did not answer: %v\n%s%s", r.Port, err, p.Tail(20), b)
+	}
+	r.p = p
 }
 
 // Kill stops the server with SIGKILL, as a crash would.
-func (r *Redis) Kill() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		r.cmd = nil
-	}
-}
+func (r *Redis) Kill() { _ = r.p.Kill() }
 
 // Restart starts the server again on the same port and data folder.
 func (r *Redis) Restart(t testing.TB) { r.start(t) }
 
-// Stop stops the server.
-func (r *Redis) Stop() {
-	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = r.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = r.cmd.Process.Kill()
-			<-done
-		}
-		r.cmd = nil
-	}
-}
+// Stop stops the server (SIGTERM, then SIGKILL) and waits for it.
+func (r *Redis) Stop() { _ = r.p.Stop() }
 
 // StartRedisCluster starts three masters with cluster mode on and joins them with
 // `redis-cli --cluster create`; it returns their addresses.
@@ -140,15 +123,9 @@ func StartRedisClusterServers(t testing.TB) []*Redis {
 		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
 	}
 	port := strings.Split(addrs[0], ":")[1]
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	Eventually(t, 20*time.Second, func() (bool, string) {
 		out, _ := exec.Command("redis-cli", "-p", port, "CLUSTER", "INFO").Output()
-		if strings.Contains(string(out), "cluster_state:ok") {
-			return servers
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("testenv: the cluster did not become ok: %s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(string(out), "cluster_state:ok"), fmt.Sprintf("testenv: the cluster did not become ok: %s", out)
+	})
+	return servers
 }

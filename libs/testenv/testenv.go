@@ -4,17 +4,16 @@
 package testenv
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // Root returns the repository root: the nearest parent holding package-lock.json and go.work.
@@ -53,7 +52,7 @@ type Dynalite struct {
 	Endpoint string // http://127.0.0.1:PORT
 	Port     int
 	Path     string // its data folder ("" for in-memory)
-	cmd      *exec.Cmd
+	p        *proc.Proc
 }
 
 // StartDynalite starts dynalite on a free port, keeping its data in dir ("" for memory only), and
@@ -75,7 +74,7 @@ func (d *Dynalite) Restart(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.cmd = nd.cmd
+	d.p = nd.p
 }
 
 func startDynalite(port int, dir string) (*Dynalite, error) {
@@ -93,81 +92,32 @@ func startDynalite(port int, dir string) (*Dynalite, error) {
 	if dir != "" {
 		args = append(args, "--path", dir)
 	}
-	cmd := exec.Command("node", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := proc.Start(ctx, proc.Spec{Bin: "node", Args: args, Name: "dynalite", HealthAddr: addr, Group: true, Grace: 5 * time.Second})
 	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("testenv: start dynalite: %w", err)
 	}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening") {
-				ready <- nil
-				break
-			}
-		}
-		for sc.Scan() {
-		}
-		ready <- fmt.Errorf("testenv: dynalite exited before it listened")
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			_ = cmd.Process.Kill()
-			return nil, err
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("testenv: dynalite did not listen within 30 s")
+	if err := p.WaitHealthy(ctx); err != nil {
+		_ = p.Kill()
+		return nil, fmt.Errorf("testenv: %w\n%s", err, p.Tail(20))
 	}
-	return &Dynalite{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, Path: dir, cmd: cmd}, nil
+	return &Dynalite{Endpoint: "http://" + addr, Port: port, Path: dir, p: p}, nil
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL) and waits for it.
-func (d *Dynalite) Stop() { stop(d.cmd) }
+func (d *Dynalite) Stop() { _ = d.p.Stop() }
 
 // Freeze stops the server with SIGSTOP: a store that stops answering. Connections are still
 // accepted (by the kernel) and requests sent meanwhile wait, unanswered, until Thaw.
-func (d *Dynalite) Freeze() { d.signal(syscall.SIGSTOP) }
+func (d *Dynalite) Freeze() { _ = d.p.Signal(syscall.SIGSTOP) }
 
 // Thaw resumes a frozen server (SIGCONT): it answers again, the requests it held first.
-func (d *Dynalite) Thaw() { d.signal(syscall.SIGCONT) }
-
-func (d *Dynalite) signal(sig syscall.Signal) {
-	if d.cmd != nil && d.cmd.Process != nil {
-		_ = syscall.Kill(-d.cmd.Process.Pid, sig)
-	}
-}
+func (d *Dynalite) Thaw() { _ = d.p.Signal(syscall.SIGCONT) }
 
 // Kill stops the server with SIGKILL, as a crash would.
-func (d *Dynalite) Kill() {
-	if d.cmd != nil && d.cmd.Process != nil {
-		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-		_ = d.cmd.Wait()
-		d.cmd = nil
-	}
-}
-
-func stop(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
+func (d *Dynalite) Kill() { _ = d.p.Kill() }
 
 // WaitTCP waits until addr accepts TCP connections or ctx ends.
 func WaitTCP(ctx context.Context, addr string) error {
