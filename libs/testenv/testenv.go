@@ -39,12 +39,21 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // FreePort returns a loopback TCP port that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := PickPort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return port
+}
+
+// PickPort returns a loopback TCP port that was free a moment ago, for tools that are not tests.
+func PickPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Dynalite is a running dynalite server.
@@ -67,14 +76,34 @@ func StartDynalite(t testing.TB, dir string) *Dynalite {
 	return d
 }
 
+// NewDynalite starts dynalite without a test, for tools: on port (0 for a free one), keeping its
+// data in dir ("" for memory only). The caller stops it (Stop or Kill).
+func NewDynalite(port int, dir string) (*Dynalite, error) {
+	if port == 0 {
+		var err error
+		if port, err = PickPort(); err != nil {
+			return nil, err
+		}
+	}
+	return startDynalite(port, dir)
+}
+
 // RestartDynalite starts dynalite again on the same port and data folder (after Stop or Kill).
 func (d *Dynalite) Restart(t testing.TB) {
 	t.Helper()
-	nd, err := startDynalite(d.Port, d.Path)
-	if err != nil {
+	if err := d.Start(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Start starts dynalite again on the same port and data folder (after Stop or Kill), for tools.
+func (d *Dynalite) Start() error {
+	nd, err := startDynalite(d.Port, d.Path)
+	if err != nil {
+		return err
+	}
 	d.p = nd.p
+	return nil
 }
 
 func startDynalite(port int, dir string) (*Dynalite, error) {
