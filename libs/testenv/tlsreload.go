@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // TLSService is a service binary for CheckTLSReload and CheckTLSStartRefused.
@@ -98,7 +100,6 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	base := "https://" + addr
-	p := StartProc(t, svc.Bin, append(svc.Args(addr, f), "--tls-reload-every", every.String())...)
 	hour := time.Now().Add(time.Hour)
 	orders := ca.Client(t, hour, spiffe("orders"))
 	scraper := ca.Client(t, hour, spiffe("prometheus"))
@@ -107,14 +108,14 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		defer c.CloseIdleConnections()
 		return svc.Probe(c, base)
 	}
-	Eventually(t, 30*time.Second, func() (bool, string) {
-		if p.Exited() {
-			t.Fatalf("%s exited:\n%s", filepath.Base(svc.Bin), p.Log())
-		}
-		code, err := probe(ca, orders)
-		return err == nil && code == svc.Allowed, fmt.Sprintf("a known caller: %d, %v", code, err)
-	})
-	res.PID = p.Cmd.Process.Pid
+	p := proc.StartT(t, proc.Spec{Bin: svc.Bin, Args: append(svc.Args(addr, f), "--tls-reload-every", every.String()),
+		HealthTimeout: 30 * time.Second, Health: func(context.Context) error {
+			if code, err := probe(ca, orders); err != nil || code != svc.Allowed {
+				return fmt.Errorf("a known caller: %d, %v", code, err)
+			}
+			return nil
+		}})
+	res.PID = p.Pid()
 	servedSerial := func() string {
 		c, err := ServedCertificate(addr, &orders)
 		if err != nil {
@@ -185,16 +186,16 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		}
 		Eventually(t, 10*time.Second, func() (bool, string) {
 			n := metric(`idgen_tls_reloads_total{kind="server",outcome="error"}`)
-			return n > errorsBefore && strings.Contains(p.Log(), bad.log),
-				fmt.Sprintf("%s renewal: reload errors %v (before %v); log line with %q: %v", bad.name, n, errorsBefore, bad.log, strings.Contains(p.Log(), bad.log))
+			return n > errorsBefore && strings.Contains(p.Tail(0), bad.log),
+				fmt.Sprintf("%s renewal: reload errors %v (before %v); log line with %q: %v", bad.name, n, errorsBefore, bad.log, strings.Contains(p.Tail(0), bad.log))
 		})
 		if got := servedSerial(); got != serialOf(renewed) {
 			t.Fatalf("after the %s renewal it serves %s, want the previous pair's %s", bad.name, got, serialOf(renewed))
 		}
 		res.RefusedRenewals++
 	}
-	if !strings.Contains(p.Log(), "TLS reload refused") {
-		t.Errorf("no log line says a reload was refused:\n%s", p.Log())
+	if !strings.Contains(p.Tail(0), "TLS reload refused") {
+		t.Errorf("no log line says a reload was refused:\n%s", p.Tail(0))
 	}
 
 	// A CA added to the bundle admits the callers it signed.
@@ -228,11 +229,11 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 	}
 
 	// SIGHUP re-reads and does not end the process.
-	if err := syscall.Kill(res.PID, syscall.SIGHUP); err != nil {
+	if err := p.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	Eventually(t, 10*time.Second, func() (bool, string) {
-		return strings.Contains(p.Log(), "SIGHUP"), "no log line about the SIGHUP"
+		return strings.Contains(p.Tail(0), "SIGHUP"), "no log line about the SIGHUP"
 	})
 	if code, err := probe(ca, orders); err != nil || code != svc.Allowed || p.Exited() {
 		t.Fatalf("after SIGHUP: %d, %v, exited %v", code, err, p.Exited())
@@ -269,7 +270,7 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		res.HealthAfterExpiry = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "certificate_expired"), "/healthz: " + res.HealthAfterExpiry
 	})
-	if p.Exited() || p.Cmd.Process.Pid != res.PID {
+	if p.Exited() || p.Pid() != res.PID {
 		t.Fatalf("the process ended or changed")
 	}
 	return res
@@ -316,65 +317,6 @@ func CheckTLSStartRefused(t *testing.T, svc TLSService) {
 			}
 		})
 	}
-}
-
-// Proc is a process a test started; it is stopped (SIGTERM, then SIGKILL) when the test ends.
-type Proc struct {
-	Cmd     *exec.Cmd
-	LogFile string
-	done    chan struct{}
-}
-
-// StartProc starts bin with args, its output in a log file, and stops it when the test ends.
-func StartProc(t testing.TB, bin string, args ...string) *Proc {
-	t.Helper()
-	p := &Proc{Cmd: exec.Command(bin, args...), LogFile: filepath.Join(t.TempDir(), filepath.Base(bin)+".log"), done: make(chan struct{})}
-	f, err := os.Create(p.LogFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Cmd.Stdout, p.Cmd.Stderr = f, f
-	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.Cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.Cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.Cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", filepath.Base(bin), tail(p.Log(), 4000))
-		}
-	})
-	return p
-}
-
-// Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Log returns what the process wrote so far.
-func (p *Proc) Log() string {
-	b, _ := os.ReadFile(p.LogFile)
-	return string(b)
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // MetricValue reads the Prometheus text at url with c and returns the value of the first series

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,72 +22,29 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
-var generatorBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "generator-e2e")
-	if err != nil {
-		panic(err)
-	}
-	generatorBin = filepath.Join(dir, "generator")
-	if out, err := exec.Command("go", "build", "-o", generatorBin, "../cmd/generator").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build generator: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// generatorBin builds the generator, once for every test binary of the run (proc's cache).
+func generatorBin(t *testing.T) string {
+	t.Helper()
+	return proc.BuildT(t, "../cmd/generator")[0]
 }
 
+// gen is a generator process and its base URL.
 type gen struct {
-	t    *testing.T
-	url  string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
+	*proc.Proc
+	url string
 }
 
 // startGen starts a generator process (plaintext dev mode, warn clock: this machine's clock is
 // not disciplined) and waits until /healthz says it can issue.
 func startGen(t *testing.T, port int, args ...string) *gen {
 	t.Helper()
-	logFile := filepath.Join(t.TempDir(), "generator.log")
-	f, _ := os.Create(logFile)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	all := append([]string{"--insecure-dev", "--clock-check", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms", "--drain", "5s"}, args...)
-	g := &gen{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: exec.Command(generatorBin, all...), log: logFile, done: make(chan struct{})}
-	g.cmd.Stderr, g.cmd.Stdout = f, f
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := g.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = g.cmd.Wait(); f.Close(); close(g.done) }()
-	t.Cleanup(func() {
-		g.cmd.Process.Kill()
-		<-g.done
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("generator log %s:\n%s", g.url, tailOf(string(b), 3000))
-		}
-	})
-	testenv.Eventually(t, 15*time.Second, func() (bool, string) {
-		resp, err := http.Get(g.url + "/healthz")
-		if err != nil {
-			return false, fmt.Sprintf("generator %s not healthy: %v", g.url, err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200, fmt.Sprintf("generator %s not healthy: /healthz %d", g.url, resp.StatusCode)
-	})
-	return g
-}
-
-func tailOf(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return &gen{proc.StartT(t, proc.Spec{Bin: generatorBin(t), Args: all, HealthURL: url + "/healthz"}), url}
 }
 
 func TestFailoverAndReturn(t *testing.T) {
@@ -159,8 +114,7 @@ func TestFailoverAndReturn(t *testing.T) {
 		}
 	}
 	testenv.Eventually(t, 10*time.Second, flowing(time.Time{}, 0, 1000))
-	a.cmd.Process.Signal(syscall.SIGKILL)
-	<-a.done
+	_ = a.Kill()
 	killed := time.Now()
 	// IDs taken from 500 ms after the kill on (the client's buffer of us-east-1's IDs is used up
 	// well before) come from eu-west-1 only.
@@ -252,11 +206,11 @@ func TestShutdownUnderLoad(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		return served.Load() >= 50, fmt.Sprintf("%d batches served before the SIGTERM, want 50", served.Load())
 	})
-	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := g.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-g.done:
+	case <-g.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the generator did not exit within 10 s of SIGTERM")
 	}

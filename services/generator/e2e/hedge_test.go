@@ -108,7 +108,7 @@ func stallUnderSIGSTOP(t *testing.T, cfg idclient.Config, frozenFor time.Duratio
 		}
 	})
 
-	if err := syscall.Kill(local.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+	if err := local.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	frozen := time.Now()
@@ -118,7 +118,7 @@ func stallUnderSIGSTOP(t *testing.T, cfg idclient.Config, frozenFor time.Duratio
 	if a := c.Active(); a != peer.url {
 		t.Errorf("active endpoint %s after %v of SIGSTOP, want the peer %s", a, frozenFor, peer.url)
 	}
-	if err := syscall.Kill(local.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+	if err := local.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	thawed := time.Now()

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,14 +20,13 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // fleetGen is one generator process of a rolling deploy: its API and health addresses.
 type fleetGen struct {
+	*proc.Proc
 	name, api, health string
-	cmd               *exec.Cmd
-	done              chan struct{}
-	log               string
 }
 
 // launchFleetGen starts a generator process on dynalite with a health listener and does not wait
@@ -37,24 +34,8 @@ type fleetGen struct {
 func launchFleetGen(t *testing.T, bin, name string, args ...string) *fleetGen {
 	t.Helper()
 	g := &fleetGen{name: name, api: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
-		health: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), done: make(chan struct{}),
-		log: filepath.Join(t.TempDir(), name+".log")}
-	f, _ := os.Create(g.log)
-	g.cmd = exec.Command(bin, append([]string{"--listen", g.api, "--health-listen", g.health}, args...)...)
-	g.cmd.Stdout, g.cmd.Stderr = f, f
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := g.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = g.cmd.Wait(); f.Close(); close(g.done) }()
-	t.Cleanup(func() {
-		_ = g.cmd.Process.Kill()
-		<-g.done
-		if t.Failed() {
-			b, _ := os.ReadFile(g.log)
-			t.Logf("%s log:\n%s", name, tailOf(string(b), 3000))
-		}
-	})
+		health: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}
+	g.Proc = proc.StartT(t, proc.Spec{Bin: bin, Name: name, Args: append([]string{"--listen", g.api, "--health-listen", g.health}, args...)})
 	return g
 }
 
@@ -115,7 +96,7 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // no such flag), IDGEN_ROLLING_GENERATOR a generator binary (another commit's); with any of the
 // three set the test reports the failed requests rather than failing on them.
 func TestRollingDeploy(t *testing.T) {
-	delay, bin := "2s", generatorBin
+	delay, bin := "2s", generatorBin(t)
 	measuring := false
 	if v := os.Getenv("IDGEN_ROLLING_DELAY"); v != "" {
 		delay, measuring = v, true
@@ -234,13 +215,13 @@ func TestRollingDeploy(t *testing.T) {
 	for i := range fleet {
 		old := fleet[i]
 		repl := launch(fmt.Sprintf("gen-%d", len(fleet)+i))
-		if err := old.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := old.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		termAt := time.Now()
 		testenv.Eventually(t, 30*time.Second, healthy(repl.name))
 		select {
-		case <-old.done:
+		case <-old.Done():
 		case <-time.After(60 * time.Second):
 			t.Fatalf("%s did not exit within 60 s of its SIGTERM", old.name)
 		}

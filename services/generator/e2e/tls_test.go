@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -47,7 +49,7 @@ var generatorTLS = testenv.TLSService{
 // expires: the same process throughout.
 func TestTLSReload(t *testing.T) {
 	svc := generatorTLS
-	svc.Bin = generatorBin
+	svc.Bin = generatorBin(t)
 	r := testenv.CheckTLSReload(t, svc)
 	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
 		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
@@ -57,7 +59,7 @@ func TestTLSReload(t *testing.T) {
 // non-zero, saying why, without claiming a machine number.
 func TestTLSStartRefused(t *testing.T) {
 	svc := generatorTLS
-	svc.Bin = generatorBin
+	svc.Bin = generatorBin(t)
 	testenv.CheckTLSStartRefused(t, svc)
 }
 
@@ -76,7 +78,6 @@ func TestClientCertificateReload(t *testing.T) {
 	testenv.RenameInto(t, f.ClientCA, ca.PEM)
 	testenv.RenameInto(t, f.Callers, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "orders"}, {"name": "billing"}, {"name": "prometheus", "scraper": true}]}`))
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	gen := testenv.StartProc(t, generatorBin, generatorTLS.Args(addr, f)...)
 	hour := time.Now().Add(time.Hour)
 	scraper := ca.Client(t, hour, "spiffe://idgen.test/svc/prometheus")
 	served := func(caller string) float64 {
@@ -88,12 +89,12 @@ func TestClientCertificateReload(t *testing.T) {
 		}
 		return v
 	}
-	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-		if gen.Exited() {
-			t.Fatalf("the generator exited:\n%s", gen.Log())
+	proc.StartT(t, proc.Spec{Bin: generatorBin(t), Args: generatorTLS.Args(addr, f), Health: func(context.Context) error {
+		if served("orders") != 0 {
+			return errors.New("the generator does not answer its scraper yet")
 		}
-		return served("orders") == 0, "the generator does not answer its scraper yet"
-	})
+		return nil
+	}})
 
 	cdir := t.TempDir()
 	cf := idclient.TLSFiles{Cert: filepath.Join(cdir, "client.crt"), Key: filepath.Join(cdir, "client.key"), CA: filepath.Join(cdir, "ca.pem"), ReloadEvery: time.Second}

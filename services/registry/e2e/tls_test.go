@@ -3,36 +3,21 @@
 package e2e
 
 import (
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
-var registryBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "registry-e2e")
-	if err != nil {
-		panic(err)
-	}
-	registryBin = filepath.Join(dir, "registry")
-	if out, err := exec.Command("go", "build", "-o", registryBin, "../cmd/registry").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build registry: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func registryTLS() testenv.TLSService {
+// registryTLS is the registry with mutual TLS, built once for every test binary of the run
+// (proc's cache), its store in the files' folder.
+func registryTLS(t *testing.T) testenv.TLSService {
+	t.Helper()
 	return testenv.TLSService{
-		Bin: registryBin,
+		Bin: proc.BuildT(t, "../cmd/registry")[0],
 		Args: func(listen string, f testenv.TLSFiles) []string {
 			return []string{"--listen", listen, "--store", "sqlite:" + filepath.Join(f.Dir, "registry.db"), "--drain", "1s",
 				"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}
@@ -59,11 +44,11 @@ func registryTLS() testenv.TLSService {
 // added caller's requests, survives SIGHUP, and answers /healthz 503 once its certificate
 // expires: the same process throughout.
 func TestTLSReload(t *testing.T) {
-	r := testenv.CheckTLSReload(t, registryTLS())
+	r := testenv.CheckTLSReload(t, registryTLS(t))
 	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
 		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
 }
 
 // TestTLSStartRefused: a registry started on an expired or not yet valid certificate exits
 // non-zero, saying why, before it opens its store.
-func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, registryTLS()) }
+func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, registryTLS(t)) }

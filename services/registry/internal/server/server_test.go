@@ -9,11 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/registry/internal/config"
 	"github.com/idgen/idgen/services/registry/internal/server"
 )
@@ -179,27 +178,14 @@ func ptr[T any](v T) *T { return &v }
 
 // Two registry processes on one SQLite file, adds racing on both: each number goes to one region.
 func TestTwoProcessesShareNumbersSafely(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "registry")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/registry").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := proc.BuildT(t, "../../cmd/registry")[0]
 	db := filepath.Join(t.TempDir(), "r.db")
 	var bases []string
 	for range 2 {
-		port := testenv.FreePort(t)
-		cmd := exec.Command(bin, "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", "sqlite:"+db)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := testenv.WaitTCP(ctx, base[len("http://"):]); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-		bases = append(bases, base)
+		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+		proc.StartT(t, proc.Spec{Bin: bin, Args: []string{"--insecure-dev", "--listen", addr, "--store", "sqlite:" + db},
+			HealthAddr: addr})
+		bases = append(bases, "http://"+addr)
 	}
 	var mu sync.Mutex
 	won := map[float64]string{}
