@@ -157,11 +157,6 @@ type hiddenStep struct {
 	start, end time.Time
 }
 
-// faultKinds is the table's row order; "none" is the time before the first fault.
-var faultKinds = []string{"none", "sigstop-short", "sigstop-long", "kill9-restart",
-	"store-stop-short", "store-stop-long", "store-kill9", "quarantine-lift", "fence-restore",
-	"restore-backup", "clock-within", "clock-beyond", "clock-step-hidden", "other-rules"}
-
 // row is one line of the report.
 type row struct {
 	kind        string

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // TestProductionBuildLacksChaosClock: the clock option the chaos runner moves clocks with exists
@@ -15,7 +17,7 @@ func TestProductionBuildLacksChaosClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the generator twice")
 	}
-	root, err := repoRoot()
+	root, err := testenv.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
