@@ -1,0 +1,60 @@
+module github.com/idgen/idgen/examples/orders
+
+go 1.26.0
+
+replace github.com/idgen/idgen/libs/api => ../../libs/api
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn
+
+replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
+
+replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
+
+replace github.com/idgen/idgen/libs/svc => ../../libs/svc
+
+replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
+
+require (
+	connectrpc.com/connect v1.21.1
+	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/labstack/echo/v4 v4.16.4
+	github.com/prometheus/client_golang v1.25.0
+	modernc.org/sqlite v1.62.0
+)
+
+require (
+	connectrpc.com/cors v0.1.0 // indirect
+	connectrpc.com/grpchealth v1.5.0 // indirect
+	connectrpc.com/grpcreflect v1.3.1 // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/labstack/gommon v0.5.0 // indirect
+	github.com/mattn/go-colorable v0.1.15 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/rs/cors v1.11.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasttemplate v1.2.2 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+)
