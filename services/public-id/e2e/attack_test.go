@@ -7,7 +7,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -27,24 +26,14 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
-var publicIDBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "public-id-e2e")
-	if err != nil {
-		panic(err)
-	}
-	publicIDBin = filepath.Join(dir, "public-id")
-	if out, err := exec.Command("go", "build", "-o", publicIDBin, "../cmd/public-id").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build public-id: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// publicIDBin builds the public-id service, once for every test binary of the run (proc's cache).
+func publicIDBin(t *testing.T) string {
+	t.Helper()
+	return proc.BuildT(t, "../cmd/public-id")[0]
 }
 
 // newID makes an internal ID of the current layout, issued a moment ago.
@@ -132,9 +121,8 @@ func newTrap(t *testing.T, body string) *trap {
 
 // gw is a public-id process: the internal API and the customer gateway.
 type gw struct {
+	p        *proc.Proc
 	api, url string
-	log      string
-	pid      int
 	mu       sync.Mutex
 	seen     []seen // every response a customer got
 }
@@ -167,7 +155,7 @@ func startGateway(t *testing.T, redisAddr, routes string, extra ...string) *gw {
 	args := append([]string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
 		"--gateway-listen", fmt.Sprintf("127.0.0.1:%d", gwPort), "--store", "redis:" + redisAddr,
 		"--routes", routes, "--resources", "ord,cus", "--rate-per-client", "0"}, extra...)
-	g.pid, g.log = startProc(t, publicIDBin, g.url+"/healthz", args...)
+	g.p = proc.StartT(t, proc.Spec{Bin: publicIDBin(t), Args: args, HealthURL: g.url + "/healthz"})
 	return g
 }
 
@@ -250,25 +238,21 @@ func scan(t *testing.T, h *hostile, gws ...*gw) {
 	}
 }
 
+// logHas waits for a line of g's log that holds all of words.
 func logHas(t *testing.T, g *gw, words ...string) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); ; {
-		b, _ := os.ReadFile(g.log)
-		sc := bufio.NewScanner(strings.NewReader(string(b)))
-		for sc.Scan() {
+	testenv.Eventually(t, 2*time.Second, func() (bool, string) {
+		for _, line := range strings.Split(g.p.Tail(0), "\n") {
 			all := true
 			for _, w := range words {
-				all = all && strings.Contains(sc.Text(), w)
+				all = all && strings.Contains(line, w)
 			}
 			if all {
-				return
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with all of %q", words)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("no log line with all of %q", words)
+	})
 }
 
 func redisKeys(t *testing.T, addr string) int {
@@ -704,7 +688,7 @@ func TestAbuseMemory(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	peak := peakRSS(t, g.pid)
+	peak := peakRSS(t, g.p.Pid())
 	t.Logf("abuse for 3 s, 64 customers: answers %v; gateway peak RSS %.0f MiB", codes, float64(peak)/(1<<20))
 	if codes[502] == 0 || codes[200] != 0 {
 		t.Fatalf("answers %v: every abusive response should be a 502", codes)

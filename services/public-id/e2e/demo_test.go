@@ -9,74 +9,24 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
-
-// startProc runs a binary until the test ends, waits until health answers 200, and returns the
-// process's pid and the file it logs to.
-func startProc(t *testing.T, bin, health string, args ...string) (pid int, logFile string) {
-	t.Helper()
-	logFile = filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
-	f, _ := os.Create(logFile)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-done
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("%s log:\n%s", filepath.Base(bin), b)
-		}
-	})
-	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-		if resp, err := http.Get(health); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return true, ""
-			}
-		}
-		select {
-		case <-done:
-			b, _ := os.ReadFile(logFile)
-			t.Fatalf("%s exited:\n%s", bin, b)
-		default:
-		}
-		return false, bin + " did not become healthy"
-	})
-	return cmd.Process.Pid, logFile
-}
-
-func build(t *testing.T, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
-}
 
 // TestLocalDemo runs the local stack's demo as make run does (a generator, the demo orders
 // upstream, the public-ID service with the shipped deploy/local/routes.json) and checks that
 // nothing a customer or the checkout gets holds an internal ID or its decoded fields.
 func TestLocalDemo(t *testing.T) {
-	genBin := build(t, "../../generator/cmd/generator")
-	demoBin := build(t, "../cmd/demo-orders")
+	bins := proc.BuildT(t, "../../generator/cmd/generator", "../cmd/demo-orders")
+	genBin, demoBin := bins[0], bins[1]
 	dir := t.TempDir()
 	genPort, demoPort := testenv.FreePort(t), testenv.FreePort(t)
 	gen := fmt.Sprintf("http://127.0.0.1:%d", genPort)
-	startProc(t, genBin, gen+"/healthz", "--insecure-dev", "--clock-check", "warn", "--region", "us-east-1",
-		"--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:"+filepath.Join(dir, "leases.db"))
+	proc.StartT(t, proc.Spec{Bin: genBin, HealthURL: gen + "/healthz", Args: []string{"--insecure-dev", "--clock-check", "warn",
+		"--region", "us-east-1", "--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:" + filepath.Join(dir, "leases.db")}})
 	routes, err := os.ReadFile("../../../deploy/local/routes.json")
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +36,8 @@ func TestLocalDemo(t *testing.T) {
 	r := testenv.StartRedis(t, t.TempDir())
 	g := startGateway(t, r.Addr, routesPath)
 	demo := fmt.Sprintf("http://127.0.0.1:%d", demoPort)
-	startProc(t, demoBin, demo+"/healthz", "--listen", fmt.Sprintf("127.0.0.1:%d", demoPort),
-		"--db", filepath.Join(dir, "orders.db"), "--generator", gen, "--public-ids", g.api)
+	proc.StartT(t, proc.Spec{Bin: demoBin, HealthURL: demo + "/healthz", Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", demoPort),
+		"--db", filepath.Join(dir, "orders.db"), "--generator", gen, "--public-ids", g.api}})
 
 	var printed []string
 	checkout := func(customer string) (ord, cus string) {
@@ -163,7 +113,7 @@ func TestLocalDemo(t *testing.T) {
 
 // TestHelp: --help prints the usage and exits 0, as every command-line tool does.
 func TestHelp(t *testing.T) {
-	for _, bin := range []string{publicIDBin, build(t, "../cmd/demo-orders"), build(t, "../../generator/cmd/generator"), build(t, "../../registry/cmd/registry")} {
+	for _, bin := range proc.BuildT(t, "../cmd/public-id", "../cmd/demo-orders", "../../generator/cmd/generator", "../../registry/cmd/registry") {
 		out, err := exec.Command(bin, "--help").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "-listen") {
 			t.Errorf("%s --help: %v\n%s", filepath.Base(bin), err, out)

@@ -258,8 +258,7 @@ func TestLogHoldsNoUpstreamBytes(t *testing.T) {
 	}
 	var log string
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
-		b, _ := os.ReadFile(g.log)
-		log = string(b)
+		log = g.p.Tail(0)
 		return strings.Contains(log, "Unsolicited response"), "net/http never logged the unsolicited response:\n" + log
 	})
 	for _, line := range strings.Split(log, "\n") {

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,41 +20,21 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // rollProc is one public-ID process of a rolling deploy.
 type rollProc struct {
+	*proc.Proc
 	name, addr string
-	cmd        *exec.Cmd
-	done       chan struct{}
 }
 
 // launchRollProc starts a public-ID process and does not wait for it: the fake load balancer's
 // health checks decide when it gets traffic.
 func launchRollProc(t *testing.T, bin, name string, args ...string) *rollProc {
 	t.Helper()
-	p := &rollProc{name: name, addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), done: make(chan struct{})}
-	logFile := filepath.Join(t.TempDir(), name+".log")
-	f, _ := os.Create(logFile)
-	p.cmd = exec.Command(bin, append([]string{"--listen", p.addr}, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			s := string(b)
-			if len(s) > 3000 {
-				s = s[len(s)-3000:]
-			}
-			t.Logf("%s log:\n%s", name, s)
-		}
-	})
+	p := &rollProc{name: name, addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}
+	p.Proc = proc.StartT(t, proc.Spec{Bin: bin, Name: name, Args: append([]string{"--listen", p.addr}, args...)})
 	return p
 }
 
@@ -110,7 +88,7 @@ func (c *rollTally) someMapping(n int64) (int64, string, bool) {
 // no such flag), IDGEN_ROLLING_PUBLIC_ID a public-id binary (another commit's); with either set
 // the test reports the failed requests rather than failing on them.
 func TestRollingDeploy(t *testing.T) {
-	delay, bin := "2s", publicIDBin
+	delay, bin := "2s", publicIDBin(t)
 	measuring := false
 	if v := os.Getenv("IDGEN_ROLLING_DELAY"); v != "" {
 		delay, measuring = v, true
@@ -232,13 +210,13 @@ func TestRollingDeploy(t *testing.T) {
 	for i := range fleet {
 		old := fleet[i]
 		repl := launch(fmt.Sprintf("pid-%d", len(fleet)+i))
-		if err := old.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := old.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		termAt := time.Now()
 		testenv.Eventually(t, 30*time.Second, healthy(repl.name))
 		select {
-		case <-old.done:
+		case <-old.Done():
 		case <-time.After(60 * time.Second):
 			t.Fatalf("%s did not exit within 60 s of its SIGTERM", old.name)
 		}

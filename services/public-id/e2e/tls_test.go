@@ -10,9 +10,10 @@ import (
 	"github.com/idgen/idgen/libs/testenv"
 )
 
-func publicIDTLS() testenv.TLSService {
+func publicIDTLS(t *testing.T) testenv.TLSService {
+	t.Helper()
 	return testenv.TLSService{
-		Bin: publicIDBin,
+		Bin: publicIDBin(t),
 		Args: func(listen string, f testenv.TLSFiles) []string {
 			return []string{"--listen", listen, "--store", "sqlite:" + filepath.Join(f.Dir, "public-ids.db"), "--drain", "1s",
 				"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}
@@ -39,11 +40,11 @@ func publicIDTLS() testenv.TLSService {
 // added caller's requests, survives SIGHUP, and answers /healthz 503 once its certificate
 // expires: the same process throughout.
 func TestTLSReload(t *testing.T) {
-	r := testenv.CheckTLSReload(t, publicIDTLS())
+	r := testenv.CheckTLSReload(t, publicIDTLS(t))
 	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
 		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
 }
 
 // TestTLSStartRefused: a public-ID service started on an expired or not yet valid certificate
 // exits non-zero, saying why, before it opens its store.
-func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, publicIDTLS()) }
+func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, publicIDTLS(t)) }
