@@ -43,6 +43,7 @@ func main() {
 	store := flag.String("store", "", "sqlite:PATH or dynamodb:ENDPOINT_URL")
 	table := flag.String("table", lease.TableV2, "lease table")
 	rng := flag.String("range", "64-64", "machine numbers")
+	regionNum := flag.Int("region", 0, "the region number written into the IDs (the region of the lease table)")
 	leaseD := flag.Duration("lease", 3*time.Second, "lease")
 	renew := flag.Duration("renew", 500*time.Millisecond, "renew interval")
 	margin := flag.Duration("margin", 500*time.Millisecond, "fence margin")
@@ -74,7 +75,7 @@ func main() {
 	for n := 0; ctx.Err() == nil; n++ {
 		holder := lease.HolderName(time.Now()) + "/node-" + strconv.Itoa(n)
 		node, err := embedded.Start(ctx, embedded.Config{
-			Stores: map[string]lease.Store{"v2": st}, Range: *rng, Holder: holder,
+			Stores: map[string]lease.Store{"v2": st}, Range: *rng, Holder: holder, Region: *regionNum,
 			Lease: *leaseD, Renew: *renew, FenceMargin: *margin,
 			Clock: clock, Health: health, ClockEvery: 100 * time.Millisecond, Logger: log,
 		})
