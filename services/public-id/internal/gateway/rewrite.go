@@ -1,8 +1,3 @@
-// Package gateway is the customer gateway: it maps public URLs to internal upstreams,
-// translating public IDs in, and rebuilds every upstream response from the route's declared
-// type on the way out. It is an allowlist: only declared methods, query parameters, headers and
-// fields pass; ID fields carry public IDs of their declared resource; anything else that holds
-// an internal ID turns the response into a 502, never into a leak.
 package gateway
 
 import (

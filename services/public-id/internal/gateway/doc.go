@@ -1,0 +1,21 @@
+// Package gateway is the customer gateway: it maps public URLs to internal upstreams,
+// translating public IDs in, and rebuilds every upstream response from the route's declared
+// type on the way out. It is an allowlist: only declared methods, query parameters, headers and
+// fields pass; ID fields carry public IDs of their declared resource; anything else that holds
+// an internal ID turns the response into a 502, never into a leak.
+//
+// A request goes through steps, one file each; each returns its result or one *failure, which
+// names the request's outcome (its status, metric label and public message are one row of the
+// table in outcome.go):
+//
+//   - admit.go: the gateway's and the route's bounds on requests in flight, the client's rate;
+//   - match.go: the route of the public path, and its methods;
+//   - translate.go: the public IDs of the path and the query, turned into internal ones;
+//   - upstream.go: the upstream transport, and what the upstream's status means;
+//   - rebuild.go: the body, read within the body budget and rebuilt in a rewrite slot;
+//   - headers.go: the header and Location policy, redirects included;
+//   - publish.go: the public ID of every internal ID of a response.
+//
+// ServeHTTP (serve.go) runs them, writes the reply and counts its outcome once; health.go is
+// the gateway's /healthz.
+package gateway

@@ -1,0 +1,27 @@
+package gateway
+
+import (
+	"slices"
+	"strings"
+)
+
+// match finds the route of the request's public path and the public ID in it (none: the one
+// not-found answer, on route ""), then checks the route allows the method (else 405 with Allow).
+func (g *Gateway) match(q *request) *failure {
+	for _, rt := range g.routes {
+		if rest, ok := strings.CutPrefix(q.r.URL.Path, rt.prefix); ok {
+			if id, ok := strings.CutSuffix(rest, rt.suffix); ok && id != "" && !strings.Contains(id, "/") {
+				q.route, q.pub, q.start = rt, id, g.now()
+				break
+			}
+		}
+	}
+	switch {
+	case q.route == nil:
+		return fail(outcomeNotFound, nil)
+	case !slices.Contains(q.route.methods, q.r.Method):
+		return &failure{outcome: outcomeMethodNotAllowed, allow: q.route.allow,
+			msg: "method " + q.r.Method + " is not allowed here; allowed: " + q.route.allow}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package gateway
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the gateway's series, registered on the registerer New is given.
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	upstream *prometheus.HistogramVec
+	held     *prometheus.GaugeVec // body budget in use, by route
+}
+
+func newMetrics() metrics {
+	return metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_requests_total",
+			Help: "Customer requests by route and outcome (ok, not_found, bad_request, method_not_allowed, rate_limited, busy, upstream_4xx, upstream_error, upstream_timeout, unsafe_response, store_unavailable, canceled)."},
+			[]string{"route", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_request_duration_seconds",
+			Help: "Customer request latency, upstream included, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
+		upstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_upstream_duration_seconds",
+			Help: "Upstream call latency (to the response headers), by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "idgen_gateway_body_bytes",
+			Help: "Bytes of upstream bodies held (being read, or read and waiting for their rewrite), by route; a route holds at most half of the gateway's body budget."}, []string{"route"}),
+	}
+}
+
+// register registers the gateway's series on reg. Every route's series exist from the first
+// scrape, at zero, and so do route ""'s (requests no route took: not_found, rate_limited, busy).
+func (g *Gateway) register(reg prometheus.Registerer, routes []*Route) {
+	for _, r := range routes {
+		for o := range outcomes {
+			g.requests.WithLabelValues(r.Name, outcome(o).String())
+		}
+		g.duration.WithLabelValues(r.Name)
+		g.upstream.WithLabelValues(r.Name)
+		g.perRoute[r].held = g.held.WithLabelValues(r.Name)
+	}
+	for _, o := range []outcome{outcomeNotFound, outcomeRateLimited, outcomeBusy} {
+		g.requests.WithLabelValues("", o.String())
+	}
+	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
+		func() float64 { return float64(g.limits.len()) }))
+}

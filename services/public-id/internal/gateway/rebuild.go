@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// firstChunk is the budget a body takes first; it doubles as the body grows, up to maxChunk at
+// a time, so a trickling upstream holds about what it has sent.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 64 << 10
+)
+
+// rebuild reads a 2xx upstream response and rebuilds it from the route's declarations: the body
+// from its type, with public IDs, and the declared headers, checked against every internal ID
+// of the response. The body is read within the body budget (no rewrite slot is held while an
+// upstream sends), then rebuilt in a rewrite slot of the gateway and of the route, so the memory
+// responses take is bounded whatever the upstreams send and however many customers ask, and a
+// slow upstream holds nothing another route needs.
+func (g *Gateway) rebuild(q *request, resp *http.Response) (*answer, *failure) {
+	a, err := g.rebuilt(q, resp)
+	if err != nil {
+		return nil, refusal(q.r.Context(), err)
+	}
+	return a, nil
+}
+
+func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
+	route, lim := q.route, g.perRoute[q.route]
+	if resp.ContentLength > g.o.MaxBody {
+		return nil, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
+	}
+	raw, held, err := g.readBody(lim, resp.Body)
+	defer func() { g.giveBody(lim, held) }()
+	if err != nil {
+		return nil, err
+	}
+	code := resp.StatusCode
+	var out []byte
+	if len(bytes.TrimSpace(raw)) > 0 && code != http.StatusNoContent {
+		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+			return nil, unsafe("", "the upstream's body is not JSON")
+		}
+		release, err := g.rewriteSlot(q.r.Context(), lim)
+		if err != nil {
+			return nil, err
+		}
+		rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
+		g.giveBody(lim, held) // the rebuilt body is apart from the upstream's, which goes now
+		held = 0
+		if err == nil {
+			var pubs map[int64]string
+			if pubs, err = g.publish(q.r.Context(), rw.ids, &q.known); err == nil {
+				out, err = rw.Fill(pubs, &q.known)
+			}
+		}
+		release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Headers last: every internal ID of the response is known by now.
+	headers, err := g.headers(q.r.Context(), route, resp.Header, &q.known)
+	if err != nil {
+		return nil, err
+	}
+	return &answer{status: code, headers: headers, body: out}, nil
+}
+
+// readBody reads an upstream body whole, taking the body budget of the route and of the gateway
+// as it grows; the caller gives back held bytes (giveBody), whatever the error. A body that finds
+// no room gets errBusy at once: waiting would let slow upstreams hold the budget longer still.
+func (g *Gateway) readBody(lim *routeLimits, body io.Reader) (buf []byte, held int64, err error) {
+	limit := g.o.MaxBody + 1 // a byte more than allowed tells a body too large
+	for {
+		if int64(len(buf)) == held {
+			if held == limit {
+				return buf, held, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
+			}
+			grow := min(max(held, firstChunk), maxChunk, limit-held)
+			if !lim.bodies.TryAcquire(grow) {
+				return buf, held, errBusy
+			}
+			if !g.bodies.TryAcquire(grow) {
+				lim.bodies.Release(grow)
+				return buf, held, errBusy
+			}
+			lim.held.Add(float64(grow))
+			next := make([]byte, len(buf), held+grow)
+			copy(next, buf)
+			buf, held = next, held+grow
+		}
+		n, err := body.Read(buf[len(buf):held])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, held, nil
+		}
+		if err != nil {
+			return buf, held, fmt.Errorf("%w: %w", errUpstream, err)
+		}
+	}
+}
+
+// giveBody gives back a body's budget; the body must not be used after.
+func (g *Gateway) giveBody(lim *routeLimits, held int64) {
+	if held > 0 {
+		g.bodies.Release(held)
+		lim.bodies.Release(held)
+		lim.held.Sub(float64(held))
+	}
+}
+
+// rewriteSlot waits up to RewriteWait for a rewrite slot of the route, then of the gateway (so
+// a route at its own limit holds none of the gateway's), and returns the function that frees
+// both.
+func (g *Gateway) rewriteSlot(ctx context.Context, lim *routeLimits) (func(), error) {
+	wait := time.NewTimer(g.o.RewriteWait)
+	defer wait.Stop()
+	select {
+	case lim.rewrites <- struct{}{}:
+	case <-wait.C:
+		return nil, errBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case g.rewrites <- struct{}{}:
+	case <-wait.C:
+		<-lim.rewrites
+		return nil, errBusy
+	case <-ctx.Done():
+		<-lim.rewrites
+		return nil, ctx.Err()
+	}
+	return func() { <-g.rewrites; <-lim.rewrites }, nil
+}
+
+func isJSON(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/idgen/idgen/libs/svc/serve"
+)
+
+// request is one customer request on its way through the steps.
+type request struct {
+	r     *http.Request
+	route *Route    // once matched
+	pub   string    // the public ID of the path, once matched
+	start time.Time // when it was matched, for the latency metric
+	known Known     // the internal IDs of the request, then of the response
+	held  []func()  // frees what admission took, after the reply
+}
+
+func (q *request) free() {
+	for _, f := range q.held {
+		f()
+	}
+}
+
+// answer is a reply: the rebuilt upstream response, the gateway's own error or its health.
+type answer struct {
+	status  int
+	headers http.Header
+	body    []byte // JSON; nil for none
+}
+
+// ServeHTTP implements http.Handler: it runs the steps, then writes the reply and counts the
+// request's outcome, once. What admission took is freed after the reply is written; the rewrite
+// slot and the body budget before (rebuild.go), so a slow reader holds only its own connection
+// and its in-flight slots.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := &request{r: r}
+	defer q.free()
+	f := g.admit(q)
+	if f == nil && r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		write(w, r, g.health(r.Context()))
+		return
+	}
+	var a *answer
+	if f == nil {
+		a, f = g.forward(q)
+	}
+	route := ""
+	if q.route != nil {
+		route = q.route.Name
+	}
+	o := outcomeOK
+	if f != nil {
+		o, a = f.outcome, g.failed(route, f)
+	}
+	g.requests.WithLabelValues(route, o.String()).Inc()
+	write(w, r, a)
+	if q.route != nil {
+		g.duration.WithLabelValues(route).Observe(g.now().Sub(q.start).Seconds())
+	}
+}
+
+// forward runs the steps after the gateway's admission: match the route, take the route's
+// admission, translate the request, call the upstream, and rebuild its answer.
+func (g *Gateway) forward(q *request) (*answer, *failure) {
+	if f := g.match(q); f != nil {
+		return nil, f
+	}
+	if f := g.admitRoute(q); f != nil {
+		return nil, f
+	}
+	target, f := g.translate(q)
+	if f != nil {
+		return nil, f
+	}
+	// The route's timeout bounds the whole exchange with the upstream: connect, headers, body.
+	ctx, cancel := context.WithTimeout(q.r.Context(), g.perRoute[q.route].timeout)
+	defer cancel()
+	resp, f := g.call(ctx, q, target)
+	if f != nil {
+		return nil, f
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return g.redirect(q, resp)
+	}
+	return g.rebuild(q, resp)
+}
+
+// failed is the reply to a failure, from its row of outcomes; the log says why where the row
+// says so, with the route and never an upstream's bytes: every quoted string is removed (an
+// upstream's bytes in a transport error, the upstream URL with its internal ID), and for an
+// unsafe response only the field and the reason are named, never the value.
+func (g *Gateway) failed(route string, f *failure) *answer {
+	row := outcomes[f.outcome]
+	var ue *UnsafeError
+	switch {
+	case f.outcome == outcomeUnsafe && errors.As(f.err, &ue):
+		g.log.Warn("gateway refused an upstream response", "route", route, "field", ue.Field, "reason", ue.Reason)
+	case f.outcome == outcomeCanceled:
+		// There is no one to tell, so the log says it at debug level only.
+		g.log.Debug("gateway request canceled by the customer", "route", route, "error", redacted(f.err))
+	case row.logged:
+		g.log.Warn("gateway request failed", "route", route, "outcome", row.label, "error", redacted(f.err))
+	}
+	status, msg := cmp(f.status, row.status), f.msg
+	if msg == "" {
+		msg = row.msg
+	}
+	h := http.Header{"Cache-Control": {"no-store"}}
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", strconv.Itoa(max(f.retryAfter, 1)))
+	}
+	if f.allow != "" {
+		h.Set("Allow", f.allow)
+	}
+	body, _ := json.Marshal(map[string]string{"error": msg})
+	return &answer{status: status, headers: h, body: body}
+}
+
+func redacted(err error) string {
+	if err == nil {
+		return ""
+	}
+	return serve.Redact(err.Error())
+}
+
+// write is the gateway's one reply writer. A body is JSON and ends with a newline;
+// Content-Length is set, so a HEAD gets the status and headers a GET gets, and no body.
+func write(w http.ResponseWriter, r *http.Request, a *answer) {
+	h := w.Header()
+	for k, v := range a.headers {
+		h[k] = v
+	}
+	switch {
+	case a.body != nil:
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(a.body)+1))
+	case a.status != http.StatusNoContent && a.status != http.StatusNotModified:
+		h.Set("Content-Length", "0") // what the server adds to a GET's empty body, set for a HEAD too
+	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(a.status)
+	if a.body != nil && r.Method != http.MethodHead {
+		_, _ = w.Write(a.body)
+		_, _ = w.Write([]byte{'\n'})
+	}
+}

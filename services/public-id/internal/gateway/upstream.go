@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+)
+
+// newUpstreamClient is the upstream transport. It has no client timeout: each request carries
+// its route's deadline, which bounds the whole exchange (connect, headers and body).
+func newUpstreamClient() *http.Client {
+	return &http.Client{
+		// Redirects are the gateway's to judge (a Location must map to a public path), never
+		// followed: a redirect could lead anywhere, the internal API included.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, MaxResponseHeaderBytes: 64 << 10}}
+}
+
+// call asks the upstream for target within ctx (the route's deadline) and returns its response
+// when the gateway passes on what it means: a 2xx to rebuild, a 3xx to judge as a redirect.
+// Otherwise the response is closed and the failure says what the customer gets: 404 and 410
+// the one not-found answer, another 4xx its status with the gateway's words, the rest 502; a
+// broken exchange 502 or, past the deadline, 504.
+//
+// A HEAD is a GET without the body: the upstream's GET answer, rebuilt and checked as for a GET,
+// gives the same status and headers (an upstream's HEAD has no body to rebuild or check).
+func (g *Gateway) call(ctx context.Context, q *request, target string) (*http.Response, *failure) {
+	method := q.r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
+	if err != nil {
+		return nil, fail(outcomeUpstreamError, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	t0 := g.now()
+	resp, err := g.client.Do(req)
+	g.upstream.WithLabelValues(q.route.Name).Observe(g.now().Sub(t0).Seconds())
+	if err != nil {
+		return nil, upstreamFailure(q.r.Context(), err)
+	}
+	var f *failure
+	switch code := resp.StatusCode; {
+	case code == http.StatusNotFound || code == http.StatusGone:
+		f = fail(outcomeNotFound, nil)
+	case code >= 400 && code < 500:
+		f = upstream4xx(code)
+	case code >= 200 && code < 400:
+		return resp, nil
+	default:
+		f = upstreamStatus(code)
+	}
+	resp.Body.Close()
+	return nil, f
+}
