@@ -1,7 +1,6 @@
 package dashboards_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,85 +24,13 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/localstack"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// proc is a process the test started; it is stopped by pid when the test ends.
-type proc struct {
-	name string
-	addr string // host:port it serves /metrics on
-	cmd  *exec.Cmd
-}
-
-func start(t *testing.T, dir, name, addr string, bin string, args ...string) *proc {
-	t.Helper()
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p := &proc{name: name, addr: addr, cmd: cmd}
-	t.Cleanup(func() {
-		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
-		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			if len(b) > 3000 {
-				b = b[len(b)-3000:]
-			}
-			t.Logf("%s log (tail):\n%s", name, b)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := testenv.WaitTCP(ctx, addr); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return p
-}
-
 func addr(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)) }
-
-// build compiles the services into dir.
-func build(t *testing.T, dir string) {
-	t.Helper()
-	root, err := testenv.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 4)
-	for name, pkg := range map[string]string{"registry": "./services/registry/cmd/registry", "generator": "./services/generator/cmd/generator",
-		"public-id": "./services/public-id/cmd/public-id", "demo-orders": "./services/public-id/cmd/demo-orders"} {
-		wg.Go(func() {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
-			cmd.Dir = root
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Sprintf("go build %s: %v\n%s", pkg, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
-}
 
 type promAPI struct{ base string }
 
@@ -176,8 +103,6 @@ func TestAlertsOnRealServers(t *testing.T) {
 	}
 	began := time.Now()
 	dir := t.TempDir()
-	build(t, dir)
-	bin := func(n string) string { return filepath.Join(dir, n) }
 
 	dyn := testenv.StartDynalite(t, "")
 	ctx := context.Background()
@@ -190,43 +115,32 @@ func TestAlertsOnRealServers(t *testing.T) {
 	}
 	redis := testenv.StartRedis(t, dir)
 
-	regAddr := addr(t)
-	reg := start(t, dir, "registry", regAddr, bin("registry"), "--insecure-dev", "--listen", regAddr, "--store", "sqlite:"+filepath.Join(dir, "registry.db"))
-	generator := func(name, region, store string, extra ...string) *proc {
-		a := addr(t)
-		return start(t, dir, name, a, bin("generator"), append([]string{"--insecure-dev", "--clock-check", "warn",
-			"--registry", "http://" + regAddr, "--region", region, "--listen", a, "--lease-store", store}, extra...)...)
-	}
+	// The local stack with four generators and one on mutual TLS. gen-a and gen-b: us-east-1 on
+	// the DynamoDB-compatible store; gen-b's default caller has a quota of 5 IDs/s. gen-c:
+	// eu-west-1, the client's peer. gen-f: eu-west-1 with a 3 s lease, to be frozen past its
+	// fence. gen-t: us-east-1 with mutual TLS, its certificate an hour from expiry. The public-ID
+	// service on Redis, reading its persistence every 200 ms; the demo orders on gen-a.
 	dynStore := "dynamodb:" + dyn.Endpoint
-	// gen-a and gen-b: us-east-1 on the DynamoDB-compatible store; gen-b's default caller has a
-	// quota of 5 IDs/s. gen-c: eu-west-1, the client's peer. gen-f: eu-west-1 with a 3 s lease, to
-	// be frozen past its fence.
-	genA := generator("gen-a", "us-east-1", dynStore, "--lease", "2m", "--renew", "1s", "--fence-margin", "5s")
-	genB := generator("gen-b", "us-east-1", dynStore, "--lease", "2m", "--renew", "1s", "--fence-margin", "5s", "--dev-quota", "5")
-	genC := generator("gen-c", "eu-west-1", "sqlite:"+filepath.Join(dir, "leases-eu-west-1.db"))
-	genF := generator("gen-f", "eu-west-1", "sqlite:"+filepath.Join(dir, "leases-frozen.db"), "--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms")
-	// gen-t: us-east-1 with mutual TLS, its certificate an hour from expiry.
-	genT := tlsGenerator(t, dir, bin("generator"), "http://"+regAddr, "us-east-1")
-
-	pidAddr, gwAddr, ordersAddr := addr(t), addr(t), addr(t)
-	root, _ := testenv.Root()
-	routes, err := os.ReadFile(filepath.Join(root, "deploy/local/routes.json"))
+	ls := localstack.StartT(t, localstack.Options{State: dir, Generators: []localstack.Generator{
+		{Name: "gen-a", Region: "us-east-1", LeaseStore: dynStore, Args: []string{"--lease", "2m", "--renew", "1s", "--fence-margin", "5s"}},
+		{Name: "gen-b", Region: "us-east-1", LeaseStore: dynStore, Args: []string{"--lease", "2m", "--renew", "1s", "--fence-margin", "5s", "--dev-quota", "5"}},
+		{Name: "gen-c", Region: "eu-west-1"},
+		{Name: "gen-f", Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "leases-frozen.db"), Args: []string{"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms"}},
+		tlsGenerator(t, dir, "us-east-1"),
+	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
+		localstack.StartOptions{})
+	svc := ls.Service
+	genA, genB, genC, genF, genT := svc("gen-a"), svc("gen-b"), svc("gen-c"), svc("gen-f"), svc("gen-t")
+	reg, pid := svc("registry"), svc("public-id")
+	gwAddr, ordersAddr := localstack.GatewayAddr(ls.Services), svc("demo-orders").Addr
+	root, err := testenv.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	routesFile := filepath.Join(dir, "routes.json")
-	if err := os.WriteFile(routesFile, bytes.ReplaceAll(routes, []byte("127.0.0.1:7005"), []byte(ordersAddr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pid := start(t, dir, "public-id", pidAddr, bin("public-id"), "--insecure-dev", "--listen", pidAddr, "--gateway-listen", gwAddr,
-		"--store", "redis:"+redis.Addr, "--routes", routesFile, "--resources", "ord,cus", "--rate-per-client", "0",
-		"--redis-durability-check", "200ms")
-	start(t, dir, "demo-orders", ordersAddr, bin("demo-orders"), "--listen", ordersAddr, "--db", filepath.Join(dir, "demo-orders.db"),
-		"--generator", "http://"+genA.addr, "--public-ids", "http://"+pidAddr)
 
 	// A calling service: the client library with gen-a local and gen-c its peer, its metrics
 	// served for Prometheus.
-	cl, err := idclient.New(idclient.Config{Endpoints: []string{"http://" + genA.addr, "http://" + genC.addr}, Batch: 100, ProbeEvery: 200 * time.Millisecond, CallTimeout: 500 * time.Millisecond})
+	cl, err := idclient.New(idclient.Config{Endpoints: []string{genA.URL(), genC.URL()}, Batch: 100, ProbeEvery: 200 * time.Millisecond, CallTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,11 +193,11 @@ func TestAlertsOnRealServers(t *testing.T) {
 			r.Body.Close()
 		}
 	}
-	for _, g := range []*proc{genA, genC, genF} {
-		every(50*time.Millisecond, func() { post("http://"+g.addr+"/v1/ids:batch", `{"count": 5}`) })
+	for _, g := range []localstack.Service{genA, genC, genF} {
+		every(50*time.Millisecond, func() { post(g.URL()+"/v1/ids:batch", `{"count": 5}`) })
 	}
 	// 5,000 IDs/s over a quota of 5/s (its burst is one full batch of 1,000).
-	every(20*time.Millisecond, func() { post("http://"+genB.addr+"/v1/ids:batch", `{"count": 100}`) })
+	every(20*time.Millisecond, func() { post(genB.URL()+"/v1/ids:batch", `{"count": 100}`) })
 	every(50*time.Millisecond, func() {
 		if r, err := hc.Get("http://" + gwAddr + "/orders/" + order[1]); err == nil {
 			_, _ = io.Copy(io.Discard, r.Body)
@@ -302,8 +216,9 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"route: {receiver: default, group_wait: 1s, group_interval: 1s, repeat_interval: 1h}\nreceivers: [{name: default}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start(t, dir, "alertmanager", amAddr, "prometheus-alertmanager", "--config.file", filepath.Join(dir, "alertmanager.yml"),
-		"--storage.path", filepath.Join(dir, "am"), "--web.listen-address", amAddr, "--cluster.listen-address", "")
+	proc.StartT(t, proc.Spec{Bin: "prometheus-alertmanager", Log: filepath.Join(dir, "alertmanager.log"), HealthURL: "http://" + amAddr + "/-/ready",
+		Args: []string{"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "am"),
+			"--web.listen-address", amAddr, "--cluster.listen-address", ""}})
 	th, err := dashboards.LoadThresholds(thresholds)
 	if err != nil {
 		t.Fatal(err)
@@ -315,8 +230,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	target := func(p *proc, region string) string {
-		return fmt.Sprintf("      - targets: [%q]\n        labels: {region: %q, name: %q}\n", p.addr, region, p.name)
+	target := func(p localstack.Service, region string) string {
+		return fmt.Sprintf("      - targets: [%q]\n        labels: {region: %q, name: %q}\n", p.HealthAddr, region, p.Name)
 	}
 	cfg := "global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}\n" +
 		"rule_files: [" + filepath.Join(dir, "rules.yml") + "]\n" +
@@ -330,17 +245,10 @@ func TestAlertsOnRealServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start(t, dir, "prometheus", promAddr, "prometheus", "--config.file", filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path", filepath.Join(dir, "tsdb"), "--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s")
+	proc.StartT(t, proc.Spec{Bin: "prometheus", Log: filepath.Join(dir, "prometheus.log"), HealthURL: "http://" + promAddr + "/-/ready",
+		Args: []string{"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "tsdb"),
+			"--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s"}})
 	prom := promAPI{"http://" + promAddr}
-	waitFor(t, 30*time.Second, "Prometheus ready", func() bool {
-		r, err := http.Get(prom.base + "/-/ready")
-		if err != nil {
-			return false
-		}
-		r.Body.Close()
-		return r.StatusCode == http.StatusOK
-	})
 
 	// Every target up, and a few seconds of samples for the rates.
 	waitFor(t, 30*time.Second, "every target up", func() bool {
@@ -360,8 +268,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
 
 	// What each service exports passes promtool's checks of names, help and units.
-	for _, p := range []*proc{genA, genT, reg, pid} {
-		resp, err := http.Get("http://" + p.addr + "/metrics")
+	for _, p := range []localstack.Service{genA, genT, reg, pid} {
+		resp, err := http.Get("http://" + p.HealthAddr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +278,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		resp.Body.Close()
 		if err != nil || len(strings.TrimSpace(string(out))) > 0 {
-			t.Errorf("promtool check metrics on %s: %v\n%s", p.name, err, out)
+			t.Errorf("promtool check metrics on %s: %v\n%s", p.Name, err, out)
 		}
 	}
 
@@ -398,7 +306,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		t.Fatalf("redis-cli CONFIG SET appendonly no: %v %s", err, out)
 	}
 	waitFor(t, 10*time.Second, "the public-ID service to find its store volatile", func() bool {
-		r, err := http.Get("http://" + pid.addr + "/metrics")
+		r, err := http.Get("http://" + pid.HealthAddr + "/metrics")
 		if err != nil {
 			return false
 		}
@@ -406,26 +314,26 @@ func TestAlertsOnRealServers(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		return regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 1$`).Match(b)
 	})
-	_ = syscall.Kill(genF.cmd.Process.Pid, syscall.SIGSTOP) // frozen past its 3 s lease
-	_ = genA.cmd.Process.Signal(syscall.SIGKILL)            // a generator dies; the client moves to its peer
-	dyn.Stop()                                              // the lease store goes away
-	redis.Kill()                                            // the public-ID store goes away
+	_ = ls.Proc("gen-f").Signal(syscall.SIGSTOP) // frozen past its 3 s lease
+	_ = ls.Proc("gen-a").Signal(syscall.SIGKILL) // a generator dies; the client moves to its peer
+	dyn.Stop()                                   // the lease store goes away
+	redis.Kill()                                 // the public-ID store goes away
 	time.Sleep(4500 * time.Millisecond)
-	_ = syscall.Kill(genF.cmd.Process.Pid, syscall.SIGCONT)
+	_ = ls.Proc("gen-f").Signal(syscall.SIGCONT)
 
 	want := map[string]map[string]string{
-		"IdgenGeneratorDown":           {"instance": genA.addr},
-		"IdgenLeaseRenewalsFailing":    {"instance": genF.addr},
-		"IdgenLeaseStoreErrors":        {"instance": genB.addr},
+		"IdgenGeneratorDown":           {"instance": genA.HealthAddr},
+		"IdgenLeaseRenewalsFailing":    {"instance": genF.HealthAddr},
+		"IdgenLeaseStoreErrors":        {"instance": genB.HealthAddr},
 		"IdgenQuotaRejections":         {"region": "us-east-1", "caller": "dev"},
 		"IdgenClientOnPeerRegion":      {"job": "orders"},
-		"IdgenGatewayStoreUnavailable": {"instance": pid.addr},
-		"IdgenPublicIDStoreVolatile":   {"instance": pid.addr},
-		"IdgenClockCheckWarnMode":      {"instance": genB.addr},
+		"IdgenGatewayStoreUnavailable": {"instance": pid.HealthAddr},
+		"IdgenPublicIDStoreVolatile":   {"instance": pid.HealthAddr},
+		"IdgenClockCheckWarnMode":      {"instance": genB.HealthAddr},
 	}
 	// Not a fault: gen-t's certificate expires within the hour.
 	for _, name := range []string{"IdgenTLSCertificateExpiringSoon", "IdgenTLSCertificateExpiryImminent"} {
-		want[name] = map[string]string{"instance": genT.addr, "kind": "server"}
+		want[name] = map[string]string{"instance": genT.HealthAddr, "kind": "server"}
 	}
 	var got []amAlert
 	waitFor(t, 60*time.Second, "the induced alerts in Alertmanager", func() bool {

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/localstack"
 )
 
-// tlsGenerator starts a generator of region with mutual TLS, its certificate and CA an hour from
-// expiry (the certificate alerts fire on it), scraped on its plaintext health listener as
+// tlsGenerator is gen-t, a generator of region with mutual TLS, its certificate and CA an hour
+// from expiry (the certificate alerts fire on it), scraped on its plaintext health listener as
 // Prometheus scrapes production generators.
-func tlsGenerator(t *testing.T, dir, bin, registry, region string) *proc {
+func tlsGenerator(t *testing.T, dir, region string) localstack.Generator {
 	t.Helper()
 	ca := testenv.NewCA(t, "services CA")
 	certFile, keyFile := testenv.WritePEM(t, dir, "gen-t", ca.Server(t))
@@ -22,8 +23,6 @@ func tlsGenerator(t *testing.T, dir, bin, registry, region string) *proc {
 	if err := os.WriteFile(callersFile, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "orders"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	health := addr(t)
-	return start(t, dir, "gen-t", health, bin, "--clock-check", "warn", "--registry", registry, "--region", region,
-		"--listen", addr(t), "--health-listen", health, "--lease-store", "sqlite:"+filepath.Join(dir, "leases-tls.db"),
-		"--tls-cert", certFile, "--tls-key", keyFile, "--client-ca", caFile, "--callers", callersFile)
+	return localstack.Generator{Name: "gen-t", Region: region, LeaseStore: "sqlite:" + filepath.Join(dir, "leases-tls.db"), MTLS: true,
+		Args: []string{"--tls-cert", certFile, "--tls-key", keyFile, "--client-ca", caFile, "--callers", callersFile}}
 }

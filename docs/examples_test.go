@@ -1,7 +1,6 @@
 package docs
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -11,9 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idgen/idgen/libs/testenv/localstack"
 )
 
 // An example is a block fenced as sh in README.md, docs/*.md or services/*/README.md: what a
@@ -72,8 +72,8 @@ func examples(root string) ([]example, error) {
 var localPorts = []int{7000, 7001, 7002, 7003, 7004, 7005}
 
 // TestExamples runs every example of the READMEs and docs/, and every "Try:" line make run prints,
-// against the local stack as make run starts it (scripts/run-local.sh, state in a directory of
-// the test's own), from a directory that looks like the checkout.
+// against the local stack as make run starts it (package localstack on make run's ports, state in
+// a directory of the test's own), from a directory that looks like the checkout.
 func TestExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the local stack: not in -short")
@@ -108,7 +108,10 @@ func TestExamples(t *testing.T) {
 	if err := os.Symlink(state, filepath.Join(work, ".idgen")); err != nil {
 		t.Fatal(err)
 	}
-	banner := startLocalStack(t, root, state)
+	// make run's stack (package localstack), its binaries in .idgen/bin as make run's are.
+	ls := localstack.StartT(t, localstack.Options{Root: root, State: state, Logs: filepath.Join(state, "logs", "examples"), FixedPorts: true},
+		localstack.StartOptions{Bin: filepath.Join(state, "bin")})
+	banner := ls.Banner(".idgen/logs/examples/")
 
 	// The banner's "Try:" lines are examples too.
 	var try []string
@@ -179,59 +182,3 @@ func matchWants(wants []string, out string) (string, bool) {
 	}
 	return "", true
 }
-
-// startLocalStack starts scripts/run-local.sh with its state in state and returns what it printed
-// up to its banner's end; the stack is stopped (SIGTERM, as make's Ctrl-C) when the test ends.
-func startLocalStack(t *testing.T, root, state string) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "scripts/run-local.sh"))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "IDGEN_RUN_STATE="+state)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-	})
-	var banner strings.Builder
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			banner.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "Ctrl-C stops everything") {
-				ready <- true
-				break
-			}
-		}
-		ready <- false
-		_, _ = bufio.NewReader(pr).WriteTo(discard{})
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("make run's stack did not come up:\n%s", banner.String())
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("make run's stack not up within 5 minutes:\n%s", banner.String())
-	}
-	return banner.String()
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

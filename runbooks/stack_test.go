@@ -3,18 +3,17 @@ package runbooks
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/localstack"
 )
 
 // Lease settings of the stack's generators, short so that a runbook that fences or quarantines
@@ -33,35 +32,21 @@ type stack struct {
 	generators map[string]string
 }
 
-// startStack builds the binaries and starts the registry, one dynalite per region (lease tables
-// are region-local), the generators of us-east-1 (service range) and eu-west-1 (machine number
-// 170, the number of the design's playbook), Redis and the public-ID service.
+// startStack starts the local stack (package localstack) with one dynalite per region (lease
+// tables are region-local) as the generators' lease stores, the generator of us-east-1 on the
+// service range and eu-west-1's on machine number 170 (the number of the design's playbook), and
+// the public-ID service on Redis.
 func startStack(t *testing.T) *stack {
 	t.Helper()
-	root, err := testenv.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	bin, svc := filepath.Join(dir, "bin"), filepath.Join(dir, "svc")
-	for _, d := range []string{bin, svc} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	build := exec.Command("go", "build", "-o", svc+"/", "./tools/idgenctl", "./services/registry/cmd/registry",
-		"./services/generator/cmd/generator", "./services/public-id/cmd/public-id")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	if err := os.Rename(filepath.Join(svc, "idgenctl"), filepath.Join(bin, "idgenctl")); err != nil {
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-
 	ctx := context.Background()
 	endpoints := map[string]string{}
-	for _, region := range []string{"us-east-1", "eu-west-1"} {
+	var gens []localstack.Generator
+	for _, g := range []struct{ region, machines string }{{"us-east-1", "service"}, {"eu-west-1", "170-170"}} {
 		d := testenv.StartDynalite(t, "")
 		db, err := dynamolease.NewClient(ctx, d.Endpoint)
 		if err != nil {
@@ -70,48 +55,54 @@ func startStack(t *testing.T) *stack {
 		if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 			t.Fatal(err)
 		}
-		endpoints[region] = d.Endpoint
+		endpoints[g.region] = d.Endpoint
+		gens = append(gens, localstack.Generator{Region: g.region, LeaseStore: "dynamodb:" + d.Endpoint,
+			Args: []string{"--range", g.machines, "--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin}})
 	}
 	writeAWSWrapper(t, filepath.Join(bin, "aws"), endpoints)
-
-	logs := filepath.Join(dir, "logs")
-	_ = os.MkdirAll(logs, 0o755)
-	regPort := testenv.FreePort(t)
-	reg := fmt.Sprintf("http://127.0.0.1:%d", regPort)
-	startProc(t, logs, filepath.Join(svc, "registry"), reg+"/healthz", "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", regPort),
-		"--store", "sqlite:"+filepath.Join(dir, "registry.db"))
-	s := &stack{bin: bin, generators: map[string]string{}}
-	ranges := map[string]string{"us-east-1": "service", "eu-west-1": "170-170"}
-	var stores, gens []string // gens: us-east-1's first
-	for _, region := range []string{"us-east-1", "eu-west-1"} {
-		port := testenv.FreePort(t)
-		url := fmt.Sprintf("http://127.0.0.1:%d", port)
-		startProc(t, logs, filepath.Join(svc, "generator"), url+"/healthz", "--insecure-dev", "--clock-check", "warn",
-			"--registry", reg, "--region", region, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-			"--lease-store", "dynamodb:"+endpoints[region], "--range", ranges[region],
-			"--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin)
-		s.generators[region] = url
-		stores = append(stores, region+"=dynamodb:"+endpoints[region])
-		gens = append(gens, url)
-	}
 	redis := testenv.StartRedis(t, t.TempDir())
-	pubPort := testenv.FreePort(t)
-	pub := fmt.Sprintf("http://127.0.0.1:%d", pubPort)
-	startProc(t, logs, filepath.Join(svc, "public-id"), pub+"/healthz", "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", pubPort),
-		"--store", "redis:"+redis.Addr)
+	ls := localstack.StartT(t, localstack.Options{State: filepath.Join(dir, "state"), Generators: gens, PublicIDStore: "redis:" + redis.Addr},
+		localstack.StartOptions{})
 
+	s := &stack{bin: bin, generators: map[string]string{}}
+	var stores, urls []string // us-east-1's first
+	for _, g := range ls.Generators() {
+		s.generators[g.Region] = g.URL()
+		stores = append(stores, g.Region+"=dynamodb:"+endpoints[g.Region])
+		urls = append(urls, g.URL())
+	}
+	if err := os.Symlink(ls.Bin("idgenctl"), filepath.Join(bin, "idgenctl")); err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(dir, "home")
 	_ = os.MkdirAll(home, 0o755)
 	s.env = append(os.Environ(),
 		"PATH="+bin+":"+os.Getenv("PATH"),
 		"HOME="+home,
-		"IDGEN_REGISTRY="+reg,
+		"IDGEN_REGISTRY="+ls.Service("registry").URL(),
 		"IDGEN_LEASE_STORE="+strings.Join(stores, ","),
-		"IDGEN_GENERATORS="+strings.Join(gens, ","),
-		"IDGEN_PUBLIC_ID="+pub,
+		"IDGEN_GENERATORS="+strings.Join(urls, ","),
+		"IDGEN_PUBLIC_ID="+ls.Service("public-id").URL(),
 		"IDGEN_REDIS_URL=redis://"+redis.Addr,
 	)
 	return s
+}
+
+// waitRegionHealthy runs idgenctl health for the region until it passes: the generators answer
+// ok and the lease table agrees with the leases they report (a quarantine, lift or fence reaches
+// a generator only at its next renewal, so its own /healthz alone can still say ok). The test
+// fails, naming what left the region unhealthy, if it does not pass within d.
+func (s *stack) waitRegionHealthy(t *testing.T, what, region string, d time.Duration) {
+	t.Helper()
+	testenv.Eventually(t, d, func() (bool, string) {
+		cmd := exec.Command(filepath.Join(s.bin, "idgenctl"), "health", "--region", region)
+		cmd.Env = s.env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			time.Sleep(150 * time.Millisecond) // the cadence of a check that reads every lease table, not a wait for health
+		}
+		return err == nil, fmt.Sprintf("%s left the %s generator unhealthy: %v\n%s", what, region, err, out)
+	})
 }
 
 // writeAWSWrapper writes the aws that the runbooks' blocks call: the real AWS CLI (Debian's
@@ -151,43 +142,5 @@ exec %s --endpoint-url "$endpoint" "$@"
 `, cases.String(), real)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func startProc(t *testing.T, logs, bin, healthURL string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	logf, err := os.CreateTemp(logs, filepath.Base(bin)+"-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	if err := waitHealthy(healthURL, 20*time.Second); err != nil {
-		b, _ := os.ReadFile(logf.Name())
-		t.Fatalf("%s: %v\n%s", filepath.Base(bin), err, b)
-	}
-}
-
-func waitHealthy(url string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	c := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := c.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not healthy after %v: %v", url, d, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,0 +1,273 @@
+// Package localstack is idgen's local stack written down once: which programs it builds, which
+// processes it runs, on which ports, with which flags and state files, in which order, and how
+// each one's health is checked. make run (scripts/run-local.sh, cmd/run-local), the runbook tests
+// and the dashboards' end-to-end test all start this one description; Options change what a
+// caller needs changed (stores, extra flags, more generators, free ports instead of make run's
+// 7000–7005).
+//
+// Plan resolves the description into Services, plain data; Start builds the binaries and starts
+// the processes (through libs/testenv/proc, so they die with the process that started them), and
+// StartT does the same for a test. The command make run runs uses Start as the tests use StartT.
+package localstack
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Binary is a program the stack builds.
+type Binary struct {
+	Name string // its file name in the stack's bin directory
+	Pkg  string // its package, relative to the repository root
+}
+
+// Binaries are the programs the stack builds, the services' and idgenctl, for the operator.
+var Binaries = []Binary{
+	{"registry", "./services/registry/cmd/registry"},
+	{"generator", "./services/generator/cmd/generator"},
+	{"public-id", "./services/public-id/cmd/public-id"},
+	{"demo-orders", "./services/public-id/cmd/demo-orders"}, // the demo orders upstream
+	{"idgenctl", "./tools/idgenctl"},
+}
+
+// The ports make run serves on (Options.FixedPorts), all on 127.0.0.1.
+const (
+	RegistryPort   = 7000
+	GeneratorPort  = 7001 // the first generator's; the next ones count up (7002)
+	PublicIDPort   = 7003
+	GatewayPort    = 7004
+	DemoOrdersPort = 7005
+)
+
+// FixedPorts lists make run's ports, in order.
+var FixedPorts = []int{RegistryPort, GeneratorPort, GeneratorPort + 1, PublicIDPort, GatewayPort, DemoOrdersPort}
+
+// Service is one process of the stack, resolved: what it runs, where it listens, how its health
+// is checked and what must be healthy before it starts.
+type Service struct {
+	Name       string   // in messages and in its log's name (Name.log)
+	Bin        string   // the Binary it runs
+	Args       []string // its flags
+	Addr       string   // host:port of its API
+	HealthAddr string   // host:port of its /healthz and /metrics: Addr unless it has a health listener of its own
+	Needs      []string // services that must be healthy before it starts
+	Region     string   // a generator's region; "" for the others
+}
+
+// HealthURL is where the service's health is checked.
+func (s Service) HealthURL() string { return "http://" + s.HealthAddr + "/healthz" }
+
+// URL is the service's API over plaintext HTTP.
+func (s Service) URL() string { return "http://" + s.Addr }
+
+// Generator is one generator of the stack.
+type Generator struct {
+	Name       string   // "": "generator-" + Region
+	Region     string   // required
+	LeaseStore string   // "": sqlite:State/leases-<Region>.db
+	Args       []string // flags after the stack's own (lease timings, --range, quotas, mTLS files)
+	// MTLS runs it without --insecure-dev, Args carrying its certificate flags, with /healthz and
+	// /metrics on a plaintext health listener of its own (--health-listen) and no deregistration
+	// delay.
+	MTLS bool
+}
+
+// DefaultGenerators are make run's: one generator in each of two regions, on SQLite lease tables.
+var DefaultGenerators = []Generator{{Region: "us-east-1"}, {Region: "eu-west-1"}}
+
+// Options change the stack from make run's. The zero value, with State set, is make run's stack
+// on free ports.
+type Options struct {
+	Root       string // the repository; "": the nearest parent of the working directory holding go.work and package-lock.json
+	State      string // required: databases, the gateway's routes, bin/ and logs/
+	Logs       string // the processes' logs; "": State/logs
+	FixedPorts bool   // make run's ports (FixedPorts); false: free loopback ports
+
+	RegistryStore string      // "": sqlite:State/registry.db
+	Generators    []Generator // nil: DefaultGenerators
+	PublicIDStore string      // "": sqlite:State/public-ids.db
+	PublicIDArgs  []string    // flags after the public-ID service's own
+}
+
+var errNoState = errors.New("localstack: Options.State is required")
+
+// Plan resolves the description with o: every service, in start order, with its ports chosen.
+// It writes the gateway's routes (deploy/local/routes.json, pointed at the demo orders'
+// address) into State.
+func Plan(o Options) ([]Service, error) {
+	if o.State == "" {
+		return nil, errNoState
+	}
+	root, err := o.root()
+	if err != nil {
+		return nil, err
+	}
+	gens := o.Generators
+	if gens == nil {
+		gens = DefaultGenerators
+	}
+	if len(gens) == 0 {
+		return nil, errors.New("localstack: no generators")
+	}
+	if o.FixedPorts && len(gens) > PublicIDPort-GeneratorPort {
+		return nil, fmt.Errorf("localstack: make run's ports hold %d generators, not %d", PublicIDPort-GeneratorPort, len(gens))
+	}
+	port := func(fixed int) (string, error) {
+		if o.FixedPorts {
+			return net.JoinHostPort("127.0.0.1", strconv.Itoa(fixed)), nil
+		}
+		return freeAddr()
+	}
+	state := func(name string) string { return filepath.Join(o.State, name) }
+	or := func(v, def string) string {
+		if v != "" {
+			return v
+		}
+		return def
+	}
+
+	// The registry: regions and the layout schedule, seeded with the five default regions.
+	regAddr, err := port(RegistryPort)
+	if err != nil {
+		return nil, err
+	}
+	reg := Service{Name: "registry", Bin: "registry", Addr: regAddr,
+		Args: []string{"--insecure-dev", "--listen", regAddr, "--store", or(o.RegistryStore, "sqlite:"+state("registry.db"))}}
+	out := []Service{reg}
+
+	// The generators: schedule v2, regions from the registry, the clock check in warn mode (a
+	// development machine's clock is not disciplined).
+	var demoGen string // the demo orders' generator: the first in us-east-1, else the first
+	for i, g := range gens {
+		if g.Region == "" {
+			return nil, fmt.Errorf("localstack: generator %d has no region", i)
+		}
+		addr, err := port(GeneratorPort + i)
+		if err != nil {
+			return nil, err
+		}
+		s := Service{Name: or(g.Name, "generator-"+g.Region), Bin: "generator", Addr: addr, HealthAddr: addr,
+			Needs: []string{reg.Name}, Region: g.Region}
+		if !g.MTLS {
+			s.Args = append(s.Args, "--insecure-dev")
+		} else if s.HealthAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		s.Args = append(s.Args, "--clock-check", "warn", "--schedule", "v2", "--registry", reg.URL(), "--region", g.Region,
+			"--listen", addr, "--lease-store", or(g.LeaseStore, "sqlite:"+state("leases-"+g.Region+".db")))
+		if g.MTLS {
+			// No load balancer to wait for: a stop is at once, as in development mode.
+			s.Args = append(s.Args, "--health-listen", s.HealthAddr, "--deregistration-delay", "0")
+		}
+		s.Args = append(s.Args, g.Args...)
+		if demoGen == "" && g.Region == "us-east-1" {
+			demoGen = s.URL()
+		}
+		out = append(out, s)
+	}
+	if demoGen == "" {
+		demoGen = out[1].URL()
+	}
+
+	// The public-ID service: the internal API (publishes "ord" orders and "cus" customers) and
+	// the customer gateway, whose routes front the demo orders upstream: a customer asks for
+	// /orders/<public id> or /customers/<public id>/orders, and every ID in the answer comes back
+	// as a public ID.
+	pubAddr, err := port(PublicIDPort)
+	if err != nil {
+		return nil, err
+	}
+	gwAddr, err := port(GatewayPort)
+	if err != nil {
+		return nil, err
+	}
+	demoAddr, err := port(DemoOrdersPort)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := writeRoutes(root, state("routes.json"), demoAddr)
+	if err != nil {
+		return nil, err
+	}
+	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr,
+		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--gateway-listen", gwAddr,
+			"--store", or(o.PublicIDStore, "sqlite:"+state("public-ids.db")), "--routes", routes, "--resources", "ord,cus"},
+			o.PublicIDArgs...)}
+	out = append(out, pub)
+
+	// The demo orders upstream: orders keyed by internal IDs from the first us-east-1 generator;
+	// a checkout hands back only public IDs.
+	out = append(out, Service{Name: "demo-orders", Bin: "demo-orders", Addr: demoAddr,
+		Args: []string{"--listen", demoAddr, "--db", state("demo-orders.db"), "--generator", demoGen, "--public-ids", pub.URL()}})
+
+	for i := range out {
+		if out[i].HealthAddr == "" {
+			out[i].HealthAddr = out[i].Addr
+		}
+	}
+	return out, nil
+}
+
+// GatewayAddr is the customer gateway's address in a plan: the public-ID service's
+// --gateway-listen.
+func GatewayAddr(services []Service) string {
+	for _, s := range services {
+		for i, a := range s.Args {
+			if a == "--gateway-listen" && i+1 < len(s.Args) {
+				return s.Args[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// writeRoutes writes deploy/local/routes.json to path with its upstream pointed at demo, and
+// returns path.
+func writeRoutes(root, path, demo string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "local", "routes.json"))
+	if err != nil {
+		return "", fmt.Errorf("localstack: the gateway's routes: %w", err)
+	}
+	b = bytes.ReplaceAll(b, []byte(net.JoinHostPort("127.0.0.1", strconv.Itoa(DemoOrdersPort))), []byte(demo))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+func (o Options) root() (string, error) {
+	if o.Root != "" {
+		return o.Root, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if exists(filepath.Join(dir, "go.work")) && exists(filepath.Join(dir, "package-lock.json")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("localstack: no repository root above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

@@ -1,0 +1,23 @@
+package localstack
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// StartT is Start for tests: the test fails when the stack does not build or start (with the end
+// of the failing service's log), and the stack is stopped when the test ends.
+func StartT(t testing.TB, o Options, so StartOptions) *Stack {
+	t.Helper()
+	s, err := Start(context.Background(), o, so)
+	var se *StartError
+	if errors.As(err, &se) {
+		t.Fatalf("%v\nthe end of %s:\n%s", err, se.Log, se.Tail)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
