@@ -12,6 +12,7 @@ MODULES = $(shell go list -f '{{.Dir}}' -m | sed "s|^$(CURDIR)|.|")
 PKGS    = $(addsuffix /...,$(MODULES))
 FUZZTIME ?= 5s
 CHAOS_DURATION ?= 5m
+GAMEDAY_SCENARIO ?= tools/gameday/scenarios/default.json
 
 .PHONY: help
 help: ## list the targets
@@ -80,6 +81,10 @@ soak: ## the generator, then the public-ID service, under full load for SOAK_DUR
 .PHONY: chaos
 chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults (processes, stores, operators, restores, clocks) for CHAOS_DURATION (default 5m, well over 10^7 IDs; not part of make test): no duplicate ID
 	go run ./tools/chaos --duration $(CHAOS_DURATION)
+
+.PHONY: gameday
+gameday: ## five regions on this machine (registry, generators behind a load balancer per region, embedded nodes, callers through libs/idclient configured from the topology's plan) through a region killed, frozen and fenced, a rolling deploy and back, from a printed seed (GAMEDAY_SCENARIO, GAMEDAY_SEED): a table per phase and a timeline picture, non-zero on a failed check (not part of make test)
+	go run ./tools/gameday/cmd/gameday --scenario $(GAMEDAY_SCENARIO) $(if $(GAMEDAY_SEED),--seed $(GAMEDAY_SEED))
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck over every module

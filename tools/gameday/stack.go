@@ -1,0 +1,347 @@
+package gameday
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
+	"github.com/idgen/idgen/libs/idcore/lease"
+	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
+)
+
+// The programs a game day runs.
+var programs = []string{
+	"./services/registry/cmd/registry",
+	"./services/generator/cmd/generator",
+	"./libs/idcore/embedded/idnode",
+	"./tools/gameday/cmd/caller",
+}
+
+// stack is the game day's processes: the registry and, per region, its lease store (dynalite),
+// its generators behind a load balancer (testenv.FakeNLB, the NLB's stand-in), an embedded node
+// on the same lease table and a caller through libs/idclient.
+type stack struct {
+	root, dir, logs string
+	sc              *Scenario
+	bins            map[string]string // program name → binary
+	registry        *proc.Proc
+	registryURL     string
+	regions         map[string]*regionProcs
+	rec             *recorder
+	ctx             context.Context
+	stopped         sync.Once
+}
+
+type regionProcs struct {
+	name   string
+	number int
+	peer   string // the registry's
+
+	store     *proc.Proc
+	storePort int
+	storeEP   string
+	lb        *testenv.FakeNLB
+	gens      []*generator
+	node      *proc.Proc
+	caller    *proc.Proc
+}
+
+type generator struct {
+	name string
+	port int
+	mu   sync.Mutex
+	p    *proc.Proc
+}
+
+func (g *generator) proc() *proc.Proc { g.mu.Lock(); defer g.mu.Unlock(); return g.p }
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// build compiles the programs once (proc.Build's cache).
+func (s *stack) build(ctx context.Context) error {
+	paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: s.root}, programs...)
+	if err != nil {
+		return err
+	}
+	s.bins = map[string]string{}
+	for i, p := range programs {
+		s.bins[filepath.Base(p)] = paths[i]
+	}
+	return nil
+}
+
+func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
+	if spec.Log == "" && spec.Output == nil {
+		spec.Log = filepath.Join(s.logs, spec.Name+".log")
+	}
+	p, err := proc.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := p.WaitHealthy(wctx); err != nil {
+		_ = p.Kill()
+		return nil, fmt.Errorf("%w\n%s", err, p.Tail(20))
+	}
+	return p, nil
+}
+
+// startRegistry starts the registry (SQLite, seeded with the five default regions) and reads its
+// regions: their numbers and peers are what the checks expect.
+func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.registryURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	s.registry, err = s.start(ctx, proc.Spec{Name: "registry", Bin: s.bins["registry"],
+		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
+		HealthURL: s.registryURL + "/healthz"})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.Get(s.registryURL + "/v1/regions")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct{ Regions []region.Region }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("gameday: the registry's regions: %w", err)
+	}
+	out := map[string]region.Region{}
+	for _, r := range body.Regions {
+		out[r.Name] = r
+	}
+	return out, nil
+}
+
+// startStore starts the region's dynalite and creates its lease and history tables.
+func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	cli := filepath.Join(s.root, "node_modules", "dynalite", "cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		return fmt.Errorf("gameday: %s is missing: run make setup (npm ci)", cli)
+	}
+	r.storePort, r.storeEP = port, fmt.Sprintf("http://127.0.0.1:%d", port)
+	// libs/testenv/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
+	r.store, err = s.start(ctx, proc.Spec{Name: "store-" + r.name, Bin: "node", Group: true,
+		Args: []string{filepath.Join(s.root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
+			"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
+		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port)})
+	if err != nil {
+		return err
+	}
+	db, err := dynamolease.NewClient(ctx, r.storeEP)
+	if err != nil {
+		return err
+	}
+	return dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory)
+}
+
+func (s *stack) leaseFlags() []string {
+	return []string{"--lease", s.sc.Lease.D().String(), "--renew", s.sc.Renew.D().String()}
+}
+
+func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
+	return proc.Spec{Name: g.name, Bin: s.bins["generator"],
+		Args: append([]string{"--insecure-dev", "--clock-check", "warn", "--schedule", "v2", "--registry", s.registryURL,
+			"--region", r.name, "--region-number", strconv.Itoa(r.number), "--listen", fmt.Sprintf("127.0.0.1:%d", g.port),
+			"--lease-store", "dynamodb:" + r.storeEP, "--range", "service",
+			"--fence-margin", s.sc.Margin.D().String(), "--deregistration-delay", "1s", "--drain", "2s"}, s.leaseFlags()...),
+		Env:       []string{"AWS_REGION=" + r.name},
+		Log:       filepath.Join(s.logs, g.name+".log"),
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port), Grace: 15 * time.Second}
+}
+
+// startGenerators starts the region's generators and its load balancer, and waits until every
+// one is healthy behind it.
+func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
+	lb, err := testenv.NewFakeNLB(testenv.NLBConfig{Interval: 100 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2})
+	if err != nil {
+		return err
+	}
+	r.lb = lb
+	for i := range s.sc.GeneratorsPerRegion {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		g := &generator{name: fmt.Sprintf("generator-%s-%d", r.name, i+1), port: port}
+		r.gens = append(r.gens, g)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.gens))
+	for i, g := range r.gens {
+		wg.Go(func() {
+			p, err := s.start(ctx, s.generatorSpec(r, g))
+			g.p, errs[i] = p, err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for _, g := range r.gens {
+		lb.Register(g.name, fmt.Sprintf("127.0.0.1:%d", g.port), fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port))
+	}
+	return s.waitLB(ctx, r, len(r.gens))
+}
+
+// healthyTargets counts the region's generators the load balancer sends traffic to.
+func (r *regionProcs) healthyTargets() int {
+	n := 0
+	for _, g := range r.gens {
+		if r.lb.State(g.name) == "healthy" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitLB waits until at least n of the region's generators are healthy behind its load balancer.
+func (s *stack) waitLB(ctx context.Context, r *regionProcs, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for r.healthyTargets() < n {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gameday: %s: %d of %d generators healthy behind the load balancer after 90 s", r.name, r.healthyTargets(), n)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// startNode starts the region's embedded node on the region's lease table (numbers 64-65, the
+// embedded range), batches of 100 at the scenario's node rate, and records what it issues.
+func (s *stack) startNode(ctx context.Context, r *regionProcs) error {
+	pr, pw := io.Pipe()
+	name := "node-" + r.name
+	pause := time.Duration(float64(100) / s.sc.NodeRate * float64(time.Second))
+	args := append([]string{"--store", "dynamodb:" + r.storeEP, "--region", strconv.Itoa(r.number), "--range", "64-65", "--batch", "100", "--pause", pause.String(),
+		"--margin", s.sc.Margin.D().String()}, s.leaseFlags()...)
+	started := time.Now()
+	p, err := proc.Start(ctx, proc.Spec{Name: name, Bin: s.bins["idnode"], Args: args, Env: []string{"AWS_REGION=" + r.name},
+		Log: filepath.Join(s.logs, name+".log"), Output: pw})
+	if err != nil {
+		return err
+	}
+	r.node = p
+	series := s.rec.series(name, r.name, kindNode)
+	first := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_ = nodeout.Scan(pr, started, func(l *nodeout.Line) {
+			if l.Kind != nodeout.Batch {
+				return
+			}
+			once.Do(func() { close(first) })
+			for _, run := range l.Runs {
+				series.add(l.Received, 0, int64(run.First), run.N)
+			}
+		})
+	}()
+	go func() { _ = p.Wait(); pw.Close() }()
+	select {
+	case <-first:
+		return nil
+	case <-p.Done():
+		return fmt.Errorf("gameday: %s exited before it issued: %s", name, p.Tail(20))
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("gameday: %s issued nothing within 60 s: %s", name, p.Tail(20))
+	}
+}
+
+// startCaller starts the region's caller, configured from the client config file only, and
+// records what it receives.
+func (s *stack) startCaller(ctx context.Context, r *regionProcs, clientConfig string, metricsPort int) error {
+	pr, pw := io.Pipe()
+	name := "caller-" + r.name
+	args := []string{"--client-config", clientConfig, "--region", r.name,
+		"--rate", strconv.FormatFloat(s.sc.Rate, 'f', -1, 64), "--batch", strconv.Itoa(s.sc.Batch),
+		"--probe-every", s.sc.ProbeEvery.D().String(), "--hedge-after", s.sc.HedgeAfter.D().String(),
+		"--metrics", fmt.Sprintf("127.0.0.1:%d", metricsPort)}
+	p, err := proc.Start(ctx, proc.Spec{Name: name, Bin: s.bins["caller"], Args: args,
+		Log: filepath.Join(s.logs, name+".log"), Output: pw})
+	if err != nil {
+		return err
+	}
+	r.caller = p
+	series := s.rec.series(name, r.name, kindCaller)
+	first := make(chan struct{})
+	var once sync.Once
+	go func() {
+		scanCaller(pr, series, func() { once.Do(func() { close(first) }) })
+	}()
+	go func() { _ = p.Wait(); pw.Close() }()
+	select {
+	case <-first:
+		return nil
+	case <-p.Done():
+		return fmt.Errorf("gameday: %s exited before it received an ID: %s", name, p.Tail(20))
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("gameday: %s received no ID within 60 s: %s", name, p.Tail(20))
+	}
+}
+
+// stopAll stops every process, once: callers first (they record to the end), then nodes,
+// generators, stores and the registry.
+func (s *stack) stopAll() { s.stopped.Do(s.stopAllOnce) }
+
+func (s *stack) stopAllOnce() {
+	var wg sync.WaitGroup
+	each := func(f func(r *regionProcs)) {
+		for _, r := range s.regions {
+			wg.Go(func() { f(r) })
+		}
+		wg.Wait()
+	}
+	stop := func(p *proc.Proc) {
+		if p != nil {
+			_ = p.Signal(syscall.SIGCONT) // a frozen process cannot stop
+			_ = p.Stop()
+		}
+	}
+	each(func(r *regionProcs) { stop(r.caller) })
+	each(func(r *regionProcs) {
+		if r.store != nil {
+			_ = r.store.Signal(syscall.SIGCONT)
+		}
+		stop(r.node)
+		for _, g := range r.gens {
+			stop(g.proc())
+		}
+		if r.lb != nil {
+			r.lb.Close()
+		}
+	})
+	each(func(r *regionProcs) { stop(r.store) })
+	stop(s.registry)
+}
