@@ -5,40 +5,34 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/tools/idgenctl/internal/cli"
 )
 
+// bins holds the binaries the tests run, by name, built once for every test binary of the run
+// (proc's cache).
 var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "idgenctl-test")
+	names := []string{"registry", "generator", "idgenctl"}
+	built, err := proc.Build(context.Background(), "../../../../services/registry/cmd/registry", "../../../../services/generator/cmd/generator", "../..")
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	for name, pkg := range map[string]string{"registry": "../../../../services/registry/cmd/registry", "generator": "../../../../services/generator/cmd/generator", "idgenctl": "../.."} {
-		bins[name] = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", bins[name], ".")
-		cmd.Dir = pkg
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
-			os.Exit(1)
-		}
+	for i, name := range names {
+		bins[name] = built[i]
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // run runs idgenctl and returns its exit code and output.
@@ -68,27 +62,10 @@ func jsonOf(t *testing.T, s string) map[string]any {
 	return m
 }
 
-func startProc(t *testing.T, bin string, healthURL string, args ...string) *exec.Cmd {
+// startProc starts bin for the test and waits until healthURL answers 200.
+func startProc(t *testing.T, bin string, healthURL string, args ...string) *proc.Proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	logf, _ := os.Create(filepath.Join(t.TempDir(), filepath.Base(bin)+".log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	testenv.Eventually(t, 15*time.Second, func() (bool, string) {
-		if resp, err := http.Get(healthURL); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return true, ""
-			}
-		}
-		b, _ := os.ReadFile(logf.Name())
-		return false, fmt.Sprintf("%s not healthy: %s", bin, b)
-	})
-	return cmd
+	return proc.StartT(t, proc.Spec{Bin: bin, Args: args, HealthURL: healthURL})
 }
 
 func TestExplainAndDecode(t *testing.T) {
