@@ -8,7 +8,7 @@ import "github.com/idgen/idgen/libs/svc/quota"
 func (g *Gateway) admit(q *request) *failure {
 	select {
 	case g.inFlight <- struct{}{}:
-		q.held = append(q.held, func() { <-g.inFlight })
+		q.inFlight = true
 	default:
 		return fail(outcomeBusy, nil)
 	}
@@ -24,7 +24,7 @@ func (g *Gateway) admitRoute(q *request) *failure {
 	lim := g.perRoute[q.route]
 	select {
 	case lim.inFlight <- struct{}{}:
-		q.held = append(q.held, func() { <-lim.inFlight })
+		q.routeSlots = lim
 		return nil
 	default:
 		return fail(outcomeBusy, nil)

@@ -18,12 +18,19 @@ type request struct {
 	pub   string    // the public ID of the path, once matched
 	start time.Time // when it was matched, for the latency metric
 	known Known     // the internal IDs of the request, then of the response
-	held  []func()  // frees what admission took, after the reply
+
+	// What admission took, freed after the reply (release).
+	inFlight   bool         // one of the gateway's slots for requests in flight
+	routeSlots *routeLimits // one of the route's
 }
 
-func (q *request) free() {
-	for _, f := range q.held {
-		f()
+// release frees what admission took for q.
+func (g *Gateway) release(q *request) {
+	if q.inFlight {
+		<-g.inFlight
+	}
+	if q.routeSlots != nil {
+		<-q.routeSlots.inFlight
 	}
 }
 
@@ -40,7 +47,7 @@ type answer struct {
 // and its in-flight slots.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := &request{r: r}
-	defer q.free()
+	defer g.release(q)
 	f := g.admit(q)
 	if f == nil && r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		write(w, r, g.health(r.Context()))
