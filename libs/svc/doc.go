@@ -12,6 +12,8 @@
 //     (--insecure-dev refused together with TLS settings).
 //   - quota: per-caller quotas in IDs per second.
 //   - flagenv: an IDGEN_* environment fallback for every flag, named in the usage.
-//   - storespec: the store settings (sqlite:PATH, dynamodb:URL, redis:…), parsed one way.
-//   - healthz: the body of a generator's GET /healthz, for the generator and its readers.
+//   - storespec: the store settings (sqlite:PATH, dynamodb:URL, redis:…), parsed one way and
+//     opened through the drivers a service gives (Open).
+//   - healthz: the body of every service's GET /healthz (the gateway's too) and of a
+//     generator's, for the services and their readers.
 package svc
