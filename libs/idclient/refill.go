@@ -99,7 +99,8 @@ func (c *Client) launch(ep int, answers chan<- error) {
 }
 
 // get asks endpoint i for one batch and puts it into the buffer. On an error that says the
-// endpoint cannot serve (unreachable, unavailable, timed out) it moves from i, if i is active.
+// endpoint cannot serve (unreachable, reset, unavailable, timed out) it moves from i, if i is
+// active.
 func (c *Client) get(i int) error {
 	ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
 	defer cancel()
@@ -112,7 +113,9 @@ func (c *Client) get(i int) error {
 		c.lastErr = err
 		c.mu.Unlock()
 		switch connect.CodeOf(err) {
-		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeUnknown, connect.CodeInternal:
+		// Canceled, with the client not closing, is the transport's: connect-go reports a
+		// connection reset (a load balancer whose target just died) as canceled.
+		case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeUnknown, connect.CodeInternal, connect.CodeCanceled:
 			c.moveFrom(i, err)
 		}
 		return err
