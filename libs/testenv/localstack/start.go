@@ -20,10 +20,11 @@ const ReadyTimeout = 30 * time.Second
 
 // Stack is a started local stack.
 type Stack struct {
-	Services []Service // in start order
-	Logs     string    // the folder of the processes' logs (NAME.log)
-	bins     map[string]string
-	procs    map[string]*proc.Proc
+	Services     []Service // in start order
+	Logs         string    // the folder of the processes' logs (NAME.log)
+	ClientConfig string    // the callers' client configuration file (StartOptions.ClientConfig); "" when none was written
+	bins         map[string]string
+	procs        map[string]*proc.Proc
 }
 
 // StartOptions are how Start builds and starts a plan.
@@ -33,6 +34,11 @@ type StartOptions struct {
 	Bin string
 	// Built, when set, is called after each binary is built, with the time it took.
 	Built func(b Binary, i, n int, took time.Duration)
+	// ClientConfig, when set, writes the client configuration of the stack's callers
+	// (idclient.ReadClientConfig reads it) to path, State/client_config.json, once every service
+	// is ready; addrs maps each region to the URL of its first generator. make run's command
+	// writes it from the topology module's plan.
+	ClientConfig func(ctx context.Context, path string, addrs map[string]string) error
 }
 
 // StartError is a service that did not become ready: it exited first (Exited) or its health
@@ -97,8 +103,20 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 			return nil, err
 		}
 	}
-	// The place for files the stack writes for its callers once it runs (such as idclient's
-	// client configuration): every address is known here.
+	if so.ClientConfig != nil {
+		addrs := map[string]string{}
+		for _, g := range s.Generators() {
+			if addrs[g.Region] == "" {
+				addrs[g.Region] = g.URL()
+			}
+		}
+		path := filepath.Join(o.State, "client_config.json")
+		if err := so.ClientConfig(ctx, path, addrs); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("localstack: the callers' client configuration: %w", err)
+		}
+		s.ClientConfig = path
+	}
 	return s, nil
 }
 
