@@ -1,7 +1,9 @@
 // Package cli is idgenctl: every command, its flags, and its text and JSON output. The output is
 // stable: runbooks are written on it.
 //
-// The command tree is built with cobra, one file per command group. Every flag also reads
+// The command tree is built with cobra, one file per command group, each group's own flags in an
+// options struct of its own beside the common ones (opts); the root's help lists every command
+// from the tree, by its use line and summary (help.go). Every flag also reads
 // IDGEN_<FLAG> from the environment (a flag on the command line wins; a bad value in the
 // environment is an error naming the variable), except --yes and the plan guard's override,
 // which must be typed. Flags may come before, between or after the words of the command.
@@ -30,47 +32,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const overview = `idgenctl: the idgen operators' tool
-
-  idgenctl explain ID                       the bit diagram of an ID, its region named (registry, else built-in list)
-  idgenctl decode ID                        an ID's fields, its region named (registry, else built-in list)
-  idgenctl dupcheck FILE...                 IDs seen more than once in exported files ("-" for stdin;
-                                            --column NAME for CSV): exit 1 when any, 0 when none, 2 unreadable
-  idgenctl incident ID                      a duplicate ID: decode it, who held its machine number then,
-                                            and the quarantine commands to run next (changes nothing)
-  idgenctl regions list|get NAME|add NAME --peer PEER|retire NAME
-  idgenctl layouts show                     the registry's schedule (--schedule S: that schedule's layouts)
-  idgenctl leases list|get N|quarantine N|lift N|fence-restore|who-held N --at TIME|init|set-rules   (--region R)
-  idgenctl health --region R                each generator's /healthz, lease and clock
-  idgenctl callers check FILE               validate a callers file (identities, quotas) before a rollout
-  idgenctl routes check FILE                lint a gateway routes file (unbounded ints, free-form strings,
-                                            millisecond times beside ints): exit 1 when any finding,
-                                            0 when none, 2 unreadable or refused by the gateway
-  idgenctl infra fmt|validate|plan|apply|check-plan   Terraform with the plan guard
-  idgenctl completion bash|zsh|fish         shell completion script
-
-Changes (regions retire, leases quarantine, lift, fence-restore) print what they will change and
-ask for confirmation on a terminal; --yes runs them without asking, and without a terminal they
-need --yes. Exit codes: 0 done, 1 failed, 2 bad usage.
-
-Common flags (each also IDGEN_<FLAG>): --output text|json, --schedule v2|v1-v2,
-  --registry URL (default http://127.0.0.1:7000), --lease-store sqlite:PATH|dynamodb:URL
-  (default: the local stack's .idgen/leases-<region>.db), --table v2|v1, --generators URL,URL,
-  --tls-cert/--tls-key/--ca for mutual TLS to the services; --lease-store and --generators also
-  take REGION=VALUE pairs (us-east-1=dynamodb:URL,eu-west-1=dynamodb:URL), the ones for --region
-  are used (health with a plain list and --region keeps the generators whose /healthz names it).
-  Each command's own flags: idgenctl COMMAND --help.`
-
 // localGenerators are the local stack's generators (make run).
 var localGenerators = map[string]string{"us-east-1": "http://127.0.0.1:7001", "eu-west-1": "http://127.0.0.1:7002"}
 
-// opts holds every flag's value and the streams of one run.
+// opts holds the common flags (the root's, which every command takes) and the streams of one run.
+// Each command group keeps its own flags in a struct of its own that embeds opts (dupcheckOpts,
+// leasesOpts, regionsOpts, incidentOpts, infraOpts).
 type opts struct {
-	output, schedule, registry, leaseStore, table, region, generators, peer, at string
-	tlsCert, tlsKey, ca                                                         string
-	infraDir, terraform, tfDir, planFile                                        string
-	allRegions, override, yes                                                   bool
-	window                                                                      time.Duration
+	output, schedule, registry, leaseStore, table, region, generators string
+	tlsCert, tlsKey, ca                                               string
 
 	// regionSet: --region or IDGEN_REGION was given; regionFlag: --region on the command line.
 	regionSet, regionFlag bool
@@ -170,7 +140,6 @@ func (o *opts) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "idgenctl",
 		Short:         "the idgen operators' tool",
-		Long:          overview,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          groupArgs,
@@ -203,8 +172,17 @@ func (o *opts) rootCmd() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("region", o.completeRegions)
 
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(o.explainCmd(), o.decodeCmd(), o.dupcheckCmd(), o.incidentCmd(), o.regionsCmd(), o.layoutsCmd(),
-		o.leasesCmd(), o.healthCmd(), o.callersCmd(), o.routesCmd(), o.infraCmd())
+	groups := map[string][]*cobra.Command{
+		"ids":      {o.explainCmd(), o.decodeCmd(), o.dupcheckCmd(), o.incidentCmd()},
+		"registry": {o.regionsCmd(), o.layoutsCmd()},
+		"fleet":    {o.leasesCmd(), o.healthCmd()},
+		"files":    {o.callersCmd(), o.routesCmd()},
+		"infra":    {o.infraCmd()},
+	}
+	for _, g := range commandGroups {
+		root.AddCommand(groups[g.ID]...)
+	}
+	setHelp(root, groups)
 	shadowFlags(root)
 	annotateEnv(root)
 	return root

@@ -8,21 +8,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// yesFlag adds --yes to a command that changes something.
-func (o *opts) yesFlag(c *cobra.Command) *cobra.Command {
-	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "make the change without asking (needed without a terminal)")
+// yesFlag adds --yes, into yes, to a command that changes something.
+func yesFlag(c *cobra.Command, yes *bool) *cobra.Command {
+	c.Flags().BoolVarP(yes, "yes", "y", false, "make the change without asking (needed without a terminal)")
 	return c
 }
 
 // confirm prints what a change will do, on stderr (stdout keeps the command's own output), then
 // asks on a terminal (y/N). --yes skips the question; without a terminal and without --yes the
 // change is refused (exit 2).
-func (o *opts) confirm(what string, plan []string) error {
+func (o *opts) confirm(yes bool, what string, plan []string) error {
 	fmt.Fprintf(o.stderr, "%s will:\n", what)
 	for _, l := range plan {
 		fmt.Fprintf(o.stderr, "  %s\n", l)
 	}
-	if o.yes {
+	if yes {
 		return nil
 	}
 	if !o.terminal {

@@ -18,7 +18,9 @@ func (o *opts) healthCmd() *cobra.Command {
 	return &cobra.Command{Use: "health --region R", Short: "each generator's /healthz, lease and clock, checked against the lease table", Args: exactArgs(0),
 		Long: "Reads each generator's /healthz and compares every lease it reports held with the region's lease\n" +
 			"table: a generator learns of a quarantine, lift or restore fence only at its next renewal, so until\n" +
-			"then it shows lease_lost here although its own /healthz says ok. Exit 1 when any is not healthy.",
+			"then it shows lease_lost here although its own /healthz says ok. Exit 1 when any is not healthy.\n" +
+			"--generators is a list, or REGION=URL pairs (the ones for --region are used); with a plain list and\n" +
+			"--region (or IDGEN_REGION), the generators whose /healthz names another region are left out.",
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.health(cmd.Context()) }}
 }
 

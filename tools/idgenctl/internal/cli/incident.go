@@ -34,16 +34,23 @@ func dynamoStore(spec, regionName string) bool {
 	return err == nil && sp.Kind == storespec.DynamoDB
 }
 
+// incidentOpts are incident's own flags.
+type incidentOpts struct {
+	*opts
+	window time.Duration
+}
+
 func (o *opts) incidentCmd() *cobra.Command {
-	c := idCommand("incident ID", "a duplicate ID: decode it, who held its machine number then, and the quarantine to run (changes nothing)", o.incident)
-	c.Flags().DurationVar(&o.window, "window", time.Hour, "lease-history events shown either side of the ID's time")
+	ic := &incidentOpts{opts: o}
+	c := idCommand("incident ID", "a duplicate ID: decode it, who held its machine number then, and the quarantine to run (changes nothing)", ic.incident)
+	c.Flags().DurationVar(&ic.window, "window", time.Hour, "lease-history events shown either side of the ID's time")
 	return c
 }
 
 // incident is the duplicate-ID procedure's steps 2 to 4 for one ID: decode it, find who held its
 // machine number in its region around its time, and print the quarantine to run. It changes
 // nothing.
-func (o *opts) incident(ctx context.Context, s string) error {
+func (o *incidentOpts) incident(ctx context.Context, s string) error {
 	id, sc, err := o.idAndSchedule(s)
 	if err != nil {
 		return err

@@ -12,18 +12,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// infraFlags are the infra commands' own flags.
-type infraFlags struct {
-	registry              bool
-	backendConfig, tfVars string
+// infraOpts are the infra commands' own flags.
+type infraOpts struct {
+	*opts
+	infraDir, terraform, tfDir, planFile string
+	backendConfig, tfVars                string
+	registryRoot, allRegions, override   bool // registryRoot: --registry, the registry's root
 }
 
 func (o *opts) infraCmd() *cobra.Command {
-	f := &infraFlags{}
+	f := &infraOpts{opts: o}
 	mk := func(use, short string, run func(ctx context.Context, r *infra.Runner) error) *cobra.Command {
 		return &cobra.Command{Use: use, Short: short, Args: exactArgs(0),
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				r, err := o.infraRunner(f)
+				r, err := f.infraRunner()
 				if err != nil {
 					return err
 				}
@@ -33,48 +35,48 @@ func (o *opts) infraCmd() *cobra.Command {
 	fmtCmd := mk("fmt", "terraform fmt check over infra/terraform", func(ctx context.Context, r *infra.Runner) error { return r.Fmt(ctx) })
 	validate := mk("validate --region R|--registry|--dir D", "init without a backend, validate (a root, or --dir relative to infra/terraform)",
 		func(ctx context.Context, r *infra.Runner) error {
-			dir, err := o.infraRoot(r, f, false)
+			dir, err := f.infraRoot(r, false)
 			if err != nil {
 				return err
 			}
 			return r.Validate(ctx, dir)
 		})
 	plan := mk("plan --region R|--registry|--dir D|--all", "init with the root's state (s3 backend, its own key), plan saved to --plan FILE and FILE.json, then the plan guard",
-		func(ctx context.Context, r *infra.Runner) error { return o.infraPlan(ctx, r, f) })
-	plan.Flags().BoolVar(&o.allRegions, "all", false, "every root of live/, in the order they are applied: the registry, then each region (each plan saved in its root)")
-	plan.Flags().StringVar(&o.planFile, "plan", "", "where to save the plan (default: idgen.tfplan in the root's folder)")
+		func(ctx context.Context, r *infra.Runner) error { return f.infraPlan(ctx, r) })
+	plan.Flags().BoolVar(&f.allRegions, "all", false, "every root of live/, in the order they are applied: the registry, then each region (each plan saved in its root)")
+	plan.Flags().StringVar(&f.planFile, "plan", "", "where to save the plan (default: idgen.tfplan in the root's folder)")
 	apply := mk("apply --plan FILE", "the plan guard, then apply (a refused plan needs "+infra.OverrideFlag+")", func(ctx context.Context, r *infra.Runner) error {
-		dir, err := o.infraRoot(r, f, true)
+		dir, err := f.infraRoot(r, true)
 		if err != nil {
 			return err
 		}
-		return r.Apply(ctx, dir, o.planFile, o.override)
+		return r.Apply(ctx, dir, f.planFile, f.override)
 	})
-	apply.Flags().StringVar(&o.planFile, "plan", "", "the saved plan (from infra plan); its folder is the root unless --region, --registry or --dir says otherwise")
-	apply.Flags().BoolVar(&o.override, strings.TrimPrefix(infra.OverrideFlag, "--"), false, "apply a plan the guard refused")
+	apply.Flags().StringVar(&f.planFile, "plan", "", "the saved plan (from infra plan); its folder is the root unless --region, --registry or --dir says otherwise")
+	apply.Flags().BoolVar(&f.override, strings.TrimPrefix(infra.OverrideFlag, "--"), false, "apply a plan the guard refused")
 	apply.PreRunE = func(*cobra.Command, []string) error {
-		if o.planFile == "" {
+		if f.planFile == "" {
 			return usageError{"infra apply: --plan FILE (from infra plan): apply runs only a saved, guarded plan"}
 		}
 		return nil
 	}
 	for _, c := range []*cobra.Command{validate, plan, apply} {
-		c.Flags().StringVar(&o.tfDir, "dir", "", "a configuration, relative to infra/terraform (bootstrap, live/registry, live/regions/R, a module)")
-		c.Flags().BoolVar(&f.registry, "registry", false, "the registry root ("+infra.RegistryRoot+")")
+		c.Flags().StringVar(&f.tfDir, "dir", "", "a configuration, relative to infra/terraform (bootstrap, live/registry, live/regions/R, a module)")
+		c.Flags().BoolVar(&f.registryRoot, "registry", false, "the registry root ("+infra.RegistryRoot+")")
 	}
 	checkPlan := &cobra.Command{Use: "check-plan PLAN.json", Short: "the plan guard alone: exit 1 and one line per refused change", Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return infra.CheckPlanFile(args[0], o.stdout) }}
 	g := group("infra", "Terraform with the plan guard: fmt, validate, plan, apply, check-plan", fmtCmd, validate, plan, apply, checkPlan)
-	g.PersistentFlags().StringVar(&o.infraDir, "infra-dir", "", "infra/terraform (default: found from the working directory up)")
-	g.PersistentFlags().StringVar(&o.terraform, "terraform", "", "Terraform binary (default: .tools/bin/terraform, Terraform 1.5.7, else PATH)")
+	g.PersistentFlags().StringVar(&f.infraDir, "infra-dir", "", "infra/terraform (default: found from the working directory up)")
+	g.PersistentFlags().StringVar(&f.terraform, "terraform", "", "Terraform binary (default: .tools/bin/terraform, Terraform 1.5.7, else PATH)")
 	g.PersistentFlags().StringVar(&f.backendConfig, "backend-config", "", "the s3 backend's settings (default: infra/terraform/"+infra.BackendFile+", from the bootstrap root's backend_config output)")
 	g.PersistentFlags().StringVar(&f.tfVars, "var-file", "", "the roots' variables (default: infra/terraform/"+infra.VarFile+" when it exists); each root gets the ones it declares")
 	return g
 }
 
 // infraRunner finds infra/terraform and the Terraform binary.
-func (o *opts) infraRunner(f *infraFlags) (*infra.Runner, error) {
-	dir := o.infraDir
+func (f *infraOpts) infraRunner() (*infra.Runner, error) {
+	dir := f.infraDir
 	if dir == "" {
 		var err error
 		if dir, err = infra.FindDir("."); err != nil {
@@ -83,14 +85,14 @@ func (o *opts) infraRunner(f *infraFlags) (*infra.Runner, error) {
 	} else if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	bin := o.terraform
+	bin := f.terraform
 	if bin == "" {
 		var err error
 		if bin, err = infra.FindTerraform(dir); err != nil {
 			return nil, err
 		}
 	}
-	r := &infra.Runner{Dir: dir, Terraform: bin, Stdout: o.stdout, Stderr: o.stderr}
+	r := &infra.Runner{Dir: dir, Terraform: bin, Stdout: f.stdout, Stderr: f.stderr}
 	for _, p := range []struct {
 		dst *string
 		v   string
@@ -108,9 +110,9 @@ func (o *opts) infraRunner(f *infraFlags) (*infra.Runner, error) {
 
 // infraRoot is the configuration a command works on: --region's root, the registry root, --dir,
 // or (for apply, fromPlan) the folder of the plan file when it is under infra/terraform.
-func (o *opts) infraRoot(r *infra.Runner, f *infraFlags, fromPlan bool) (string, error) {
+func (f *infraOpts) infraRoot(r *infra.Runner, fromPlan bool) (string, error) {
 	n := 0
-	for _, set := range []bool{o.regionSet, f.registry, o.tfDir != ""} {
+	for _, set := range []bool{f.regionSet, f.registryRoot, f.tfDir != ""} {
 		if set {
 			n++
 		}
@@ -118,14 +120,14 @@ func (o *opts) infraRoot(r *infra.Runner, f *infraFlags, fromPlan bool) (string,
 	switch {
 	case n > 1:
 		return "", usageError{"infra: one of --region, --registry and --dir"}
-	case o.regionSet:
-		return r.RegionRoot(o.region)
-	case f.registry:
+	case f.regionSet:
+		return r.RegionRoot(f.region)
+	case f.registryRoot:
 		return infra.RegistryRoot, nil
-	case o.tfDir != "":
-		return o.tfDir, nil
-	case fromPlan && o.planFile != "":
-		abs, err := filepath.Abs(o.planFile)
+	case f.tfDir != "":
+		return f.tfDir, nil
+	case fromPlan && f.planFile != "":
+		abs, err := filepath.Abs(f.planFile)
 		if err != nil {
 			return "", err
 		}
@@ -137,9 +139,9 @@ func (o *opts) infraRoot(r *infra.Runner, f *infraFlags, fromPlan bool) (string,
 	return "", usageError{"infra: say which root: --region R, --registry or --dir D"}
 }
 
-func (o *opts) infraPlan(ctx context.Context, r *infra.Runner, f *infraFlags) error {
-	if o.allRegions {
-		if o.regionSet || f.registry || o.tfDir != "" || o.planFile != "" {
+func (f *infraOpts) infraPlan(ctx context.Context, r *infra.Runner) error {
+	if f.allRegions {
+		if f.regionSet || f.registryRoot || f.tfDir != "" || f.planFile != "" {
 			return usageError{"infra plan --all: not with --region, --registry, --dir or --plan (each plan is saved in its root)"}
 		}
 		roots, err := r.LiveRoots()
@@ -148,7 +150,7 @@ func (o *opts) infraPlan(ctx context.Context, r *infra.Runner, f *infraFlags) er
 		}
 		var refused []string
 		for _, root := range roots {
-			fmt.Fprintf(o.stdout, "infra: %s\n", root)
+			fmt.Fprintf(f.stdout, "infra: %s\n", root)
 			err := r.Plan(ctx, root, filepath.Join(r.Dir, root, "idgen.tfplan"), nil, nil)
 			switch {
 			case errors.Is(err, infra.ErrRefused):
@@ -162,11 +164,11 @@ func (o *opts) infraPlan(ctx context.Context, r *infra.Runner, f *infraFlags) er
 		}
 		return nil
 	}
-	dir, err := o.infraRoot(r, f, false)
+	dir, err := f.infraRoot(r, false)
 	if err != nil {
 		return err
 	}
-	plan := o.planFile
+	plan := f.planFile
 	if plan == "" {
 		abs := dir
 		if !filepath.IsAbs(abs) {

@@ -14,30 +14,40 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// leasesOpts are the leases commands' own flags.
+type leasesOpts struct {
+	*opts
+	at     string        // who-held --at
+	window time.Duration // who-held --window
+	yes    bool          // --yes of the commands that change the table
+	rules  rulesFlags    // init and set-rules
+}
+
 func (o *opts) leasesCmd() *cobra.Command {
+	lo := &leasesOpts{opts: o}
 	list := &cobra.Command{Use: "list", Short: "every lease row of the region's table, with the table's identity", Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesList(cmd.Context()) }}
-	get := o.machineCmd("get N", "one number's lease row", o.leasesGet)
-	quarantine := o.yesFlag(o.machineCmd("quarantine N", "quarantine a number: nobody can claim or renew it until lifted (asks first)", o.leasesQuarantine))
-	lift := o.yesFlag(o.machineCmd("lift N", "lift a quarantine: the number is claimable one lease and the margin of the table's rules from now (asks first)", o.leasesLift))
-	fence := o.yesFlag(&cobra.Command{Use: "fence-restore --region R", Short: "the restore fence of a region's restored lease table (asks first)", Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return lo.leasesList(cmd.Context()) }}
+	get := o.machineCmd("get N", "one number's lease row", lo.leasesGet)
+	quarantine := yesFlag(o.machineCmd("quarantine N", "quarantine a number: nobody can claim or renew it until lifted (asks first)", lo.leasesQuarantine), &lo.yes)
+	lift := yesFlag(o.machineCmd("lift N", "lift a quarantine: the number is claimable one lease and the margin of the table's rules from now (asks first)", lo.leasesLift), &lo.yes)
+	fence := yesFlag(&cobra.Command{Use: "fence-restore --region R", Short: "the restore fence of a region's restored lease table (asks first)", Args: exactArgs(0),
 		Long: "Fences every lease row that is not quarantined (epoch + 1, lease expiry now + lease + margin of the\n" +
 			"table's rules: nobody claims until then) and writes the table's own ID into its metadata row. The\n" +
 			"rules come from the metadata row, or from the lease history when the restored table has none. The\n" +
 			"region must be named with --region on the command line.",
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesFenceRestore(cmd.Context()) }})
-	whoHeld := o.machineCmd("who-held N", "who held a number at a time (--at), from the lease history", o.leasesWhoHeld)
-	whoHeld.Flags().StringVar(&o.at, "at", "", "time, RFC 3339 (default: now)")
-	whoHeld.Flags().DurationVar(&o.window, "window", time.Hour, "events shown either side of --at")
-	rf := &rulesFlags{}
+		RunE: func(cmd *cobra.Command, _ []string) error { return lo.leasesFenceRestore(cmd.Context()) }}, &lo.yes)
+	whoHeld := o.machineCmd("who-held N", "who held a number at a time (--at), from the lease history", lo.leasesWhoHeld)
+	whoHeld.Flags().StringVar(&lo.at, "at", "", "time, RFC 3339 (default: now)")
+	whoHeld.Flags().DurationVar(&lo.window, "window", time.Hour, "events shown either side of --at")
+	rf := &lo.rules
 	initCmd := &cobra.Command{Use: "init --lease D --margin D", Short: "write the table's rules (lease length, renew bounds, fence margin) into its metadata row, once", Args: exactArgs(0),
 		Long: "Writes the lease table's rules into its metadata row, as its first holder would, before any holder\n" +
 			"starts (the bootstrap step after the tables are created). Every holder then must use this lease\n" +
 			"and margin and renew within the bounds, and lift and fence-restore read them. Rules equal to the\n" +
 			"table's change nothing; different ones are refused (set-rules changes them).",
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesInit(cmd.Context(), rf) }}
-	setRules := o.yesFlag(&cobra.Command{Use: "set-rules --lease D --margin D --region R", Short: "change the table's rules; refused while any number is held (asks first)", Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.leasesSetRules(cmd.Context(), rf) }})
+		RunE: func(cmd *cobra.Command, _ []string) error { return lo.leasesInit(cmd.Context(), rf) }}
+	setRules := yesFlag(&cobra.Command{Use: "set-rules --lease D --margin D --region R", Short: "change the table's rules; refused while any number is held (asks first)", Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return lo.leasesSetRules(cmd.Context(), rf) }}, &lo.yes)
 	for _, c := range []*cobra.Command{initCmd, setRules} {
 		c.Flags().DurationVar(&rf.lease, "lease", 0, "the table's lease length (required)")
 		c.Flags().DurationVar(&rf.margin, "margin", 0, "the table's fence margin (required)")
@@ -93,7 +103,7 @@ func rulesDoc(r lease.Rules) *rulesOut {
 }
 
 // leasesInit writes the table's rules once (idgenctl leases init).
-func (o *opts) leasesInit(ctx context.Context, f *rulesFlags) error {
+func (o *leasesOpts) leasesInit(ctx context.Context, f *rulesFlags) error {
 	r, err := f.rules("init")
 	if err != nil {
 		return err
@@ -117,7 +127,7 @@ func (o *opts) leasesInit(ctx context.Context, f *rulesFlags) error {
 }
 
 // leasesSetRules changes the table's rules after confirmation, only while no number is held.
-func (o *opts) leasesSetRules(ctx context.Context, f *rulesFlags) error {
+func (o *leasesOpts) leasesSetRules(ctx context.Context, f *rulesFlags) error {
 	if !o.regionFlag {
 		return usageError{"leases set-rules changes the rules of a whole region's lease table: name the region with --region R (the default and IDGEN_REGION are not taken)"}
 	}
@@ -137,7 +147,7 @@ func (o *opts) leasesSetRules(ctx context.Context, f *rulesFlags) error {
 	if meta.Rules == r {
 		return o.emit(map[string]any{"rules": rulesDoc(r), "changed": false}, func(w io.Writer) { fmt.Fprintf(w, "the rules are already %v\n", r) })
 	}
-	err = o.confirm("leases set-rules --region "+o.region, []string{
+	err = o.confirm(o.yes, "leases set-rules --region "+o.region, []string{
 		fmt.Sprintf("change the rules of table %s in %s:", o.tableName(), o.region),
 		fmt.Sprintf("  from %v", meta.Rules),
 		fmt.Sprintf("  to   %v", r),
@@ -273,7 +283,7 @@ func leaseTable(w io.Writer, ls []leaseOut) {
 	}
 }
 
-func (o *opts) leasesList(ctx context.Context) error {
+func (o *leasesOpts) leasesList(ctx context.Context) error {
 	st, err := o.openLeases(ctx)
 	if err != nil {
 		return err
@@ -310,7 +320,7 @@ func getRow(ctx context.Context, st lease.Store, what string, m int) (lease.Row,
 	return r, err
 }
 
-func (o *opts) leasesGet(ctx context.Context, what string, m int) error {
+func (o *leasesOpts) leasesGet(ctx context.Context, what string, m int) error {
 	st, err := o.openLeases(ctx)
 	if err != nil {
 		return err
@@ -331,7 +341,7 @@ func fmtMs(ms int64) string { return time.UnixMilli(ms).UTC().Format(msFormat) }
 // leasesQuarantine quarantines a number after confirmation and writes the quarantine into the
 // lease history. Quarantining a number a live holder has is allowed (that is what a quarantine
 // is for); the confirmation says so.
-func (o *opts) leasesQuarantine(ctx context.Context, what string, m int) error {
+func (o *leasesOpts) leasesQuarantine(ctx context.Context, what string, m int) error {
 	st, err := o.openLeases(ctx)
 	if err != nil {
 		return err
@@ -366,7 +376,7 @@ func (o *opts) leasesQuarantine(ctx context.Context, what string, m int) error {
 	} else {
 		plan = append(plan, fmt.Sprintf("the table's rules cannot be read (%v): a lift will refuse until they can", rerr))
 	}
-	if err := o.confirm(fmt.Sprintf("leases quarantine %d", m), plan); err != nil {
+	if err := o.confirm(o.yes, fmt.Sprintf("leases quarantine %d", m), plan); err != nil {
 		return err
 	}
 	now = time.Now()
@@ -394,7 +404,7 @@ func (o *opts) changed(what string, m int, r lease.Row, now time.Time, historyEr
 // leasesLift lifts a quarantine after confirmation and writes the lift into the lease history.
 // The number is claimable one lease and the margin from now: a holder paused through the
 // quarantine may still issue up to its own fence until then.
-func (o *opts) leasesLift(ctx context.Context, what string, m int) error {
+func (o *leasesOpts) leasesLift(ctx context.Context, what string, m int) error {
 	st, err := o.openLeases(ctx)
 	if err != nil {
 		return err
@@ -412,7 +422,7 @@ func (o *opts) leasesLift(ctx context.Context, what string, m int) error {
 	if err != nil {
 		return fmt.Errorf("leases lift %d: %w", m, err)
 	}
-	err = o.confirm(fmt.Sprintf("leases lift %d", m), []string{
+	err = o.confirm(o.yes, fmt.Sprintf("leases lift %d", m), []string{
 		fmt.Sprintf("lift the quarantine of number %d in %s (table %s):", m, o.region, o.tableName()),
 		fmt.Sprintf("  holder %s -> %s", r.Holder, lease.LiftedHolder),
 		fmt.Sprintf("  epoch %d -> %d", r.Epoch, r.Epoch+1),
@@ -435,7 +445,7 @@ func (o *opts) leasesLift(ctx context.Context, what string, m int) error {
 
 // leasesFenceRestore runs the restore fence of one region's table after confirmation. The region
 // must be named on the command line: the default region is never fenced by accident.
-func (o *opts) leasesFenceRestore(ctx context.Context) error {
+func (o *leasesOpts) leasesFenceRestore(ctx context.Context) error {
 	if !o.regionFlag {
 		return usageError{"leases fence-restore fences a whole region's lease table: name the region with --region R (the default and IDGEN_REGION are not taken)"}
 	}
@@ -479,7 +489,7 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 	if len(live) > 0 {
 		plan = append(plan, fmt.Sprintf("%d numbers are held by live holders, which stop issuing at their next renewal: %s", len(live), joinComma(live)))
 	}
-	if err := o.confirm("leases fence-restore --region "+o.region, plan); err != nil {
+	if err := o.confirm(o.yes, "leases fence-restore --region "+o.region, plan); err != nil {
 		return err
 	}
 	now = time.Now()
@@ -494,7 +504,7 @@ func (o *opts) leasesFenceRestore(ctx context.Context) error {
 	})
 }
 
-func (o *opts) leasesWhoHeld(ctx context.Context, _ string, m int) error {
+func (o *leasesOpts) leasesWhoHeld(ctx context.Context, _ string, m int) error {
 	at := time.Now()
 	if o.at != "" {
 		var err error

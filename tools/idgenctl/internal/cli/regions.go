@@ -14,16 +14,24 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// regionsOpts are the regions commands' own flags.
+type regionsOpts struct {
+	*opts
+	peer string // add --peer
+	yes  bool   // retire --yes
+}
+
 func (o *opts) regionsCmd() *cobra.Command {
+	ro := &regionsOpts{opts: o}
 	list := &cobra.Command{Use: "list", Short: "every region the registry knows, retired ones too", Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.regionsList(cmd.Context()) }}
 	get := &cobra.Command{Use: "get NAME", Short: "one region", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.regionsGet(cmd.Context(), args[0]) }}
 	add := &cobra.Command{Use: "add NAME --peer PEER", Short: "add a region; the registry gives it the next unused number", Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.regionsAdd(cmd.Context(), args[0]) }}
-	add.Flags().StringVar(&o.peer, "peer", "", "the region its callers fail over to")
-	retire := o.yesFlag(&cobra.Command{Use: "retire NAME", Short: "retire a region: its number is never given again (asks first)", Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.regionsRetire(cmd.Context(), args[0]) }})
+		RunE: func(cmd *cobra.Command, args []string) error { return ro.regionsAdd(cmd.Context(), args[0]) }}
+	add.Flags().StringVar(&ro.peer, "peer", "", "the region its callers fail over to")
+	retire := yesFlag(&cobra.Command{Use: "retire NAME", Short: "retire a region: its number is never given again (asks first)", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return ro.regionsRetire(cmd.Context(), args[0]) }}, &ro.yes)
 	for _, c := range []*cobra.Command{get, retire} {
 		c.ValidArgsFunction = o.completeRegionArg
 	}
@@ -119,7 +127,7 @@ func (o *opts) regionsGet(ctx context.Context, name string) error {
 	return o.regionResult("get", name, resp.Msg.GetRegion(), nil)
 }
 
-func (o *opts) regionsAdd(ctx context.Context, name string) error {
+func (o *regionsOpts) regionsAdd(ctx context.Context, name string) error {
 	if o.peer == "" {
 		return usageError{"regions add NAME needs --peer PEER"}
 	}
@@ -136,7 +144,7 @@ func (o *opts) regionsAdd(ctx context.Context, name string) error {
 
 // regionsRetire retires a region after confirmation. It refuses while the region is the peer of
 // another active region: that region's callers would fail over to a region that issues nothing.
-func (o *opts) regionsRetire(ctx context.Context, name string) error {
+func (o *regionsOpts) regionsRetire(ctx context.Context, name string) error {
 	rs, err := o.listRegions(ctx)
 	if err != nil {
 		return err
@@ -159,7 +167,7 @@ func (o *opts) regionsRetire(ctx context.Context, name string) error {
 		return fmt.Errorf("regions retire %s: it is the peer of active region %s, whose callers fail over to it: give %s another peer first",
 			name, strings.Join(peerOf, ", "), strings.Join(peerOf, ", "))
 	}
-	err = o.confirm("regions retire "+name, []string{
+	err = o.confirm(o.yes, "regions retire "+name, []string{
 		fmt.Sprintf("retire region %s (number %d, peer %s, added %s) at the registry %s", name, target.Number, target.Peer, target.AddedAt, o.registry),
 		fmt.Sprintf("number %d is never given to another region; IDs made in %s still decode with its name", target.Number, name),
 		"this cannot be undone",
