@@ -28,6 +28,7 @@ type Config struct {
 	RedisReplicas       int
 	AcceptVolatileStore bool
 	RedisCheckEvery     time.Duration // how often the Redis store re-reads its nodes' persistence
+	MappingCacheBytes   uint64        // the in-process cache of resolved mappings; 0 for none
 	Routes              string        // the gateway's route table (JSON file); "" for no gateway
 	Resources           string        // comma-separated resource prefixes the internal API publishes
 	DefaultResource     string
@@ -53,6 +54,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
 	fs.BoolVar(&c.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed), at start-up and when it turns so while the service runs, instead of refusing to start and then refusing publishes (store_volatile); logged and exported as idgen_publicid_store_volatile")
 	fs.DurationVar(&c.RedisCheckEvery, "redis-durability-check", 10*time.Second, "how often the Redis store re-reads the persistence of every node that takes writes (INFO persistence, CONFIG GET appendfsync), as at start-up; a store found volatile refuses publishes (store_volatile) unless --accept-volatile-store")
+	fs.Uint64Var(&c.MappingCacheBytes, "mapping-cache-bytes", 32<<20, "bytes of the in-process cache of resolved mappings the internal API and the gateway share (each entry: its strings plus 128 bytes); only mappings the store answered durably are kept, never misses; 0 for none")
 	fs.StringVar(&c.Routes, "routes", "", "gateway route table (JSON)")
 	fs.StringVar(&c.Resources, "resources", "ord", "resource prefixes the internal API publishes, comma-separated")
 	fs.StringVar(&c.DefaultResource, "default-resource", "ord", "prefix when a publish names none")

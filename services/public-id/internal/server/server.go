@@ -19,6 +19,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/internal/config"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/mapping/cached"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/idgen/idgen/services/public-id/publicid"
@@ -30,7 +31,8 @@ import (
 type Server struct {
 	cfg      config.Config
 	log      *slog.Logger
-	store    mapping.Store
+	store    mapping.Store // the store --store names
+	mappings mapping.Store // store behind the cache of resolved mappings (--mapping-cache-bytes), or store itself
 	maker    *publicid.Maker
 	gate     *auth.Gate // the edge: callers and, with mutual TLS, the certificates, reloaded
 	resolver *auth.Resolver
@@ -105,10 +107,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	s.watchVolatile()
+	if s.mappings, err = s.cache(); err != nil {
+		s.store.Close()
+		return nil, err
+	}
 	if routes != nil {
-		if s.gw, err = gateway.New(routes, s.maker, s.store, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
+		if s.gw, err = gateway.New(routes, s.maker, s.mappings, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
 			TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log}); err != nil {
-			s.store.Close()
+			s.mappings.Close()
 			return nil, err
 		}
 	}
@@ -121,6 +127,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Health:     s.health, Metrics: serve.RegionLabeled(s.reg, cfg.Region), Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
 	}.Handler()
 	return s, nil
+}
+
+// cache puts the cache of resolved mappings in front of the store, which the internal API and the
+// gateway share: at most --mapping-cache-bytes, holding only what the store answers durably (a
+// Redis store: only while its reads are, redismap.Store.ReadsDurable). 0 bytes: the store itself.
+func (s *Server) cache() (mapping.Store, error) {
+	if s.cfg.MappingCacheBytes == 0 {
+		return s.store, nil
+	}
+	o := cached.Options{MaxBytes: s.cfg.MappingCacheBytes, Registerer: s.reg}
+	if rs, ok := s.store.(*redismap.Store); ok {
+		o.Durable = rs.ReadsDurable
+	}
+	return cached.New(s.store, o)
 }
 
 func dedupe(in []string) []string {
@@ -168,7 +188,7 @@ func (s *Server) Serve(ctx context.Context, api, gw net.Listener) error {
 			first = err
 		}
 	}
-	s.store.Close()
+	s.mappings.Close()
 	return first
 }
 
@@ -186,7 +206,7 @@ func (s *Server) publish(ctx context.Context, internal int64, resource string) (
 	if !s.maker.Known(resource) {
 		return "", apierr.BadRequest("unknown resource %q", resource)
 	}
-	pub, err := s.store.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
+	pub, err := s.mappings.Publish(ctx, internal, func() (string, error) { return s.maker.New(resource) })
 	s.mapped.WithLabelValues("publish", outcome(err)).Inc()
 	return pub, err
 }
@@ -201,7 +221,7 @@ func (s *Server) resolve(ctx context.Context, public string) (int64, error) {
 		s.mapped.WithLabelValues("resolve", "not_found").Inc()
 		return 0, err
 	}
-	in, err := s.store.Resolve(ctx, public)
+	in, err := s.mappings.Resolve(ctx, public)
 	s.mapped.WithLabelValues("resolve", outcome(err)).Inc()
 	return in, err
 }

@@ -28,6 +28,9 @@ type durability struct {
 	volatile bool
 	why      string // why it is volatile: each volatile node, and what makes it so
 	aofOff   bool   // a node keeps no AOF at all
+	// always: every node that takes writes has AOF on and appendfsync always, so Redis answers a
+	// read only after fsyncing the writes before it (see ReadsDurable).
+	always bool
 }
 
 // checkDurability is New's reading: it refuses a volatile store unless Options.AcceptVolatile.
@@ -100,9 +103,10 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		mu      sync.Mutex
 		reasons []string
 		aofOff  bool
+		always  = true
 	)
 	check := func(ctx context.Context, c *redis.Client) error {
-		reason, off, err := nodeDurability(ctx, c, s.waitAOF)
+		reason, off, fsync, err := nodeDurability(ctx, c, s.waitAOF)
 		if err != nil {
 			return err
 		}
@@ -112,6 +116,7 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 			reasons = append(reasons, reason)
 		}
 		aofOff = aofOff || off
+		always = always && fsync == "always"
 		return nil
 	}
 	var err error
@@ -129,7 +134,7 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		return durability{}, err
 	}
 	if len(reasons) == 0 {
-		return durability{}, nil
+		return durability{always: always}, nil
 	}
 	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
 	return durability{volatile: true, why: strings.Join(reasons, "; "), aofOff: aofOff}, nil
@@ -157,38 +162,38 @@ func (s *Store) writable() error {
 }
 
 // nodeDurability reads one node's persistence: reason says why it is volatile ("" if it is not),
-// aofOff whether it keeps no AOF at all. err is set only when the node could not be asked.
-// waitAOF says that the store follows each acknowledged write with WAITAOF.
-func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason string, aofOff bool, err error) {
+// aofOff whether it keeps no AOF at all, fsync its appendfsync where AOF is on and CONFIG GET
+// answered ("" otherwise). err is set only when the node could not be asked. waitAOF says that
+// the store follows each acknowledged write with WAITAOF.
+func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason string, aofOff bool, fsync string, err error) {
 	addr := c.Options().Addr
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	// WAITAOF covers this node only if it has the command; the store's version check may have
 	// asked another node of a cluster.
 	waitAOF = waitAOF && versionAtLeast(info, 7, 2)
 	info, err = c.Info(ctx, "persistence").Result()
 	if isReply(err) {
-		return fmt.Sprintf("redis %s refused INFO persistence (%s): whether it keeps an AOF cannot be verified; allow INFO", addr, strings.TrimSpace(err.Error())), false, nil
+		return fmt.Sprintf("redis %s refused INFO persistence (%s): whether it keeps an AOF cannot be verified; allow INFO", addr, strings.TrimSpace(err.Error())), false, "", nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	aof, _ := infoField(info, "aof_enabled")
-	var fsync string
 	var fsyncErr error
 	if aof == "1" {
 		// appendfsync is not in INFO: only CONFIG GET tells it.
 		var conf map[string]string
 		conf, fsyncErr = c.ConfigGet(ctx, "appendfsync").Result()
 		if fsyncErr != nil && !isReply(fsyncErr) {
-			return "", false, fsyncErr
+			return "", false, "", fsyncErr
 		}
 		fsync = conf["appendfsync"]
 	}
 	reason, aofOff = judge(addr, aof, waitAOF, fsync, fsyncErr)
-	return reason, aofOff, nil
+	return reason, aofOff, fsync, nil
 }
 
 // judge decides whether a node is volatile from its INFO persistence aof_enabled ("" if the
@@ -244,4 +249,16 @@ func isReply(err error) bool {
 func (s *Store) Volatile() (bool, string) {
 	d := s.dur.Load()
 	return d.volatile, d.why
+}
+
+// ReadsDurable reports whether whatever Resolve and Lookup answer now is durable, so that a
+// caller may keep it (mapping/cached): the last reading of the persistence found every node that
+// takes writes with AOF on and appendfsync always, which makes Redis fsync the writes before a
+// read and only then answer it, and the store waits for no replicas (a read cannot tell whether a
+// write reached them). With everysec (WAITAOF confirming only the writer's own fsyncs), a
+// persistence that could not be read, a volatile store or Options.WaitReplicas above 0, it is
+// false. A change of persistence is seen at the next reading (Options.CheckEvery).
+func (s *Store) ReadsDurable() bool {
+	d := s.dur.Load()
+	return !d.volatile && d.always && s.replicas == 0
 }
