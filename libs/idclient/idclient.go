@@ -1,7 +1,8 @@
 // Package idclient is the calling teams' client of the generator service. It keeps a buffer of
 // prefetched IDs, refilled in the background by batches when it falls below a low-water mark, so
 // most calls to Next cost no network round trip. Endpoints are ordered: the local region first,
-// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
+// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe (two
+// checks in a row, so that one draining generator's not_serving is not taken for its region's) it
 // moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
 // local one once the local one's gRPC health check answers SERVING again. Decoding is local.
 //
@@ -299,8 +300,8 @@ func (c *Client) moveFrom(i int, why error) {
 	}
 }
 
-// probeLoop checks the local endpoint's health: it leaves it when it is unhealthy and returns to
-// it once it is healthy again.
+// probeLoop checks the local endpoint's health: it leaves it when two checks in a row say it is
+// unhealthy and returns to it once one says it is healthy again.
 func (c *Client) probeLoop() {
 	defer c.done.Done()
 	t := time.NewTicker(c.cfg.ProbeEvery)
@@ -314,23 +315,37 @@ func (c *Client) probeLoop() {
 		if len(c.clients) < 2 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
-		res, err := c.health[0].Check(ctx, &grpchealth.CheckRequest{Service: idgenv1connect.IdServiceName})
-		cancel()
+		healthy, err := c.probe()
+		if !healthy && err != nil && c.active.Load() == 0 && c.life.Err() == nil {
+			// Once more before leaving: the answer may be one draining generator's, on the
+			// connection it is closing, and the next connection reaches another (the region's
+			// load balancer no longer sends new ones to a draining target).
+			healthy, err = c.probe()
+		}
 		if c.life.Err() != nil {
 			return // closing: the probe was cut short, not failed
 		}
-		healthy := err == nil && res.Status == grpchealth.StatusServing
 		switch a := c.active.Load(); {
 		case a != 0 && healthy:
 			c.active.Store(0)
 			c.failovers.Inc()
 			c.log.Info("idclient: the local endpoint is healthy again; moving back", "to", c.cfg.Endpoints[0])
 		case a == 0 && !healthy:
-			if err == nil {
-				err = fmt.Errorf("health %v", res.Status)
-			}
 			c.moveFrom(0, err)
 		}
 	}
+}
+
+// probe checks the local endpoint's gRPC health once; err says why it is not healthy.
+func (c *Client) probe() (bool, error) {
+	ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
+	defer cancel()
+	res, err := c.health[0].Check(ctx, &grpchealth.CheckRequest{Service: idgenv1connect.IdServiceName})
+	if err != nil {
+		return false, err
+	}
+	if res.Status != grpchealth.StatusServing {
+		return false, fmt.Errorf("health %v", res.Status)
+	}
+	return true, nil
 }
