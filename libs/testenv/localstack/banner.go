@@ -40,7 +40,7 @@ func (s *Stack) Banner(logs string) string {
 		"curl -s " + first + "/healthz",
 		"curl -s -X POST " + first + "/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'",
 		"curl -s " + reg + "/v1/regions",
-		"co=$(curl -s -X POST " + demo + "/internal/checkout -d '{\"customer\":\"Ada\",\"items\":[{\"sku\":\"book-1\",\"quantity\":2,\"unit_cents\":2100}]}'); echo \"$co\"",
+		"co=$(curl -s -X POST " + demo + "/internal/checkout -H 'Content-Type: application/json' -d '{\"customer\":\"Ada\",\"items\":[{\"sku\":\"book-1\",\"quantity\":2,\"unit_cents\":2100}]}'); echo \"$co\"",
 		"ord=$(echo \"$co\" | sed 's/.*\"order\":\"\\([^\"]*\\)\".*/\\1/'); cus=$(echo \"$co\" | sed 's/.*\"customer\":\"\\([^\"]*\\)\".*/\\1/')",
 		"curl -s " + gw + "/orders/$ord",
 		"curl -s \"" + gw + "/customers/$cus/orders?status=placed\"",

@@ -165,7 +165,7 @@ Try:
   curl -s http://127.0.0.1:7001/healthz
   curl -s -X POST http://127.0.0.1:7001/idgen.v1.IdService/Generate -H 'Content-Type: application/json' -d '{}'
   curl -s http://127.0.0.1:7000/v1/regions
-  co=$(curl -s -X POST http://127.0.0.1:7005/internal/checkout -d '{"customer":"Ada","items":[{"sku":"book-1","quantity":2,"unit_cents":2100}]}'); echo "$co"
+  co=$(curl -s -X POST http://127.0.0.1:7005/internal/checkout -H 'Content-Type: application/json' -d '{"customer":"Ada","items":[{"sku":"book-1","quantity":2,"unit_cents":2100}]}'); echo "$co"
   ord=$(echo "$co" | sed 's/.*"order":"\([^"]*\)".*/\1/'); cus=$(echo "$co" | sed 's/.*"customer":"\([^"]*\)".*/\1/')
   curl -s http://127.0.0.1:7004/orders/$ord
   curl -s "http://127.0.0.1:7004/customers/$cus/orders?status=placed"
