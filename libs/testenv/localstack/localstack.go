@@ -31,7 +31,7 @@ var Binaries = []Binary{
 	{"registry", "./services/registry/cmd/registry"},
 	{"generator", "./services/generator/cmd/generator"},
 	{"public-id", "./services/public-id/cmd/public-id"},
-	{"demo-orders", "./services/public-id/cmd/demo-orders"}, // the demo orders upstream
+	{"demo-orders", "./examples/orders/cmd/demo-orders"}, // the demo orders upstream (examples/orders)
 	{"idgenctl", "./tools/idgenctl"},
 }
 
