@@ -31,7 +31,7 @@ func (f *clockWithin) Inject(ctx context.Context, r *runner) (string, error) {
 		return "", err
 	}
 	sleep(ctx, f.dur)
-	return fmt.Sprintf("%s clock %+v for %s", p.slot, f.offset, f.dur.Round(time.Millisecond)), p.setClock(0, 0)
+	return fmt.Sprintf("%s clock %+v for %s", p.name, f.offset, f.dur.Round(time.Millisecond)), p.setClock(0, 0)
 }
 
 // drawBeyond draws an offset beyond the bound (0.4-2 s either way) and how long it lasts (2-5 s).
@@ -66,7 +66,7 @@ func (f *clockBeyond) Inject(ctx context.Context, r *runner) (string, error) {
 		}
 		sleep(ctx, step.wait)
 	}
-	return fmt.Sprintf("%s clock %+v (estimated error reported) for %s", p.slot, f.offset, f.dur.Round(time.Millisecond)), p.setClock(0, 0)
+	return fmt.Sprintf("%s clock %+v (estimated error reported) for %s", p.name, f.offset, f.dur.Round(time.Millisecond)), p.setClock(0, 0)
 }
 
 // clockStepHidden steps one process's clock beyond the bound with nothing reported: the
@@ -94,8 +94,8 @@ func (f *clockStepHidden) Inject(ctx context.Context, r *runner) (string, error)
 	}
 	sleep(ctx, f.dur)
 	err := p.setClock(0, 0)
-	f.step = append(f.step, hiddenStep{slot: p.slot, start: from, end: time.Now().Add(time.Second)})
-	return fmt.Sprintf("%s clock stepped %+v unseen for %s", p.slot, f.offset, f.dur.Round(time.Millisecond)), err
+	f.step = append(f.step, hiddenStep{slot: p.name, start: from, end: time.Now().Add(time.Second)})
+	return fmt.Sprintf("%s clock stepped %+v unseen for %s", p.name, f.offset, f.dur.Round(time.Millisecond)), err
 }
 
 func (f *clockStepHidden) excused() []hiddenStep { return f.step }

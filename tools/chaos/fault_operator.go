@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // The operator faults: what an operator does to a group's store with idgenctl (quarantine and
@@ -81,23 +83,32 @@ func (f *otherRules) plan(d *draw) time.Duration {
 
 func (f *otherRules) Inject(ctx context.Context, r *runner) (string, error) {
 	g := r.groups[f.group]
-	port, err := freePort()
+	port, err := testenv.PickPort()
 	if err != nil {
 		return "", err
 	}
 	other := 2 * leaseLen
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, filepath.Join(r.bins, "generator"), "--insecure-dev", "--clock-check", "strict",
-		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--lease-store", g.storeArg, "--range", fmt.Sprintf("%d-%d", g.machines[0], g.machines[0]),
-		"--lease", other.String(), "--renew", renew.String(), "--fence-margin", margin.String())
-	out, err := cmd.CombinedOutput()
+	p, err := proc.Start(ctx, proc.Spec{Bin: r.generator, Name: g.name + "/other-rules", Args: []string{
+		"--insecure-dev", "--clock-check", "strict", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--lease-store", g.storeArg,
+		"--range", fmt.Sprintf("%d-%d", g.machines[0], g.machines[0]),
+		"--lease", other.String(), "--renew", renew.String(), "--fence-margin", margin.String()}})
+	if err != nil {
+		return "", err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
+	}
+	exited := p.Exited()
+	refused := exited && p.ExitCode() != 0
+	_ = p.Kill()
 	want := fmt.Sprintf("lease %v (the table's: %v)", other, leaseLen)
 	switch {
-	case cctx.Err() != nil:
-		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v did not refuse to start within 30 s:\n%s", g.name, other, leaseLen, out)
-	case err == nil || !strings.Contains(string(out), want):
-		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v: %v, without naming both values (%q):\n%s", g.name, other, leaseLen, err, want, out)
+	case !exited:
+		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v did not refuse to start within 30 s:\n%s", g.name, other, leaseLen, p.Tail(0))
+	case !refused || !strings.Contains(p.Tail(0), want):
+		return "", fmt.Errorf("%s: a generator with a %v lease on a table whose rules say %v: %v, without naming both values (%q):\n%s", g.name, other, leaseLen, p.Wait(), want, p.Tail(0))
 	}
 	return fmt.Sprintf("%s: a generator with a %v lease refused to start: %s", g.name, other, want), nil
 }

@@ -39,7 +39,7 @@ func (f *sigstop) Inject(ctx context.Context, r *runner) (string, error) {
 	p.signal(syscall.SIGSTOP)
 	sleep(ctx, f.dur)
 	p.signal(syscall.SIGCONT)
-	return fmt.Sprintf("%s frozen %s", p.slot, f.dur.Round(time.Millisecond)), nil
+	return fmt.Sprintf("%s frozen %s", p.name, f.dur.Round(time.Millisecond)), nil
 }
 
 // kill9Restart kills one process with SIGKILL and starts it again (a new incarnation) after 0-2 s.
@@ -58,5 +58,5 @@ func (f *kill9Restart) plan(d *draw) time.Duration {
 
 func (f *kill9Restart) Inject(ctx context.Context, r *runner) (string, error) {
 	p := r.procs[f.target]
-	return fmt.Sprintf("%s killed, restarted after %s", p.slot, f.down.Round(time.Millisecond)), p.killRestart(f.down)
+	return fmt.Sprintf("%s killed, restarted after %s", p.name, f.down.Round(time.Millisecond)), p.killRestart(f.down)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // The store faults: dynalite frozen or killed, and a group's store restored from a backup.
@@ -47,9 +48,9 @@ func (f *storeStop) plan(d *draw) time.Duration {
 }
 
 func (f *storeStop) Inject(ctx context.Context, r *runner) (string, error) {
-	r.dyn.signal(syscall.SIGSTOP)
+	r.dyn.Freeze()
 	sleep(ctx, f.dur)
-	r.dyn.signal(syscall.SIGCONT)
+	r.dyn.Thaw()
 	return fmt.Sprintf("dynalite frozen %s", f.dur.Round(time.Millisecond)), nil
 }
 
@@ -65,9 +66,9 @@ func (f *storeKill9) plan(d *draw) time.Duration {
 }
 
 func (f *storeKill9) Inject(ctx context.Context, r *runner) (string, error) {
-	r.dyn.kill()
+	r.dyn.Kill()
 	sleep(ctx, f.down)
-	return fmt.Sprintf("dynalite killed, restarted after %s", f.down.Round(time.Millisecond)), r.dyn.start()
+	return fmt.Sprintf("dynalite killed, restarted after %s", f.down.Round(time.Millisecond)), r.dyn.Start()
 }
 
 // restoreBackup puts a group's last backup back, as a restore does, runs the restore fence with
@@ -265,7 +266,7 @@ func (r *runner) takeBackup(ctx context.Context, g *group) error {
 		if _, err := db.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
 			return fmt.Errorf("backup %s: %w", path, err)
 		}
-	} else if err := r.dyn.backup(dst); err != nil {
+	} else if err := backupDynalite(r.dyn, dst); err != nil {
 		return err
 	}
 	g.backup, g.backedUp = dst, time.Now()
@@ -275,22 +276,18 @@ func (r *runner) takeBackup(ctx context.Context, g *group) error {
 // readBackup reads the lease table's items from a copy of dynalite's data folder, through a
 // second dynalite started on it.
 func (r *runner) readBackup(ctx context.Context, dir string) ([]map[string]types.AttributeValue, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	copyDir := dir + "-read"
 	os.RemoveAll(copyDir)
 	if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("copy backup: %v: %s", err, out)
 	}
 	defer os.RemoveAll(copyDir)
-	d := &dynalite{root: r.dyn.root, dir: copyDir, port: port, log: r.dyn.log, endpoint: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	if err := d.start(); err != nil {
+	d, err := testenv.NewDynalite(0, copyDir)
+	if err != nil {
 		return nil, err
 	}
-	defer d.kill()
-	db, err := dynamolease.NewClient(ctx, d.endpoint)
+	defer d.Kill()
+	db, err := dynamolease.NewClient(ctx, d.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +304,19 @@ func (r *runner) readBackup(ctx context.Context, dir string) ([]map[string]types
 		}
 		start = out.LastEvaluatedKey
 	}
+}
+
+// backupDynalite copies d's data folder to dst while d is frozen (a consistent copy).
+func backupDynalite(d *testenv.Dynalite, dst string) error {
+	d.Freeze()
+	defer d.Thaw()
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if out, err := exec.Command("cp", "-a", d.Path, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy %s: %v: %s", d.Path, err, out)
+	}
+	return nil
 }
 
 // isMeta reports whether a lease-table item is the metadata row.

@@ -18,6 +18,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // group is the processes sharing one lease store.
@@ -26,7 +27,7 @@ type group struct {
 	storeArg string // sqlite:PATH or dynamodb:URL
 	store    lease.Store
 	machines []int // the numbers its processes share
-	procs    []*proc
+	procs    []*slot
 
 	backup   string // the last backup: a copy of the SQLite file or of dynalite's data folder
 	backedUp time.Time
@@ -38,16 +39,15 @@ type group struct {
 type runner struct {
 	cfg  config
 	root string // the repository
-	work string // logs, stores, backups and binaries
-	bins string // the built binaries
+	work string // logs, stores and backups
 
-	ctl    string // the built idgenctl
-	yes    bool   // idgenctl asks for --yes on quarantine, lift and fence-restore
-	dyn    *dynalite
-	db     *dynamodb.Client
-	groups []*group
-	procs  []*proc
-	rec    *recorder
+	generator, node, ctl string // the built binaries: generator and node with the chaos tag, idgenctl
+	yes                  bool   // idgenctl asks for --yes on quarantine, lift and fence-restore
+	dyn                  *testenv.Dynalite
+	db                   *dynamodb.Client
+	groups               []*group
+	procs                []*slot
+	rec                  *recorder
 
 	ctx      context.Context // ends on SIGINT or SIGTERM, or when a duplicate is found while running
 	stopSig  context.CancelFunc
@@ -73,7 +73,7 @@ func newRunner(c config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner{cfg: c, root: root, work: work, bins: filepath.Join(work, "bin"), rec: &recorder{}}, nil
+	return &runner{cfg: c, root: root, work: work, rec: &recorder{}}, nil
 }
 
 // close kills whatever still runs and removes the work folder when the run passed (and --keep
@@ -93,8 +93,7 @@ func (r *runner) close(passed bool) {
 		p.signal(syscall.SIGKILL)
 	}
 	if r.dyn != nil {
-		r.dyn.kill()
-		r.dyn.log.Close()
+		r.dyn.Kill()
 	}
 	if passed && !r.cfg.keep {
 		os.RemoveAll(r.work)
@@ -109,42 +108,27 @@ func (r *runner) setUp() error {
 	ctx := context.Background()
 	// The generator and the node are built with the chaos tag, which adds the clock option
 	// (--chaos-clock-file); idgenctl as it ships.
-	for _, b := range []struct{ name, pkg, tags string }{
-		{"generator", "./services/generator/cmd/generator", "chaos"},
-		{"node", "./libs/idcore/embedded/idnode", "chaos"},
-		{"idgenctl", "./tools/idgenctl", ""},
-	} {
-		args := []string{"build", "-o", filepath.Join(r.bins, b.name)}
-		if b.tags != "" {
-			args = append(args, "-tags", b.tags)
-		}
-		cmd := exec.Command("go", append(args, b.pkg)...)
-		cmd.Dir = r.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", b.name, err, out)
-		}
+	bins, err := proc.BuildWith(ctx, proc.BuildOptions{Tags: []string{"chaos"}, Dir: r.root},
+		"./services/generator/cmd/generator", "./libs/idcore/embedded/idnode")
+	if err != nil {
+		return err
 	}
-	r.ctl = filepath.Join(r.bins, "idgenctl")
+	r.generator, r.node = bins[0], bins[1]
+	if bins, err = proc.BuildWith(ctx, proc.BuildOptions{Dir: r.root}, "./tools/idgenctl"); err != nil {
+		return err
+	}
+	r.ctl = bins[0]
 	r.yes = ctlHasYes(r.ctl)
 
-	// The stores.
-	port, err := freePort()
-	if err != nil {
+	// The stores: dynalite keeps its data in a folder, so it survives kill -9.
+	dir := filepath.Join(r.work, "dynalite")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	dlog, err := os.Create(filepath.Join(r.work, "dynalite.log"))
-	if err != nil {
+	if r.dyn, err = testenv.NewDynalite(0, dir); err != nil {
 		return err
 	}
-	r.dyn = &dynalite{root: r.root, dir: filepath.Join(r.work, "dynalite"), port: port, log: dlog,
-		endpoint: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	if err := os.MkdirAll(r.dyn.dir, 0o755); err != nil {
-		return err
-	}
-	if err := r.dyn.start(); err != nil {
-		return err
-	}
-	if r.db, err = dynamolease.NewClient(ctx, r.dyn.endpoint); err != nil {
+	if r.db, err = dynamolease.NewClient(ctx, r.dyn.Endpoint); err != nil {
 		return err
 	}
 	if err := dynamolease.CreateTables(ctx, r.db, lease.TableV2, lease.TableHistory); err != nil {
@@ -167,7 +151,7 @@ func (r *runner) setUp() error {
 	}
 
 	r.groups = []*group{
-		{name: "dynamo", storeArg: "dynamodb:" + r.dyn.endpoint, store: dynamolease.New(r.db, lease.TableV2, lease.TableHistory)},
+		{name: "dynamo", storeArg: "dynamodb:" + r.dyn.Endpoint, store: dynamolease.New(r.db, lease.TableV2, lease.TableHistory)},
 		{name: "sqlite", storeArg: "sqlite:" + sqlPath},
 	}
 	if err := r.defineProcs(); err != nil {
@@ -202,13 +186,13 @@ func (r *runner) defineProcs() error {
 			g.machines = append(g.machines, m)
 		}
 		for i := range gens {
-			gp, err := freePort()
+			gp, err := testenv.PickPort()
 			if err != nil {
 				return err
 			}
-			slot := fmt.Sprintf("%s/gen-%d", g.name, i+1)
-			p := &proc{slot: slot, kind: "generator", bin: filepath.Join(r.bins, "generator"),
-				url: fmt.Sprintf("http://127.0.0.1:%d", gp), logs: r.work, rec: r.rec, clock: r.clockFile(slot),
+			name := fmt.Sprintf("%s/gen-%d", g.name, i+1)
+			p := &slot{name: name, kind: "generator", bin: r.generator,
+				url: fmt.Sprintf("http://127.0.0.1:%d", gp), logs: r.work, rec: r.rec, clock: r.clockFile(name),
 				args: []string{"--insecure-dev", "--clock-check", "strict", "--listen", fmt.Sprintf("127.0.0.1:%d", gp),
 					"--lease-store", g.storeArg, "--range", fmt.Sprintf("%d-%d", gLo, gHi),
 					"--lease", leaseLen.String(), "--renew", renew.String(), "--fence-margin", margin.String(), "--drain", "2s"}}
@@ -216,8 +200,8 @@ func (r *runner) defineProcs() error {
 			g.procs = append(g.procs, p)
 		}
 		for i := range nodes {
-			slot := fmt.Sprintf("%s/node-%d", g.name, i+1)
-			p := &proc{slot: slot, kind: "node", bin: filepath.Join(r.bins, "node"), logs: r.work, rec: r.rec, clock: r.clockFile(slot),
+			name := fmt.Sprintf("%s/node-%d", g.name, i+1)
+			p := &slot{name: name, kind: "node", bin: r.node, logs: r.work, rec: r.rec, clock: r.clockFile(name),
 				args: []string{"--store", g.storeArg, "--range", fmt.Sprintf("%d-%d", pLo, pHi), "--batch", fmt.Sprint(r.cfg.batch),
 					"--pause", r.cfg.nodePause.String(), "--lease", leaseLen.String(), "--renew", renew.String(), "--margin", margin.String()}}
 			p.args = append(p.args, "--chaos-clock-file", p.clock)

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,17 +16,18 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
+	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
-// proc is one process slot: a generator or an embedded node, restarted in place after kill -9. Each
-// start is a new incarnation with its own series.
-type proc struct {
-	slot  string // group/name
+// slot is one process slot: a generator or an embedded node, restarted in place after kill -9.
+// Each start is a new incarnation with its own series.
+type slot struct {
+	name  string // group/name
 	kind  string // "generator" or "node"
 	bin   string
 	args  []string
 	url   string // generators: http://127.0.0.1:PORT
-	logs  string // folder for stderr logs
+	logs  string // folder for the incarnations' logs
 	clock string // the file holding its clock offset and estimated error (chaosclock)
 
 	rec *recorder
@@ -38,8 +37,8 @@ type proc struct {
 	mu   sync.RWMutex
 	inc  int
 	cur  *series
-	cmd  *exec.Cmd
-	done chan struct{}
+	p    *proc.Proc
+	done chan struct{} // closed once the incarnation has ended and its output is read
 }
 
 // recorder holds every series of the run.
@@ -62,41 +61,46 @@ func (r *recorder) series() []*series {
 	return append([]*series(nil), r.all...)
 }
 
-// start starts a new incarnation. The caller holds mu exclusively, or no load loop runs yet.
-func (p *proc) start() error {
+// start starts a new incarnation, its output (standard output and error) going to its log file;
+// a node's is read as it comes (readNode) too. The caller holds mu exclusively, or no load loop
+// runs yet.
+func (p *slot) start() error {
 	p.inc++
-	p.cur = p.rec.newSeries(p.slot, p.inc)
-	logf, err := os.Create(filepath.Join(p.logs, strings.ReplaceAll(p.cur.name, "/", "_")+".log"))
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.Stderr = logf
-	var out io.ReadCloser
+	p.cur = p.rec.newSeries(p.name, p.inc)
+	spec := proc.Spec{Bin: p.bin, Args: p.args, Name: p.cur.name,
+		Log: filepath.Join(p.logs, strings.ReplaceAll(p.cur.name, "/", "_")+".log")}
+	var out *io.PipeWriter
+	read := make(chan struct{})
 	if p.kind == "node" {
-		if out, err = cmd.StdoutPipe(); err != nil {
-			logf.Close()
-			return err
-		}
+		var in *io.PipeReader
+		in, out = io.Pipe()
+		spec.Output = out
+		s, started := p.cur, time.Now()
+		go func() {
+			defer close(read)
+			readNode(in, s, started)
+			in.Close()
+		}()
 	} else {
-		cmd.Stdout = logf
+		close(read)
 	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
+	pp, err := proc.Start(context.Background(), spec)
+	if err != nil {
+		if out != nil {
+			out.Close()
+		}
 		return err
 	}
 	done := make(chan struct{})
-	s := p.cur
 	go func() {
 		defer close(done)
+		_ = pp.Wait()
 		if out != nil {
-			readNode(out, s, time.Now())
+			out.Close()
 		}
-		_ = cmd.Wait()
-		logf.Close()
+		<-read
 	}()
-	p.cmd, p.done = cmd, done
+	p.p, p.done = pp, done
 	return nil
 }
 
@@ -115,7 +119,7 @@ func readNode(out io.Reader, s *series, started time.Time) {
 
 // setClock moves the slot's clock by offset and has its clock discipline report esterr (written
 // whole, by rename, so the process never reads half a file).
-func (p *proc) setClock(offset, esterr time.Duration) error {
+func (p *slot) setClock(offset, esterr time.Duration) error {
 	tmp := p.clock + ".tmp"
 	if err := os.WriteFile(tmp, []byte(offset.String()+" "+esterr.String()+"\n"), 0o644); err != nil {
 		return err
@@ -124,17 +128,17 @@ func (p *proc) setClock(offset, esterr time.Duration) error {
 }
 
 // signal sends sig to the current incarnation.
-func (p *proc) signal(sig syscall.Signal) {
+func (p *slot) signal(sig syscall.Signal) {
 	p.mu.RLock()
-	cmd := p.cmd
+	pp := p.p
 	p.mu.RUnlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Signal(sig)
+	if pp != nil {
+		_ = pp.Signal(sig)
 	}
 }
 
 // killRestart kills the current incarnation with SIGKILL, waits down, and starts a new one.
-func (p *proc) killRestart(down time.Duration) error {
+func (p *slot) killRestart(down time.Duration) error {
 	p.signal(syscall.SIGKILL)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -143,44 +147,35 @@ func (p *proc) killRestart(down time.Duration) error {
 	return p.start()
 }
 
-// hold stops the current incarnation gracefully (SIGTERM, as an operator stops a service) and
-// keeps the slot stopped until resume starts a new incarnation.
-func (p *proc) hold() {
+// hold stops the current incarnation gracefully (SIGTERM, as an operator stops a service; SIGKILL
+// after 10 s) and keeps the slot stopped until resume starts a new incarnation.
+func (p *slot) hold() {
 	p.signal(syscall.SIGCONT)
 	p.signal(syscall.SIGTERM)
 	p.mu.Lock()
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
-	}
+	_ = p.p.Stop()
+	<-p.done
 }
 
 // resume starts a new incarnation of a held slot.
-func (p *proc) resume() error {
+func (p *slot) resume() error {
 	defer p.mu.Unlock()
 	return p.start()
 }
 
 // stop ends the current incarnation with SIGTERM, then SIGKILL after 10 s.
-func (p *proc) stop() {
+func (p *slot) stop() {
 	p.signal(syscall.SIGCONT)
-	p.signal(syscall.SIGTERM)
 	p.mu.RLock()
-	done := p.done
+	pp, done := p.p, p.done
 	p.mu.RUnlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.signal(syscall.SIGKILL)
-		<-done
-	}
+	_ = pp.Stop()
+	<-done
 }
 
 // load asks a generator for batches of count IDs until ctx ends, one request at a time, so the
 // order the answers arrive in is the order the generator issued them, pausing after each answer.
-func (p *proc) load(ctx context.Context, count int, pause time.Duration) {
+func (p *slot) load(ctx context.Context, count int, pause time.Duration) {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	body := fmt.Sprintf(`{"count":%d}`, count)
 	buf := make([]byte, 0, 32<<10)
@@ -337,76 +332,4 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-}
-
-// dynalite is the DynamoDB-compatible lease store, keeping its data in a folder so it survives
-// kill -9.
-type dynalite struct {
-	root, dir, endpoint string
-	port                int
-	cmd                 *exec.Cmd
-	log                 *os.File
-}
-
-func (d *dynalite) start() error {
-	cli := filepath.Join(d.root, "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return fmt.Errorf("%s is missing: run `make setup` first", cli)
-	}
-	cmd := exec.Command("node", cli, "--port", strconv.Itoa(d.port), "--host", "127.0.0.1", "--path", d.dir,
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = d.log, d.log
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start dynalite: %w", err)
-	}
-	d.cmd = cmd
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", d.port), 200*time.Millisecond)
-		if err == nil {
-			return c.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("dynalite did not listen within 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// signal sends sig to dynalite's process group.
-func (d *dynalite) signal(sig syscall.Signal) {
-	if d.cmd != nil && d.cmd.Process != nil {
-		_ = syscall.Kill(-d.cmd.Process.Pid, sig)
-	}
-}
-
-func (d *dynalite) kill() {
-	d.signal(syscall.SIGKILL)
-	if d.cmd != nil {
-		_ = d.cmd.Wait()
-	}
-	d.cmd = nil
-}
-
-// backup copies dynalite's data folder to dst while dynalite is frozen (a consistent copy).
-func (d *dynalite) backup(dst string) error {
-	d.signal(syscall.SIGSTOP)
-	defer d.signal(syscall.SIGCONT)
-	if err := os.RemoveAll(dst); err != nil {
-		return err
-	}
-	if out, err := exec.Command("cp", "-a", d.dir, dst).CombinedOutput(); err != nil {
-		return fmt.Errorf("copy %s: %v: %s", d.dir, err, out)
-	}
-	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
