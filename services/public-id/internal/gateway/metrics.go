@@ -1,6 +1,10 @@
 package gateway
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the gateway's series, registered on the registerer New is given.
 type metrics struct {
@@ -11,9 +15,13 @@ type metrics struct {
 }
 
 func newMetrics() metrics {
+	labels := make([]string, len(outcomes))
+	for o := range outcomes {
+		labels[o] = outcome(o).String()
+	}
 	return metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_requests_total",
-			Help: "Customer requests by route and outcome (ok, not_found, bad_request, method_not_allowed, rate_limited, busy, upstream_4xx, upstream_error, upstream_timeout, unsafe_response, store_unavailable, canceled)."},
+			Help: "Customer requests by route and outcome (" + strings.Join(labels, ", ") + ")."},
 			[]string{"route", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "idgen_gateway_request_duration_seconds",
 			Help: "Customer request latency, upstream included, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),

@@ -218,3 +218,32 @@ func TestRateLimitFollowsTheClock(t *testing.T) {
 		t.Fatalf("a second later on the gateway's clock: %d %q, want the token back", a.code, a.body)
 	}
 }
+
+// TestOutcomeLabels: the outcome label's values are the ones the README and the dashboards
+// name, each series there from the first scrape for every route.
+func TestOutcomeLabels(t *testing.T) {
+	want := []string{"ok", "not_found", "bad_request", "method_not_allowed", "rate_limited", "busy", "upstream_4xx",
+		"upstream_error", "upstream_timeout", "unsafe_response", "store_unavailable", "canceled"}
+	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", "http://127.0.0.1:1", ""), gateway.Options{})
+	mfs, err := g.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "idgen_gateway_requests_total" {
+			if help := "Customer requests by route and outcome (" + strings.Join(want, ", ") + ")."; mf.GetHelp() != help {
+				t.Errorf("help %q, want %q", mf.GetHelp(), help)
+			}
+		}
+	}
+	for _, route := range []string{"slow", "fast"} {
+		for _, o := range want {
+			if n := g.count(t, route, o); n != 0 {
+				t.Errorf("{route=%q,outcome=%q} = %v before any request", route, o, n)
+			}
+		}
+	}
+	for _, o := range []string{"not_found", "rate_limited", "busy"} {
+		g.count(t, "", o)
+	}
+}
