@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make run as a user meets it, on its fixed ports with a state directory of its own: the stack
-# comes up and issues IDs; a second run says one is running and leaves the first one's logs
+# comes up, issues IDs and writes its callers' client configuration; a second run says one is running and leaves the first one's logs
 # alone; a SIGTERM to the process that started it (make, here a shell) stops every service; a
 # service that cannot start stops the run with its log instead of a "running" banner.
 set -euo pipefail
@@ -39,6 +39,14 @@ for _ in $(seq 1 240); do
 done
 grep -q "Ctrl-C stops everything" "$work/first.out" || fail "the first run never printed that it is running"
 curl -fsS -X POST http://127.0.0.1:7001/v1/ids -H 'Content-Type: application/json' -d '{}' | grep -q '"id":"' || fail "the us-east-1 generator issues no ID"
+# The callers' client configuration, from the topology module's plan: each region's own
+# generator first, then its peer's.
+python3 - "$work/state/client_config.json" <<'PY' || fail "client_config.json does not give each region its own generator, then its peer's"
+import json, sys
+cc = json.load(open(sys.argv[1]))
+assert cc["us-east-1"]["endpoints"] == ["http://127.0.0.1:7001", "http://127.0.0.1:7002"], cc
+assert cc["eu-west-1"]["endpoints"] == ["http://127.0.0.1:7002", "http://127.0.0.1:7001"], cc
+PY
 
 logdir=$(readlink -f "$work/state/logs/latest")
 before=$(cat "$logdir"/*.log | wc -c)
@@ -120,4 +128,4 @@ IDGEN_RUN_STATE="$work/state" scripts/run-local.sh >"$work/broken.out" 2>&1 || c
 [ "$code" = 1 ] || fail "a run whose registry cannot start exited $code, want 1"
 grep -q "registry exited before it became ready" "$work/broken.out" || fail "a run whose registry cannot start does not say so"
 grep -q "idgen is running" "$work/broken.out" && fail "a run whose registry cannot start printed the running banner"
-echo "test-run-local: ok (start, second run refused, SIGTERM to the starter stops all, Ctrl-C stops all and exits 0, a killed service fails the run, a failed start reported)"
+echo "test-run-local: ok (start, client_config written, second run refused, SIGTERM to the starter stops all, Ctrl-C stops all and exits 0, a killed service fails the run, a failed start reported)"

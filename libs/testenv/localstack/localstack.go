@@ -1,6 +1,6 @@
 // Package localstack is idgen's local stack written down once: which programs it builds, which
 // processes it runs, on which ports, with which flags and state files, in which order, and how
-// each one's health is checked. make run (scripts/run-local.sh, cmd/run-local), the runbook tests
+// each one's health is checked. make run (scripts/run-local.sh, tools/runlocal), the runbook tests
 // and the dashboards' end-to-end test all start this one description; Options change what a
 // caller needs changed (stores, extra flags, more generators, free ports instead of make run's
 // 7000–7005).
