@@ -20,7 +20,7 @@ import (
 // upstream, the public-ID service with the shipped deploy/local/routes.json) and checks that
 // nothing a customer or the checkout gets holds an internal ID or its decoded fields.
 func TestLocalDemo(t *testing.T) {
-	bins := proc.BuildT(t, "../../generator/cmd/generator", "../cmd/demo-orders")
+	bins := proc.BuildT(t, "../../generator/cmd/generator", "../../../examples/orders/cmd/demo-orders")
 	genBin, demoBin := bins[0], bins[1]
 	dir := t.TempDir()
 	genPort, demoPort := testenv.FreePort(t), testenv.FreePort(t)
@@ -113,7 +113,7 @@ func TestLocalDemo(t *testing.T) {
 
 // TestHelp: --help prints the usage and exits 0, as every command-line tool does.
 func TestHelp(t *testing.T) {
-	for _, bin := range proc.BuildT(t, "../cmd/public-id", "../cmd/demo-orders", "../../generator/cmd/generator", "../../registry/cmd/registry") {
+	for _, bin := range proc.BuildT(t, "../cmd/public-id", "../../../examples/orders/cmd/demo-orders", "../../generator/cmd/generator", "../../registry/cmd/registry") {
 		out, err := exec.Command(bin, "--help").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "-listen") {
 			t.Errorf("%s --help: %v\n%s", filepath.Base(bin), err, out)
