@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // Binary is a program the stack builds.
@@ -244,23 +246,8 @@ func (o Options) root() (string, error) {
 	if o.Root != "" {
 		return o.Root, nil
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if exists(filepath.Join(dir, "go.work")) && exists(filepath.Join(dir, "package-lock.json")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("localstack: no repository root above the working directory")
-		}
-		dir = parent
-	}
+	return testenv.Root()
 }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr() (string, error) {
