@@ -3,8 +3,7 @@ package embedded_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,27 +19,11 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/testenv"
+	procpkg "github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // The fault tests run idnode (./idnode) as real processes against a real dynalite, with short
 // settings: lease 3 s, renew 0.5 s, fence margin 0.5 s, batches of 20 IDs.
-
-var idnodeBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "idnode")
-	if err != nil {
-		panic(err)
-	}
-	idnodeBin = filepath.Join(dir, "idnode")
-	if out, err := exec.Command("go", "build", "-o", idnodeBin, "./idnode").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build idnode: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 type batch struct {
 	at  time.Time
@@ -50,8 +33,8 @@ type batch struct {
 type proc struct {
 	t    *testing.T
 	name string
-	cmd  *exec.Cmd
-	done chan struct{}
+	p    *procpkg.Proc
+	done chan struct{} // closed once the process has ended and its output is read
 
 	mu       sync.Mutex
 	batches  []batch
@@ -59,45 +42,24 @@ type proc struct {
 	refusals []string // "reason@unixms"
 }
 
+// startProc starts idnode with args; its output goes to NAME.log and is read as it comes.
 func startProc(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, cmd: exec.Command(idnodeBin, args...), done: make(chan struct{})}
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.Stderr = logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	bin := procpkg.BuildT(t, "./idnode")[0]
+	in, out := io.Pipe()
+	p := &proc{t: t, name: name, done: make(chan struct{})}
 	started := time.Now()
 	go func() {
 		defer close(p.done)
-		_ = nodeout.Scan(out, started, p.record)
-		_ = p.cmd.Wait()
+		_ = nodeout.Scan(in, started, p.record)
 	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGCONT)
-		p.cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("%s stderr (last 3000 bytes):\n%s", name, tail(string(b), 3000))
-		}
-	})
+	p.p = procpkg.StartT(t, procpkg.Spec{Bin: bin, Args: args, Name: name, Output: out,
+		Log: filepath.Join(t.TempDir(), name+".log")})
+	go func() {
+		_ = p.p.Wait()
+		out.Close()
+	}()
 	return p
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // record keeps one line of the node's output, stamped with the moment it was read.
@@ -176,15 +138,14 @@ func (d *dyn) renewed(m int, after int64) func() (bool, string) {
 	}
 }
 
-// stop ends the process gracefully (SIGTERM: it stops issuing and releases) and waits.
+// stop ends the process gracefully (SIGTERM: it stops issuing and releases) and waits for it and
+// its output; it fails the test when the process does not exit with status 0 within 10 s.
 func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGCONT)
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.t.Errorf("%s did not stop within 10 s of SIGTERM", p.name)
+	p.p.Signal(syscall.SIGCONT)
+	if err := p.p.Stop(); err != nil {
+		p.t.Errorf("%s did not stop gracefully within 10 s of SIGTERM: %v", p.name, err)
 	}
+	<-p.done
 }
 
 // checkUnique fails on one duplicate among all the processes' IDs and says how many it checked.
@@ -247,7 +208,7 @@ func TestFaultFrozenHolder(t *testing.T) {
 	d := startDynamo(t, false)
 	a := startProc(t, "A", d.args("--range", "64-64")...)
 	a.waitIDs(500, 20*time.Second)
-	a.cmd.Process.Signal(syscall.SIGSTOP)
+	a.p.Signal(syscall.SIGSTOP)
 	frozenAt := time.Now()
 	// B claims the number once A's lease has expired: A stays frozen past it.
 	b := startProc(t, "B", d.args("--range", "64-64")...)
@@ -255,7 +216,7 @@ func TestFaultFrozenHolder(t *testing.T) {
 	// Taken before SIGCONT: A may print its refusal, and the reader stamp it, before this
 	// goroutine runs again.
 	resumed := time.Now()
-	a.cmd.Process.Signal(syscall.SIGCONT)
+	a.p.Signal(syscall.SIGCONT)
 	// A's keeper wakes too, finds its fence passed and drops the number (no_lease); B holds it,
 	// so A cannot claim it again.
 	testenv.Eventually(t, 10*time.Second, a.has(resumed, "no_lease"))
@@ -279,7 +240,7 @@ func TestFaultCrashAndRestart(t *testing.T) {
 	d := startDynamo(t, false)
 	a := startProc(t, "A", d.args("--range", "64-64")...)
 	a.waitIDs(500, 20*time.Second)
-	a.cmd.Process.Signal(syscall.SIGKILL)
+	a.p.Kill()
 	<-a.done
 	a2 := startProc(t, "A-restarted", d.args("--range", "64-64")...)
 	a2.waitIDs(500, 20*time.Second)

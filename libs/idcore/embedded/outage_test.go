@@ -108,16 +108,14 @@ func startOutageNode(t *testing.T, kill bool) *outageNode {
 // and returns it with the time it was seen.
 func (n *outageNode) nextRenewal(after lease.Status, within time.Duration) (lease.Status, time.Time) {
 	n.t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		s := n.node.Leases()[0]
-		if s.Held && s.Machine == after.Machine && s.Epoch == after.Epoch && s.ExpiryUnixMs > after.ExpiryUnixMs {
-			return s, time.Now()
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	n.t.Fatalf("no renewal of %+v within %v: %+v", after, within, n.node.Leases()[0])
-	return lease.Status{}, time.Time{}
+	var s lease.Status
+	var seen time.Time
+	testenv.Eventually(n.t, within, func() (bool, string) {
+		s, seen = n.node.Leases()[0], time.Now()
+		return s.Held && s.Machine == after.Machine && s.Epoch == after.Epoch && s.ExpiryUnixMs > after.ExpiryUnixMs,
+			fmt.Sprintf("no renewal of %+v: %+v", after, s)
+	})
+	return s, seen
 }
 
 // frozen is one outage and the lease held when it started.
