@@ -1,21 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
-	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
-	"github.com/idgen/idgen/services/public-id/publicid"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // orderBody is an upstream order with five items: about 700 bytes, 7 ids.
@@ -66,63 +58,6 @@ func BenchmarkRewrite(b *testing.B) {
 			if _, err := rw.Fill(pubs, &k); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-}
-
-// BenchmarkServeHTTP: one customer GET through the gateway (admission, route, resolve, the
-// upstream call, rebuild with a lookup of the response's ID, the reply) over loopback HTTP,
-// against the same GET sent to the upstream directly: the difference is the gateway's hop.
-func BenchmarkServeHTTP(b *testing.B) {
-	id := limID(21)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"%d","note":"leave at the door"}`, id)
-	}))
-	b.Cleanup(up.Close)
-	c, err := gateway.ParseRoutes([]byte(twoRoutes("http://127.0.0.1:1", "", up.URL, "")))
-	if err != nil {
-		b.Fatal(err)
-	}
-	maker, err := publicid.NewMaker("ord", "cus")
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := sqlitemap.Open(context.Background(), filepath.Join(b.TempDir(), "map.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
-	pub, err := store.Publish(context.Background(), id, func() (string, error) { return maker.New("ord") })
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := gateway.New(c, maker, store, prometheus.NewRegistry(), gateway.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gw := httptest.NewServer(g)
-	b.Cleanup(gw.Close)
-	get := func(b *testing.B, url string) {
-		resp, err := http.Get(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("%s: %d", url, resp.StatusCode)
-		}
-	}
-	b.Run("baseline=upstream-direct", func(b *testing.B) {
-		for b.Loop() {
-			get(b, fmt.Sprintf("%s/internal/fast/%d", up.URL, id))
-		}
-	})
-	b.Run("gateway", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			get(b, gw.URL+"/orders/"+pub)
 		}
 	})
 }
