@@ -59,6 +59,7 @@ type Service struct {
 	HealthAddr string   // host:port of its /healthz and /metrics: Addr unless it has a health listener of its own
 	Needs      []string // services that must be healthy before it starts
 	Region     string   // a generator's region; "" for the others
+	Gateway    string   // host:port of the public-ID service's customer gateway; "" for the others
 }
 
 // HealthURL is where the service's health is checked.
@@ -196,7 +197,7 @@ func Plan(o Options) ([]Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr,
+	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr, Gateway: gwAddr,
 		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--gateway-listen", gwAddr,
 			"--store", or(o.PublicIDStore, "sqlite:"+state("public-ids.db")), "--routes", routes, "--resources", "ord,cus"},
 			o.PublicIDArgs...)}
@@ -215,14 +216,11 @@ func Plan(o Options) ([]Service, error) {
 	return out, nil
 }
 
-// GatewayAddr is the customer gateway's address in a plan: the public-ID service's
-// --gateway-listen.
+// GatewayAddr is the customer gateway's address in a plan (host:port).
 func GatewayAddr(services []Service) string {
 	for _, s := range services {
-		for i, a := range s.Args {
-			if a == "--gateway-listen" && i+1 < len(s.Args) {
-				return s.Args[i+1]
-			}
+		if s.Gateway != "" {
+			return s.Gateway
 		}
 	}
 	return ""
