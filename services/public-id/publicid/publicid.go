@@ -3,7 +3,9 @@
 // as "ord_5v1Pq…". Nothing can be read from one: it is never derived from the internal ID, and
 // carries no time, region, machine or count.
 //
-// Encoding (about 10 µs) happens once, when a public ID is made. Resolving never decodes: Parse
+// Encoding happens once, when a public ID is made: about 52,000 instructions, of which sqids'
+// blocklist check, done through an index of its words (blocklist.go), is a small part; sqids'
+// own walk of every word took 132,000 in all. Resolving never decodes: Parse
 // only checks the shape (prefix, alphabet, length) so that malformed input never reaches a
 // store, and lookups are by the exact string, so no second spelling of an ID ever resolves.
 package publicid
@@ -36,7 +38,9 @@ var prefixRE = regexp.MustCompile(`^[a-z]{2,8}$`)
 
 // Maker makes and checks public IDs for a set of resource prefixes.
 type Maker struct {
-	sq       *sqids.Sqids
+	sq       *sqids.Sqids // blocklist on: encodes again an ID the blocklist refuses
+	fast     *sqids.Sqids // blocklist off: the first candidate, checked with bl
+	bl       *blocklist
 	prefixes map[string]bool
 	inAlpha  [256]bool
 }
@@ -47,7 +51,11 @@ func NewMaker(prefixes ...string) (*Maker, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Maker{sq: sq, prefixes: map[string]bool{}}
+	fast, err := sqids.New(sqids.Options{Alphabet: Alphabet, Blocklist: []string{}})
+	if err != nil {
+		return nil, err
+	}
+	m := &Maker{sq: sq, fast: fast, bl: newBlocklist(Alphabet), prefixes: map[string]bool{}}
 	for _, p := range prefixes {
 		if !prefixRE.MatchString(p) {
 			return nil, fmt.Errorf("publicid: resource prefix %q: want 2-8 lower-case letters", p)
@@ -72,11 +80,23 @@ func (m *Maker) New(prefix string) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	body, err := m.sq.Encode([]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])})
+	nums := []uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+	body, err := m.encode(nums)
 	if err != nil {
 		return "", err
 	}
 	return prefix + "_" + body, nil
+}
+
+// encode is sqids' Encode with its blocklist on: the first candidate without the blocklist,
+// checked against the same words by the same rule; one it refuses goes to sqids with its
+// blocklist, which takes the next candidates as ever.
+func (m *Maker) encode(nums []uint64) (string, error) {
+	body, err := m.fast.Encode(nums)
+	if err != nil || !m.bl.blocked(body) {
+		return body, err
+	}
+	return m.sq.Encode(nums)
 }
 
 // Parse checks a public ID's shape and returns its resource prefix. It touches no store.
