@@ -249,10 +249,9 @@ func (o Options) root() (string, error) {
 
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testenv.PickPort()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
 }
