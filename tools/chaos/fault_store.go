@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,33 +158,15 @@ func (r *runner) restoreDynamo(ctx context.Context, g *group, age time.Duration)
 	}
 	before, _ := g.store.TableID(ctx)
 	restoredAt := time.Now()
-	// A DynamoDB restore is never seen half done: the table is absent, then holds every item of
-	// the backup. Here the table is made anew and filled item by item, so the metadata row goes in
-	// first (it names the old table: claims are refused from then on), and the group's processes
-	// are frozen from the delete until it is in, so that none sees the empty table in between,
-	// which would look like a new one.
-	sort.SliceStable(items, func(i, j int) bool { return isMeta(items[i]) && !isMeta(items[j]) })
-	for _, p := range g.procs {
-		p.signal(syscall.SIGSTOP)
-	}
-	err = dynamolease.DeleteTable(ctx, r.db, lease.TableV2)
-	if err == nil {
-		err = dynamolease.CreateTables(ctx, r.db, lease.TableV2, lease.TableHistory)
-	}
-	if err == nil && len(items) > 0 && isMeta(items[0]) {
-		_, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: ptr(lease.TableV2), Item: items[0]})
-		items = items[1:]
-	}
-	for _, p := range g.procs {
-		p.signal(syscall.SIGCONT)
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, it := range items {
-		if _, err := r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: ptr(lease.TableV2), Item: it}); err != nil {
-			return "", err
+	signal := func(sig syscall.Signal) func() {
+		return func() {
+			for _, p := range g.procs {
+				p.signal(sig)
+			}
 		}
+	}
+	if err := replaceTable(ctx, r.db, items, signal(syscall.SIGSTOP), signal(syscall.SIGCONT)); err != nil {
+		return "", err
 	}
 	after, err := g.store.TableID(ctx)
 	if err != nil {
@@ -221,7 +204,37 @@ func (r *runner) restoreDynamo(ctx context.Context, g *group, age time.Duration)
 		landed = fmt.Sprintf(" (%d rows gained, %d of them claims checked against the table it replaced, which issued nothing)", n, raced)
 	}
 	return fmt.Sprintf("dynamo: table replaced by a backup %s old (%d items, TableId %.8s… → %.8s…), no claim from it in %s%s; idgenctl: %s",
-		age, len(items), before, after, 2*renew, landed, lastLine(out)), nil
+		age, backupRows, before, after, 2*renew, landed, lastLine(out)), nil
+}
+
+// replaceTable replaces the lease table by a new one (a new TableId) holding items, as a
+// DynamoDB restore does. A DynamoDB restore is never seen half done: the table is absent, then
+// holds every item of the backup. Here the table is made anew and filled item by item, so the
+// metadata row goes in first (it names the old table: claims are refused from then on), and pause
+// and resume (the group's processes frozen and resumed) bracket the delete until it is in, so
+// that no process sees the empty table in between, which would look like a new one.
+func replaceTable(ctx context.Context, db *dynamodb.Client, items []map[string]types.AttributeValue, pause, resume func()) error {
+	items = slices.Clone(items)
+	sort.SliceStable(items, func(i, j int) bool { return isMeta(items[i]) && !isMeta(items[j]) })
+	pause()
+	err := dynamolease.DeleteTable(ctx, db, lease.TableV2)
+	if err == nil {
+		err = dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory)
+	}
+	if err == nil && len(items) > 0 && isMeta(items[0]) {
+		_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: ptr(lease.TableV2), Item: items[0]})
+		items = items[1:]
+	}
+	resume()
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: ptr(lease.TableV2), Item: it}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // claimsOnRestore reads the history of g's numbers from from to until: the claims checked
