@@ -34,28 +34,27 @@ func (f *clockWithin) Inject(ctx context.Context, r *runner) (string, error) {
 	return fmt.Sprintf("%s clock %+v for %s", p.name, f.offset, f.dur.Round(time.Millisecond)), p.setClock(0, 0)
 }
 
-// drawBeyond draws an offset beyond the bound (0.4-2 s either way) and how long it lasts (2-5 s).
-func drawBeyond(d *draw) (offset, dur time.Duration) {
-	offset = d.signed(d.between(400*time.Millisecond, 2*time.Second))
-	return offset, d.between(2*time.Second, 5*time.Second)
+// beyond is one process's clock offset beyond the bound (0.4-2 s either way) and how long it
+// lasts (2-5 s), as clock-beyond and clock-step-hidden draw them.
+type beyond struct {
+	target      int
+	offset, dur time.Duration
+}
+
+func (f *beyond) plan(d *draw) time.Duration {
+	f.target = d.proc
+	f.offset = d.signed(d.between(400*time.Millisecond, 2*time.Second))
+	f.dur = d.between(2*time.Second, 5*time.Second)
+	return f.dur
 }
 
 // clockBeyond moves one process's clock beyond the bound. The discipline sees the error grow
 // beyond the bound before the clock gets there (as chrony's estimated error does), and until it
 // is back: every ID made meanwhile is refused. The error is reported first, for longer than a
 // clock check interval.
-type clockBeyond struct {
-	target      int
-	offset, dur time.Duration
-}
+type clockBeyond struct{ beyond }
 
 func (f *clockBeyond) Name() string { return "clock-beyond" }
-
-func (f *clockBeyond) plan(d *draw) time.Duration {
-	f.target = d.proc
-	f.offset, f.dur = drawBeyond(d)
-	return f.dur
-}
 
 func (f *clockBeyond) Inject(ctx context.Context, r *runner) (string, error) {
 	p := r.procs[f.target]
@@ -73,18 +72,11 @@ func (f *clockBeyond) Inject(ctx context.Context, r *runner) (string, error) {
 // generator's own checks (forward jump, clock_backwards) are all that stand. The IDs it makes
 // from the stepped clock, until 1 s after it is back, are counted apart (excused).
 type clockStepHidden struct {
-	target      int
-	offset, dur time.Duration
-	step        []hiddenStep
+	beyond
+	step []hiddenStep
 }
 
 func (f *clockStepHidden) Name() string { return "clock-step-hidden" }
-
-func (f *clockStepHidden) plan(d *draw) time.Duration {
-	f.target = d.proc
-	f.offset, f.dur = drawBeyond(d)
-	return f.dur
-}
 
 func (f *clockStepHidden) Inject(ctx context.Context, r *runner) (string, error) {
 	p := r.procs[f.target]

@@ -20,8 +20,8 @@ func TestPlanReplaysSeed(t *testing.T) {
 		"restore-backup &{group:0}",
 		"fence-restore &{group:0}",
 		"other-rules &{group:1}",
-		"clock-step-hidden &{target:4 offset:-613006893 dur:3947", // dynamo/node-1
-		"clock-beyond &{target:5 offset:-604141337 dur:2803",
+		"clock-step-hidden &{beyond:{target:4 offset:-613006893 dur:3947", // dynamo/node-1
+		"clock-beyond &{beyond:{target:5 offset:-604141337 dur:2803",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d faults, want %d: %v", len(got), len(want), describe(got))
