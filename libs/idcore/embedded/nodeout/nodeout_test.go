@@ -108,3 +108,37 @@ func TestScanTimes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScan: any input scans without a panic, every batch delivered has runs of at least one ID,
+// and a batch written by Writer reads back as written, after whatever came before it.
+func FuzzScan(f *testing.F) {
+	f.Add([]byte("holder h\nids 5 1+3 9+1\nrefused fence\nreleased\n"), int64(7), int64(100))
+	f.Add([]byte("ids 9 100+5\nids 9 200+"), int64(0), int64(1))
+	f.Fuzz(func(t *testing.T, prefix []byte, fence, first int64) {
+		var b bytes.Buffer
+		b.Write(prefix)
+		b.WriteByte('\n')
+		ids := []idcore.ID{idcore.ID(first), idcore.ID(first) + 1, idcore.ID(first) + 5}
+		if err := nodeout.NewWriter(&b).Batch(fence, ids); err != nil {
+			t.Fatal(err)
+		}
+		var last []idcore.ID
+		var lastFence int64
+		if err := nodeout.Scan(&b, time.Now(), func(l *nodeout.Line) {
+			if l.Kind != nodeout.Batch {
+				return
+			}
+			for _, r := range l.Runs {
+				if r.N < 1 {
+					t.Fatalf("a run of %d IDs", r.N)
+				}
+			}
+			last, lastFence = l.IDs(last[:0]), l.FenceUnixMs
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(last, ids) || lastFence != fence {
+			t.Fatalf("read back %v (fence %d), wrote %v (fence %d)", last, lastFence, ids, fence)
+		}
+	})
+}
