@@ -122,10 +122,16 @@ func StartRedisClusterServers(t testing.TB) []*Redis {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	port := strings.Split(addrs[0], ":")[1]
+	// Every master, not only the first: each learns the others' slots by gossip, and one that
+	// has not yet answers CLUSTERDOWN.
 	Eventually(t, 20*time.Second, func() (bool, string) {
-		out, _ := exec.Command("redis-cli", "-p", port, "CLUSTER", "INFO").Output()
-		return strings.Contains(string(out), "cluster_state:ok"), fmt.Sprintf("testenv: the cluster did not become ok: %s", out)
+		for _, r := range servers {
+			out, _ := exec.Command("redis-cli", "-p", fmt.Sprint(r.Port), "CLUSTER", "INFO").Output()
+			if !strings.Contains(string(out), "cluster_state:ok") {
+				return false, fmt.Sprintf("testenv: the cluster is not ok on %s: %s", r.Addr, out)
+			}
+		}
+		return true, ""
 	})
 	return servers
 }

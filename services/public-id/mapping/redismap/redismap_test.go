@@ -1,11 +1,11 @@
 package redismap_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/mappingtest"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
@@ -159,27 +160,14 @@ func writerKilledMidCreate(t *testing.T, spec string, rdb redis.UniversalClient)
 	s := newStore(t, rdb)
 	acked := map[int64]string{}
 	for round := range 5 {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestWriterKilledMidCreate$")
-		cmd.Env = append(os.Environ(), "IDGEN_PUBLISH_WRITER="+spec, fmt.Sprintf("IDGEN_PUBLISH_BASE=%d", round*1_000_000))
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(100+round*37) * time.Millisecond)
-		_ = cmd.Process.Kill()
-		b := make([]byte, 0, 1<<20)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := out.Read(buf)
-			b = append(b, buf[:n]...)
-			if err != nil {
-				break
-			}
-		}
-		_ = cmd.Wait()
+		var out bytes.Buffer
+		p := proc.StartT(t, proc.Spec{Bin: os.Args[0], Name: "writer", Args: []string{"-test.run", "^TestWriterKilledMidCreate$"},
+			Env: []string{"IDGEN_PUBLISH_WRITER=" + spec, fmt.Sprintf("IDGEN_PUBLISH_BASE=%d", round*1_000_000)}, Output: &out})
+		time.Sleep(time.Duration(100+round*37) * time.Millisecond) // a kill at a point that differs by round
+		_ = p.Kill()
 		var in int64
 		var pub string
-		for _, line := range splitLines(string(b)) {
+		for _, line := range splitLines(out.String()) {
 			if n, _ := fmt.Sscanf(line, "%d %s", &in, &pub); n == 2 {
 				acked[in] = pub
 			}
