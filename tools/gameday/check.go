@@ -19,6 +19,7 @@ type PhaseResult struct {
 	Name, Fault, Region string
 	Start, End          time.Duration // since the first phase began
 	RestoreToHealthy    time.Duration // lost phases: from the restore to a healthy generator behind the balancer
+	MachineStall        time.Duration // the longest this machine stood still in the phase (watchdog)
 	Rows                []Row
 }
 
@@ -31,6 +32,7 @@ type Row struct {
 	Stall    time.Duration
 	ToPeer   time.Duration // the lost region's caller: from the fault to its first ID from the peer (-1: none)
 	BackHome time.Duration // the lost region's caller: from its region healthy again to its first ID from it (-1: none)
+	Hedged   int64         // callers: IDs from the peer while the client stayed on its own region (hedged refills)
 	Errors   int
 	Check    string // "ok", or what failed
 }
@@ -166,6 +168,7 @@ func callerRow(s *stack, p *phaseRun, r *regionProcs, rs []run, errs []callerErr
 	var wrong, offHome int64
 	wrongNums := map[int]bool{}
 	var firstOwnBack time.Time
+	var movedAt time.Time // the caller on its peer while its region was up
 	for _, x := range rs {
 		if !in(x.At, p.Start, p.End) {
 			continue
@@ -198,7 +201,14 @@ func callerRow(s *stack, p *phaseRun, r *regionProcs, rs []run, errs []callerErr
 				wrongNums[n] = true
 			}
 		default:
-			if n != own {
+			if x.Active != 0 && movedAt.IsZero() {
+				movedAt = x.At
+			}
+			switch {
+			case n == own:
+			case n == peerNum && x.Active == 0:
+				row.Hedged += int64(x.N)
+			default:
 				offHome += int64(x.N)
 				if n != peerNum {
 					wrongNums[n] = true
@@ -232,6 +242,13 @@ func callerRow(s *stack, p *phaseRun, r *regionProcs, rs []run, errs []callerErr
 	if lost && row.BackHome > s.sc.BackHome.D() {
 		problems = append(problems, fail("%s: caller-%s was back on %s %v after it was healthy, over the bound %v", p.Name, r.name, r.name,
 			row.BackHome.Round(time.Millisecond), s.sc.BackHome.D()))
+	}
+	// A refill that hedged (its own region slower than HedgeAfter with the buffer empty, as on a
+	// busy machine) brings a batch from the peer while the client stays on its region: the
+	// client's design, counted apart (Hedged). Leaving the region while it is up is not.
+	if !movedAt.IsZero() {
+		problems = append(problems, fail("%s: caller-%s moved to its peer %s at %s while %s was up", p.Name, r.name, r.peer,
+			secs(movedAt.Sub(p.Start)), r.name))
 	}
 	if offHome > 0 {
 		what := fmt.Sprintf("its peer %s", r.peer)
@@ -308,17 +325,25 @@ func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 		if p.Fault == string(Kill) || p.Fault == string(Freeze) || p.Fault == string(StoreDown) {
 			fmt.Fprintf(&b, "; healthy %s after the restore", ms(p.RestoreToHealthy))
 		}
+		if p.MachineStall > 0 {
+			fmt.Fprintf(&b, "; this machine stalled up to %s", ms(p.MachineStall))
+		}
 		for _, a := range alerts {
 			if a.phase == p.Name && a.fired {
 				fmt.Fprintf(&b, "; IdgenClientOnPeerRegion fired %s after the fault, resolved %s", ms(a.firedAfter), resolvedText(a))
 			}
 		}
 		b.WriteString(")\n\n")
-		b.WriteString("| who | IDs | by region number | longest stall | to peer after | back home after | errors | check |\n")
-		b.WriteString("|---|---:|---|---:|---:|---:|---:|---|\n")
+		b.WriteString("| who | IDs | by region number | longest stall | to peer after | back home after | hedged from peer | errors | check |\n")
+		b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---|\n")
 		for _, r := range p.Rows {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %d | %s |\n", r.Who, r.IDs, byNumber(r.ByNumber), ms(r.Stall),
-				opt(r.ToPeer), opt(r.BackHome), r.Errors, r.Check)
+			hedged := "-"
+			if strings.HasPrefix(r.Who, "caller-") {
+				hedged = fmt.Sprint(r.Hedged)
+			}
+
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", r.Who, r.IDs, byNumber(r.ByNumber), ms(r.Stall),
+				opt(r.ToPeer), opt(r.BackHome), hedged, r.Errors, r.Check)
 		}
 	}
 	if len(res.Failures) == 0 {
@@ -329,6 +354,7 @@ func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 		for _, f := range res.Failures {
 			fmt.Fprintf(&b, "  - %s\n", f)
 		}
+		b.WriteString(res.stallNote())
 	}
 	return b.String()
 }
@@ -360,4 +386,46 @@ func opt(d time.Duration) string {
 		return "-"
 	}
 	return ms(d)
+}
+
+// renderSummary is the run in one table, a line per phase: the lost region's caller's figures
+// and the worst of the others'.
+func renderSummary(res *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| phase | fault | region | its caller's longest stall | to peer after | back home after | other callers' longest stall | hedged from peer (all callers) | embedded nodes' longest gap | errors | machine stalled | checks |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, p := range res.Phases {
+		var own *Row
+		var otherStall, nodeGap time.Duration
+		var hedged int64
+		errs, failed := 0, 0
+		for i, r := range p.Rows {
+			if r.Check != "ok" && !strings.HasPrefix(r.Check, "stopped") {
+				failed++
+			}
+			errs += r.Errors
+			switch {
+			case strings.HasPrefix(r.Who, "caller-") && r.Who == "caller-"+p.Region:
+				own = &p.Rows[i]
+				hedged += r.Hedged
+			case strings.HasPrefix(r.Who, "caller-"):
+				otherStall = max(otherStall, r.Stall)
+				hedged += r.Hedged
+			case strings.HasPrefix(r.Check, "stopped"):
+			default:
+				nodeGap = max(nodeGap, r.Stall)
+			}
+		}
+		region, ownStall, toPeer, back := "-", "-", "-", "-"
+		if own != nil {
+			region, ownStall, toPeer, back = p.Region, ms(own.Stall), opt(own.ToPeer), opt(own.BackHome)
+		}
+		check := "ok"
+		if failed > 0 {
+			check = fmt.Sprintf("%d rows FAIL", failed)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %d | %s | %s |\n", p.Name, p.Fault, region, ownStall, toPeer, back,
+			ms(otherStall), hedged, ms(nodeGap), errs, ms(p.MachineStall), check)
+	}
+	return b.String()
 }

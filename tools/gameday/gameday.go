@@ -60,7 +60,11 @@ type Result struct {
 	Phases   []*PhaseResult
 	Failures []string // every failed check, each naming its caller, node or region
 	IDs      int64    // IDs checked
-	Table    string
+	// Inconclusive: every failed check was in a phase where this machine stalled (the run's
+	// own timers late by MachineStallBound or more): the checks say nothing about idgen then.
+	Inconclusive bool
+	Table        string // a table per phase
+	Summary      string // a line per phase
 }
 
 // phaseRun is a phase as it ran.
@@ -164,6 +168,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	logf("five regions up in %v: %d generators, 5 embedded nodes, 5 callers from %s", time.Since(t0).Round(time.Millisecond),
 		len(names)*sc.GeneratorsPerRegion, ccFile)
 
+	dog := startWatchdog()
+	defer dog.stop()
 	var runs []*phaseRun
 	var alerts []alertSeen
 	for _, p := range phases {
@@ -183,14 +189,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		pr.End = time.Now()
 	}
 	s.stopAll()
+	dog.stop()
 	res := analyse(s, runs, o.Seed)
 	for _, a := range alerts {
 		if !a.fired {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s: IdgenClientOnPeerRegion never fired for caller-%s while %s was down", a.phase, a.region, a.region))
 		}
 	}
+	res.inconclusive(runs, dog.stalls())
 	res.Table = renderTable(sc, res, alerts)
-	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Table), 0o644); err != nil {
+	res.Summary = renderSummary(res)
+	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Summary+"\n"+res.Table), 0o644); err != nil {
 		return nil, err
 	}
 	if err := plotTimeline(s, runs, filepath.Join(o.Out, "timeline")); err != nil {
@@ -267,13 +276,18 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 			return err
 		}
 	case Rolling:
+		// As an instance refresh does it: the target leaves the target group (no new
+		// connections), the process is stopped (its deregistration delay, drain and lease
+		// release), the new one starts and is registered, and the next waits until it is healthy.
 		for _, g := range r.gens {
+			r.lb.Deregister(g.targetName())
 			if err := g.proc().Stop(); err != nil {
 				return fmt.Errorf("%s did not stop cleanly: %w", g.name, err)
 			}
 			if err := restart(g); err != nil {
 				return err
 			}
+			g.register(r.lb)
 			if err := s.waitLB(ctx, r, len(r.gens)); err != nil {
 				return err
 			}

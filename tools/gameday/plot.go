@@ -29,7 +29,7 @@ var regionColors = []color.RGBA{
 func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 	start := runs[0].Start
 	end := runs[len(runs)-1].End
-	nb := int(end.Sub(start)/bucket) + 1
+	nb := max(1, int(end.Sub(start)/bucket)) // whole buckets: a last one cut short would look like a drop
 	regions := sortedRegions(s)
 	var rows [][]*plot.Plot
 	for _, r := range regions {
@@ -54,6 +54,9 @@ func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 				counts[n] = make([]float64, nb)
 			}
 			i := int(x.At.Sub(start) / bucket)
+			if i >= nb {
+				continue
+			}
 			counts[n][i] += float64(x.N) / bucket.Seconds()
 			ymax = max(ymax, counts[n][i])
 		}
@@ -61,7 +64,7 @@ func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 		p.Title.Text = fmt.Sprintf("caller-%s (region %d, peer %s)", r.name, r.number, r.peer)
 		p.Title.TextStyle.Font.Size = vg.Points(10)
 		p.Y.Label.Text = "IDs/s"
-		p.Y.Min, p.Y.Max = 0, ymax*1.25
+		p.Y.Min, p.Y.Max = 0, ymax*1.4
 		p.X.Min, p.X.Max = 0, end.Sub(start).Seconds()
 		if r == regions[len(regions)-1] {
 			p.X.Label.Text = "seconds since the first phase began"
@@ -78,11 +81,11 @@ func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 			if err != nil {
 				return err
 			}
-			shade.LineStyle.Width = 0
-			shade.Color = color.RGBA{200, 200, 200, 90}
+			shade.Color = color.NRGBA{160, 160, 160, 50}
 			if ph.Region == r.name {
-				shade.Color = color.RGBA{255, 80, 80, 70}
+				shade.Color = color.NRGBA{230, 60, 60, 60}
 			}
+			shade.LineStyle.Color = shade.Color
 			p.Add(shade)
 			if ph.Region == r.name {
 				lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x0, Y: p.Y.Max * 0.93}}, Labels: []string{string(ph.Fault)}})

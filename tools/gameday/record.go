@@ -19,10 +19,11 @@ const (
 // run is IDs First … First+N-1, received together at At; Wait is the longest a call to Next waited
 // for the line they came in (callers only).
 type run struct {
-	At    time.Time
-	Wait  time.Duration
-	First int64
-	N     int
+	At     time.Time
+	Wait   time.Duration
+	Active int // callers: the highest endpoint index the client was on (0: its own region, 1: its peer)
+	First  int64
+	N      int
 }
 
 // callerError is a call to Next that failed.
@@ -41,9 +42,9 @@ type series struct {
 	errors []callerError
 }
 
-func (s *series) add(at time.Time, wait time.Duration, first int64, n int) {
+func (s *series) add(at time.Time, wait time.Duration, active int, first int64, n int) {
 	s.mu.Lock()
-	s.runs = append(s.runs, run{At: at, Wait: wait, First: first, N: n})
+	s.runs = append(s.runs, run{At: at, Wait: wait, Active: active, First: first, N: n})
 	s.mu.Unlock()
 }
 
@@ -73,7 +74,7 @@ func (r *recorder) series(name, region string, kind seriesKind) *series {
 	return s
 }
 
-// scanCaller reads a caller's output (cmd/caller): "ids UNIX_US WAIT_US LO+N …" and
+// scanCaller reads a caller's output (cmd/caller): "ids UNIX_US WAIT_US ACTIVE LO+N …" and
 // "error UNIX_US MESSAGE"; other lines (its log) are skipped. first is called at the first IDs.
 func scanCaller(r io.Reader, s *series, first func()) {
 	sc := bufio.NewScanner(r)
@@ -83,27 +84,28 @@ func scanCaller(r io.Reader, s *series, first func()) {
 		switch kind {
 		case "ids":
 			f := strings.Fields(rest)
-			if len(f) < 2 {
+			if len(f) < 3 {
 				continue
 			}
 			us, err1 := strconv.ParseInt(f[0], 10, 64)
 			wait, err2 := strconv.ParseInt(f[1], 10, 64)
-			if err1 != nil || err2 != nil {
+			active, err3 := strconv.Atoi(f[2])
+			if err1 != nil || err2 != nil || err3 != nil {
 				continue
 			}
-			at := time.UnixMicro(us)
-			for _, x := range f[2:] {
+			at, w := time.UnixMicro(us), time.Duration(wait)*time.Microsecond
+			for _, x := range f[3:] {
 				lo, n, ok := strings.Cut(x, "+")
 				a, err1 := strconv.ParseInt(lo, 10, 64)
 				b, err2 := strconv.Atoi(n)
 				if !ok || err1 != nil || err2 != nil || b < 1 {
 					continue
 				}
-				s.add(at, time.Duration(wait)*time.Microsecond, a, b)
+				s.add(at, w, active, a, b)
 				first()
 			}
-			if len(f) == 2 { // no ID in the line: still a wait to count
-				s.add(at, time.Duration(wait)*time.Microsecond, 0, 0)
+			if len(f) == 3 { // no ID in the line: still a wait to count
+				s.add(at, w, active, 0, 0)
 			}
 		case "error":
 			us, msg, _ := strings.Cut(rest, " ")

@@ -60,10 +60,12 @@ type regionProcs struct {
 }
 
 type generator struct {
-	name string
-	port int
-	mu   sync.Mutex
-	p    *proc.Proc
+	name   string
+	port   int
+	mu     sync.Mutex
+	p      *proc.Proc
+	target string // its name in the load balancer: name#incarnation after a rolling restart
+	inc    int
 }
 
 func (g *generator) proc() *proc.Proc { g.mu.Lock(); defer g.mu.Unlock(); return g.p }
@@ -209,16 +211,28 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 		}
 	}
 	for _, g := range r.gens {
-		lb.Register(g.name, fmt.Sprintf("127.0.0.1:%d", g.port), fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port))
+		g.register(lb)
 	}
 	return s.waitLB(ctx, r, len(r.gens))
 }
+
+// register registers the generator's current incarnation with the load balancer.
+func (g *generator) register(lb *testenv.FakeNLB) {
+	g.mu.Lock()
+	g.inc++
+	g.target = fmt.Sprintf("%s#%d", g.name, g.inc)
+	t := g.target
+	g.mu.Unlock()
+	lb.Register(t, fmt.Sprintf("127.0.0.1:%d", g.port), fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port))
+}
+
+func (g *generator) targetName() string { g.mu.Lock(); defer g.mu.Unlock(); return g.target }
 
 // healthyTargets counts the region's generators the load balancer sends traffic to.
 func (r *regionProcs) healthyTargets() int {
 	n := 0
 	for _, g := range r.gens {
-		if r.lb.State(g.name) == "healthy" {
+		if r.lb.State(g.targetName()) == "healthy" {
 			n++
 		}
 	}
@@ -264,7 +278,7 @@ func (s *stack) startNode(ctx context.Context, r *regionProcs) error {
 			}
 			once.Do(func() { close(first) })
 			for _, run := range l.Runs {
-				series.add(l.Received, 0, int64(run.First), run.N)
+				series.add(l.Received, 0, 0, int64(run.First), run.N)
 			}
 		})
 	}()

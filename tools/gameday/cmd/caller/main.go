@@ -3,9 +3,11 @@
 // --region's entry: its own region's endpoint, then its peer's) and nothing else, at --rate IDs
 // a second, and prints what it received on stdout, a line every --every:
 //
-//	ids UNIX_US WAIT_US LO+N LO+N …   the IDs received since the last line (runs of consecutive
+//	ids UNIX_US WAIT_US ACTIVE LO+N …  the IDs received since the last line (runs of consecutive
 //	                                  IDs, in the order Next returned them); UNIX_US when the line
-//	                                  was written; WAIT_US the longest a call to Next waited
+//	                                  was written; WAIT_US the longest a call to Next waited;
+//	                                  ACTIVE the highest endpoint index the client was on meanwhile
+//	                                  (0: its own region, 1: its peer)
 //	error UNIX_US MESSAGE             a call to Next failed (it waits at most --next-timeout)
 //
 // Its client's metrics (idgen_client_active_endpoint, …) are on --metrics at /metrics, labelled
@@ -69,9 +71,9 @@ func run(file, region string, rate float64, batch int, probe, hedge, every, next
 		return err
 	}
 	defer c.Close()
+	reg := prometheus.NewRegistry()
+	prometheus.WrapRegistererWith(prometheus.Labels{"region": region}, reg).MustRegister(c.Collectors()...)
 	if metrics != "" {
-		reg := prometheus.NewRegistry()
-		prometheus.WrapRegistererWith(prometheus.Labels{"region": region}, reg).MustRegister(c.Collectors()...)
 		l, err := net.Listen("tcp", metrics)
 		if err != nil {
 			return err
@@ -89,12 +91,16 @@ func run(file, region string, rate float64, batch int, probe, hedge, every, next
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	var ids []idcore.ID
 	var maxWait time.Duration
+	active := 0
+	endpoint := map[string]int{cfg.Endpoints[0]: 0, cfg.Endpoints[1]: 1}
 	line := make([]byte, 0, 4096)
 	flush := func(now time.Time) {
 		line = append(line[:0], "ids "...)
 		line = strconv.AppendInt(line, now.UnixMicro(), 10)
 		line = append(line, ' ')
 		line = strconv.AppendInt(line, maxWait.Microseconds(), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(active), 10)
 		for i := 0; i < len(ids); {
 			j := i + 1
 			for j < len(ids) && ids[j] == ids[j-1]+1 {
@@ -109,14 +115,15 @@ func run(file, region string, rate float64, batch int, probe, hedge, every, next
 		line = append(line, '\n')
 		out.Write(line)
 		out.Flush()
-		ids, maxWait = ids[:0], 0
+		ids, maxWait, active = ids[:0], 0, 0
 	}
 	gap := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
 	lastLine := start
 	for n := int64(0); ctx.Err() == nil; n++ {
-		// Paced from the start: a stall is not made up for by a burst afterwards.
-		if d := time.Until(start.Add(time.Duration(n) * gap)); d > 0 {
+		// Paced from the start, in steps of a few milliseconds (a timer per ID would cost more than
+		// the IDs); a stall of over a second is not made up for by a burst afterwards.
+		if d := time.Until(start.Add(time.Duration(n) * gap)); d > 2*time.Millisecond {
 			select {
 			case <-ctx.Done():
 			case <-time.After(d):
@@ -135,6 +142,7 @@ func run(file, region string, rate float64, batch int, probe, hedge, every, next
 		if w := now.Sub(t0); w > maxWait {
 			maxWait = w
 		}
+		active = max(active, endpoint[c.Active()])
 		if err != nil {
 			if ctx.Err() != nil {
 				break

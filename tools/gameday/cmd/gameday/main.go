@@ -1,6 +1,7 @@
 // Command gameday runs a five-region game day on this machine (make gameday): see package
 // tools/gameday. It prints the seed, a table per phase and where the picture is, and exits 1 when
-// a check failed (2 when the run could not be made).
+// a check failed, 3 when every failure was in a phase where this machine stalled (inconclusive),
+// and 2 when the run could not be made.
 //
 //	gameday [--scenario tools/gameday/scenarios/default.json] [--seed N] [--out DIR]
 //	        [--topology-vars FILE.tfvars.json] [--prometheus]
@@ -86,9 +87,12 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	fmt.Print("\n" + res.Table)
+	fmt.Print("\n" + res.Summary + "\n" + res.Table)
 	fmt.Printf("\ngameday: picture %s and .svg, table %s\n", filepath.Join(*out, "timeline.png"), filepath.Join(*out, "table.txt"))
-	if len(res.Failures) > 0 {
+	switch {
+	case res.Inconclusive:
+		return 3
+	case len(res.Failures) > 0:
 		return 1
 	}
 	return 0
