@@ -379,3 +379,6 @@ func repoRoot(from string) (string, error) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// PeerOf returns region's peer in the plan ("" for a region not in it).
+func (t *Topology) PeerOf(region string) string { return t.Regions[region].Peer }
