@@ -181,8 +181,8 @@ func idsIssued(t *testing.T, r *running) float64 {
 	return 0
 }
 
-// A caller sending at twice its quota gets about half served and the rest 429 with Retry-After;
-// another caller is unaffected.
+// A caller that keeps asking past its quota is served what its bucket allows (200 a second plus the
+// burst) and refused the rest with 429 and Retry-After; another caller is unaffected.
 func TestQuota(t *testing.T) {
 	e := startTLS(t, callersJSON)
 	hour := time.Now().Add(time.Hour)
@@ -192,68 +192,77 @@ func TestQuota(t *testing.T) {
 	var badRetry atomic.Int64
 	var wg sync.WaitGroup
 	const dur = 2 * time.Second
-	send := func(hc *http.Client, every time.Duration, onResp func(*http.Response)) {
-		defer wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		deadline := time.Now().Add(dur)
-		for time.Now().Before(deadline) {
-			<-tick.C
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := hc.Post(e.r.url+"/v1/ids", "application/json", strings.NewReader("{}"))
-				if err != nil {
-					t.Error(err)
+	deadline := time.Now().Add(dur)
+	post := func(hc *http.Client) *http.Response {
+		resp, err := hc.Post(e.r.url+"/v1/ids", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		resp.Body.Close()
+		return resp
+	}
+	// Orders asks from four workers, each sending its next request when the last is answered: the
+	// bucket never sits full, so what it serves is what it allows however fast this machine
+	// sends. (Requests sent on a ticker arrive in bunches on a loaded machine, and a bunch past
+	// the burst is refused while the bucket had room a moment before.)
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				resp := post(orders)
+				if resp == nil {
 					return
 				}
-				resp.Body.Close()
-				onResp(resp)
-			}()
-		}
+				switch resp.StatusCode {
+				case 200:
+					ok.Add(1)
+				case 429:
+					limited.Add(1)
+					if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
+						badRetry.Add(1)
+					}
+				}
+			}
+		}()
 	}
-	start := time.Now()
-	wg.Add(2)
-	go send(orders, time.Second/400, func(resp *http.Response) { // twice its 200 IDs/s
-		switch resp.StatusCode {
-		case 200:
-			ok.Add(1)
-		case 429:
-			limited.Add(1)
-			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
-				badRetry.Add(1)
+	wg.Add(1)
+	go func() { // billing at 100 requests a second, no quota of its own
+		defer wg.Done()
+		tick := time.NewTicker(time.Second / 100)
+		defer tick.Stop()
+		for time.Now().Before(deadline) {
+			<-tick.C
+			if resp := post(billing); resp != nil && resp.StatusCode == 200 {
+				billingOK.Add(1)
+			} else {
+				billingOther.Add(1)
 			}
 		}
-	})
-	go send(billing, time.Second/100, func(resp *http.Response) {
-		if resp.StatusCode == 200 {
-			billingOK.Add(1)
-		} else {
-			billingOther.Add(1)
-		}
-	})
+	}()
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
 	total := ok.Load() + limited.Load()
-	frac := float64(ok.Load()) / float64(total)
-	// What the bucket allows in the time the load ran: 200 a second plus the burst of 10. A busy
-	// machine may send less than twice the quota (the ticker drops ticks), never serve more.
+	// What the bucket allows in the time the load ran: 200 a second plus the burst of 10, never
+	// more. The floor is 60 % of that (or of what was sent, on a machine too busy to send that
+	// many): a stall of this process longer than the burst lasts (50 ms) loses the tokens that
+	// would have overflowed, which a loaded machine does, while a bucket filling at half its rate
+	// would serve about 51 %.
 	allowed := 200*elapsed + 10
-	t.Logf("orders: %d sent in %.2f s (%.0f/s), %d served (%.0f%% of the %.0f allowed, %.0f%% of those sent), %d refused with 429; billing: %d served, %d not",
-		total, elapsed, float64(total)/elapsed, ok.Load(), 100*float64(ok.Load())/allowed, allowed, 100*frac, limited.Load(), billingOK.Load(), billingOther.Load())
-	if served := float64(ok.Load()); served > allowed*1.05 || served < allowed*0.8 {
-		t.Fatalf("orders over its quota got %.0f served in %.2f s, want about %.0f (200/s plus the burst)", served, elapsed, allowed)
-	}
-	if float64(total) > 1.6*allowed && (frac < 0.4 || frac > 0.65) {
-		t.Fatalf("orders at twice its quota got %.0f%% served, want about half", 100*frac)
+	t.Logf("orders: %d sent in %.2f s (%.0f/s), %d served (%.0f%% of the %.0f allowed), %d refused with 429; billing: %d served, %d not",
+		total, elapsed, float64(total)/elapsed, ok.Load(), 100*float64(ok.Load())/allowed, allowed, limited.Load(), billingOK.Load(), billingOther.Load())
+	if served, floor := float64(ok.Load()), 0.6*min(allowed, float64(total)); served > allowed*1.05 || served < floor {
+		t.Fatalf("orders over its quota got %.0f of %d served in %.2f s, want about %.0f (200/s plus the burst) and at least %.0f", served, total, elapsed, allowed, floor)
 	}
 	if limited.Load() == 0 {
-		t.Fatal("orders over its quota was never refused")
+		t.Fatalf("orders sent %d in %.2f s past its quota and was never refused", total, elapsed)
 	}
 	if badRetry.Load() > 0 {
 		t.Fatalf("%d 429s without a Retry-After of at least 1 s", badRetry.Load())
 	}
-	if billingOther.Load() != 0 || billingOK.Load() < 150 {
+	if billingOther.Load() != 0 || billingOK.Load() == 0 {
 		t.Fatalf("billing was affected: %d served, %d not", billingOK.Load(), billingOther.Load())
 	}
 	// Connect says resource_exhausted with Retry-After once the bucket is spent.
