@@ -272,9 +272,10 @@ func (g *Generator) periodIndex(layout string) int {
 // (outside its lock, cancellable by ctx) when the clock is behind by at most the back-step wait,
 // when the millisecond's sequence is used up, or until the clock passes a new lease's floor.
 func (g *Generator) Next(ctx context.Context) (ID, error) {
+	var a admission
 	for {
 		g.mu.Lock()
-		id, a, err := g.issueLocked()
+		id, err := g.issueLocked(&a)
 		g.mu.Unlock()
 		if err != nil {
 			return 0, g.refuse(err)
@@ -312,9 +313,10 @@ func (g *Generator) AppendBatch(ctx context.Context, dst []ID, n int) ([]ID, err
 	}
 	defer func() { <-g.turn }()
 	start := len(dst)
+	var a admission
 	for len(dst)-start < n {
 		g.mu.Lock()
-		id, a, err := g.issueLocked()
+		id, err := g.issueLocked(&a)
 		if err == nil && !a.wait {
 			dst = append(dst, id)
 			// The rest of this millisecond's sequence: the same checks hold for every ID in it,
@@ -357,17 +359,17 @@ func (g *Generator) wallMs() int64 {
 	return g.nowMs()
 }
 
-// issueLocked makes one ID, or returns admitLocked's decision to wait (a.wait), or refuses, as
-// admitLocked decides for the current time.
-func (g *Generator) issueLocked() (ID, admission, error) {
-	a, err := g.admitLocked()
-	if err != nil || a.wait {
-		return 0, a, err
+// issueLocked makes one ID, or leaves admitLocked's decision to wait in a (a.wait), or refuses,
+// as admitLocked decides for the current time. a is the caller's, so that the decision is
+// written once on the hot path instead of copied through two returns.
+func (g *Generator) issueLocked(a *admission) (ID, error) {
+	if err := g.admitLocked(a); err != nil || a.wait {
+		return 0, err
 	}
 	g.lastMs, g.seq = a.ts, a.seq
 	g.issued++
 	// The sequence is the least significant field of every layout.
-	return ID(a.ts<<TimestampShift | a.slot.base | int64(a.seq)), a, nil
+	return ID(a.ts<<TimestampShift | a.slot.base | int64(a.seq)), nil
 }
 
 // admission is admitLocked's decision when it does not refuse: issue now with ts, seq and slot,
@@ -387,50 +389,54 @@ func waitUntil(untilMs int64, cause waitCause) admission {
 	return admission{wait: true, untilMs: untilMs, cause: cause}
 }
 
-// admitLocked decides whether an ID may be issued now. It reads the wall clock and returns the
-// timestamp, sequence and slot to issue with; or a wait until the wall clock reaches a timestamp
-// before deciding again; or the refusal. It issues nothing. Every ID (Next, AppendBatch) and
+// admitLocked decides whether an ID may be issued now. It reads the wall clock and writes to a
+// the timestamp, sequence and slot to issue with, or a wait until the wall clock reaches a
+// timestamp before deciding again; or it returns the refusal (a is then left as it was). It issues nothing. Every ID (Next, AppendBatch) and
 // every readiness answer (Ready) is decided here, against the clock's health, last_ms, the end
 // of the timestamp bits, the machine number held for the timestamp's period, its floor and its
 // fence.
-func (g *Generator) admitLocked() (admission, error) {
+func (g *Generator) admitLocked(a *admission) error {
 	if g.stopped {
-		return admission{}, fmt.Errorf("%w: generator stopped", ErrNoLease)
+		return fmt.Errorf("%w: generator stopped", ErrNoLease)
 	}
 	if p := g.watch.refusal.Load(); p != nil {
-		return admission{}, *p
+		return *p
 	}
 	ts := g.wallMs() - EpochUnixMs
 	seq := 0
 	switch {
 	case ts < 0:
-		return admission{}, fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
+		return fmt.Errorf("%w: wall clock is before the epoch", ErrClockUnsynced)
 	case ts < g.lastMs:
 		if g.lastMs-ts > g.backMs {
-			return admission{}, fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
+			return fmt.Errorf("%w: %d ms behind the last issued timestamp", ErrClockBackwards, g.lastMs-ts)
 		}
-		return waitUntil(g.lastMs, waitBackStep), nil
+		*a = waitUntil(g.lastMs, waitBackStep)
+		return nil
 	case ts == g.lastMs:
 		seq = g.seq + 1
 	}
 	if ts > MaxTimestamp {
-		return admission{}, ErrTimestampExhausted
+		return ErrTimestampExhausted
 	}
 	s := g.slotAt(ts)
 	switch {
 	case !s.held:
-		return admission{}, s.unheld()
+		return s.unheld()
 	case ts >= s.fence:
-		return admission{}, fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
+		return fmt.Errorf("%w: layout %s machine %d", ErrFence, s.layout.name, s.machine)
 	case ts <= s.floor:
 		if s.floor-ts > g.backMs {
-			return admission{}, fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
+			return fmt.Errorf("%w: %d ms behind the lease floor", ErrClockBackwards, s.floor-ts)
 		}
-		return waitUntil(s.floor+1, waitFloor), nil
+		*a = waitUntil(s.floor+1, waitFloor)
+		return nil
 	case seq > s.maxSeq:
-		return waitUntil(ts+1, waitSequence), nil
+		*a = waitUntil(ts+1, waitSequence)
+		return nil
 	}
-	return admission{ts: ts, seq: seq, slot: s}, nil
+	*a = admission{ts: ts, seq: seq, slot: s}
+	return nil
 }
 
 func (s *slot) unheld() error {
@@ -489,8 +495,8 @@ func (g *Generator) waitFor(ctx context.Context, untilMs int64, cause waitCause)
 func (g *Generator) Ready() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, err := g.admitLocked()
-	return err
+	var a admission
+	return g.admitLocked(&a)
 }
 
 // Held returns the machine number held for the named layout, if any, and its fence in Unix ms.
