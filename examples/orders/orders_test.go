@@ -36,14 +36,16 @@ func startGenerator(t *testing.T) string {
 	return "http://" + addr
 }
 
-// startPublicIDs starts the public-ID service publishing resources and returns its internal URL.
+// startPublicIDs starts the public-ID service publishing resources (the first is its default) and
+// returns its internal URL.
 func startPublicIDs(t *testing.T, resources string) string {
 	t.Helper()
 	bin := proc.BuildT(t, "../../services/public-id/cmd/public-id")[0]
 	r := testenv.StartRedis(t, t.TempDir())
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--insecure-dev",
-		"--listen", addr, "--gateway-listen", "", "--store", "redis:" + r.Addr, "--resources", resources}})
+		"--listen", addr, "--gateway-listen", "", "--store", "redis:" + r.Addr, "--resources", resources,
+		"--default-resource", strings.Split(resources, ",")[0]}})
 	return "http://" + addr
 }
 
@@ -54,8 +56,8 @@ type env struct {
 }
 
 // newService runs the example in the test's process on the services at genURL and pubURL, as
-// its command wires it.
-func newService(t *testing.T, genURL, pubURL string, idTimeout time.Duration) *env {
+// its command wires it, over the SQLite file db ("": a new one).
+func newService(t *testing.T, genURL, pubURL string, idTimeout time.Duration, db string) *env {
 	t.Helper()
 	ids, err := idclient.New(idclient.Config{Endpoints: []string{genURL}, Batch: 10})
 	if err != nil {
@@ -65,7 +67,10 @@ func newService(t *testing.T, genURL, pubURL string, idTimeout time.Duration) *e
 	pub := idgenv1connect.NewPublicIdServiceClient(&http.Client{Timeout: 5 * time.Second}, pubURL)
 	clock := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	var mu sync.Mutex
-	svc, err := orders.New(context.Background(), filepath.Join(t.TempDir(), "orders.db"), orders.Options{
+	if db == "" {
+		db = filepath.Join(t.TempDir(), "orders.db")
+	}
+	svc, err := orders.New(context.Background(), db, orders.Options{
 		IDs: ids, PublicIDs: pub, IDTimeout: idTimeout,
 		Now: func() time.Time {
 			mu.Lock()
@@ -84,7 +89,7 @@ func newService(t *testing.T, genURL, pubURL string, idTimeout time.Duration) *e
 // newEnv is the example on a running generator and public-ID service.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newService(t, startGenerator(t), startPublicIDs(t, "ord,cus"), 0)
+	return newService(t, startGenerator(t), startPublicIDs(t, "ord,cus"), 0, "")
 }
 
 func (e *env) do(method, path, body string) (int, string) {
@@ -309,34 +314,32 @@ func TestUpstreamFailures(t *testing.T) {
 	nothing := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) // nothing listens there
 	const body = `{"customer":"Ada","items":[{"sku":"a","quantity":1,"unit_cents":1}]}`
 
-	noGen := newService(t, nothing, pub, 300*time.Millisecond)
+	noGen := newService(t, nothing, pub, 300*time.Millisecond, "")
 	code, out := noGen.do("POST", "/internal/checkout", body)
 	if code != http.StatusServiceUnavailable || !strings.Contains(out, `"reason":"generator_unavailable"`) || !strings.Contains(out, "no ID within 300ms") {
 		t.Fatalf("generator down: %d %s", code, out)
 	}
 
-	noPub := newService(t, gen, nothing, 0)
+	noPub := newService(t, gen, nothing, 0, "")
 	code, out = noPub.do("POST", "/internal/checkout", body)
 	if code != http.StatusServiceUnavailable || !strings.Contains(out, `"reason":"public_ids_unavailable"`) || !strings.Contains(out, "public-ID service: unavailable") {
 		t.Fatalf("public-ID service down: %d %s", code, out)
 	}
 
-	// A public-ID service that does not publish cus: the checkout fails on the customer, before
-	// any order is made.
-	e := newService(t, gen, startPublicIDs(t, "ord"), 0)
-	code, out = e.do("POST", "/internal/checkout", body)
-	if code != http.StatusBadGateway || !strings.Contains(out, `"reason":"public_ids_refused"`) || !strings.Contains(out, `unknown resource \"cus\"`) {
-		t.Fatalf("resource cus unknown: %d %s", code, out)
+	// A public-ID service that publishes customers but not orders: the checkout fails on the
+	// order's public ID, before the order is stored.
+	db := filepath.Join(t.TempDir(), "orders.db")
+	noOrd := newService(t, gen, startPublicIDs(t, "cus"), 0, db)
+	code, out = noOrd.do("POST", "/internal/checkout", body)
+	if code != http.StatusBadGateway || !strings.Contains(out, `"reason":"public_ids_refused"`) || !strings.Contains(out, `unknown resource \"ord\"`) {
+		t.Fatalf("resource ord unknown: %d %s", code, out)
 	}
-	// The customer was stored (by name, to be reused), the order was not.
-	e2 := newService(t, gen, pub, 0)
-	_, cus := e2.checkout(body)
-	code, out = e2.do("GET", "/internal/customers/"+e2.resolve(cus)+"/orders", "")
+	// The same database behind a public-ID service that publishes both: Ada (stored by name in
+	// the failed checkout) is reused, and has only the order of the checkout that succeeded.
+	good := newService(t, gen, pub, 0, db)
+	_, cus := good.checkout(body)
+	code, out = good.do("GET", "/internal/customers/"+good.resolve(cus)+"/orders", "")
 	if code != 200 || strings.Count(out, `"status"`) != 1 {
-		t.Fatalf("after a good checkout: %d %s, want one order", code, out)
-	}
-	code, out = e.do("GET", "/internal/orders/1", "")
-	if code != 404 {
-		t.Fatalf("%d %s", code, out)
+		t.Fatalf("after a failed and a good checkout: %d %s, want one order", code, out)
 	}
 }
