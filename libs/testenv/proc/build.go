@@ -91,7 +91,14 @@ func build(ctx context.Context, dir, pkg, tags string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("proc: go list %s: %w\n%s", pkg, err, stderr.Bytes())
 	}
-	name, pkgDir, _ := strings.Cut(strings.TrimSpace(string(b)), "\t")
+	listed := strings.TrimSpace(string(b))
+	if listed == "" {
+		return "", fmt.Errorf("proc: %s matches no package", pkg)
+	}
+	if strings.Contains(listed, "\n") {
+		return "", fmt.Errorf("proc: %s names several packages; Build takes one main package each", pkg)
+	}
+	name, pkgDir, _ := strings.Cut(listed, "\t")
 	if name != "main" {
 		return "", fmt.Errorf("proc: %s is package %s, not a main package", pkg, name)
 	}

@@ -33,8 +33,15 @@ func TestBuildOncePerProcessAndTags(t *testing.T) {
 			t.Errorf("%s printed %q, want %q first", bin, p.Tail(0), want)
 		}
 	}
-	if _, err := proc.Build(context.Background(), "./testdata"); err == nil || !strings.Contains(err.Error(), "go list") {
-		t.Fatalf("building a folder without a package: %v", err)
+	for _, c := range []struct{ pkg, want string }{
+		{"./testdata", "go list"},
+		{"./testdata/...", "matches no package"}, // patterns leave testdata out
+		{"github.com/idgen/idgen/libs/testenv/...", "several packages"},
+		{".", "not a main package"},
+	} {
+		if _, err := proc.Build(context.Background(), c.pkg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Build(%q): %v, want an error saying %q", c.pkg, err, c.want)
+		}
 	}
 }
 

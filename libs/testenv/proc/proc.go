@@ -30,9 +30,10 @@ type Spec struct {
 	// Name names it in errors and logs; filepath.Base(Bin) by default.
 	Name string
 
-	// Log is the file its standard output and error go to, made or truncated. The child writes
-	// to it directly, so it holds everything even if this process dies, and it can be read while
-	// the child runs. With neither Log nor Output the output is kept in memory only, for Tail.
+	// Log is the file its standard output and error go to, made or truncated; it can be read
+	// while the child runs. Without Output the child writes to it directly, so it holds
+	// everything even if this process dies. With neither Log nor Output the output is kept in
+	// memory only, for Tail.
 	Log string
 	// Output, when set, receives its standard output and error (as well as Log, when both are).
 	Output io.Writer
