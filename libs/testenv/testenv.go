@@ -147,18 +147,3 @@ func (d *Dynalite) Thaw() { _ = d.p.Signal(syscall.SIGCONT) }
 
 // Kill stops the server with SIGKILL, as a crash would.
 func (d *Dynalite) Kill() { _ = d.p.Kill() }
-
-// WaitTCP waits until addr accepts TCP connections or ctx ends.
-func WaitTCP(ctx context.Context, addr string) error {
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			return c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testenv: %s did not accept connections: %w", addr, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
