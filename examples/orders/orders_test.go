@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -52,6 +53,7 @@ func startPublicIDs(t *testing.T, resources string) string {
 type env struct {
 	t   *testing.T
 	h   http.Handler
+	ids *idclient.Client
 	pub idgenv1connect.PublicIdServiceClient
 }
 
@@ -83,7 +85,7 @@ func newService(t *testing.T, genURL, pubURL string, idTimeout time.Duration, db
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	return &env{t: t, h: svc, pub: pub}
+	return &env{t: t, h: svc, ids: ids, pub: pub}
 }
 
 // newEnv is the example on a running generator and public-ID service.
@@ -324,6 +326,36 @@ func TestUpstreamFailures(t *testing.T) {
 	code, out = noPub.do("POST", "/internal/checkout", body)
 	if code != http.StatusServiceUnavailable || !strings.Contains(out, `"reason":"public_ids_unavailable"`) || !strings.Contains(out, "public-ID service: unavailable") {
 		t.Fatalf("public-ID service down: %d %s", code, out)
+	}
+
+	// A public-ID service that accepts the connection and never answers: the call's timeout ends
+	// the request as a passed deadline.
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hang.Close() })
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	slow := newService(t, gen, "http://"+hang.Addr().String(), 0, "")
+	slow.pub = idgenv1connect.NewPublicIdServiceClient(&http.Client{Timeout: 300 * time.Millisecond}, "http://"+hang.Addr().String())
+	slowSvc, err := orders.New(context.Background(), filepath.Join(t.TempDir(), "orders.db"), orders.Options{IDs: slow.ids, PublicIDs: slow.pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slowSvc.Close() })
+	slow.h = slowSvc
+	start := time.Now()
+	code, out = slow.do("POST", "/internal/checkout", body)
+	if code != http.StatusGatewayTimeout || !strings.Contains(out, `"reason":"deadline_exceeded"`) || time.Since(start) > 5*time.Second {
+		t.Fatalf("public-ID service hanging: %d %s after %v", code, out, time.Since(start))
 	}
 
 	// A public-ID service that publishes customers but not orders: the checkout fails on the

@@ -56,16 +56,17 @@ func notFound(msg string) *apierr.Error {
 }
 
 // errs maps the service's errors for its REST API, the one place they are mapped (apierr.Map
-// does deadlines, cancellation and the rest): no ID in time is a 503 (retry later), a public-ID
-// service that is down a 503, one that refused the call a 502 (this service asked wrongly or the
-// other is misconfigured: retrying will not help). Messages name the upstream and what it said.
+// does deadlines and cancellation, a call to the public-ID service that timed out included, and
+// the rest): no ID in time is a 503 (retry later), a public-ID service that cannot be reached or
+// is unavailable a 503, one that refused the call a 502 (this service asked wrongly or the other
+// is misconfigured: retrying will not help). Messages name the upstream and what it said.
 var errs apierr.Mapper = func(err error) *apierr.Error {
 	var pe *publishError
 	var ce *connect.Error
 	switch {
 	case errors.Is(err, errNoID):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "generator_unavailable", Msg: err.Error()}
-	case errors.As(err, &pe) && errors.As(err, &ce) && (ce.Code() == connect.CodeUnavailable || ce.Code() == connect.CodeDeadlineExceeded):
+	case errors.As(err, &pe) && errors.As(err, &ce) && ce.Code() == connect.CodeUnavailable:
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "public_ids_unavailable", Msg: pe.Error()}
 	case errors.As(err, &pe):
 		return &apierr.Error{Status: http.StatusBadGateway, Code: connect.CodeInternal, Reason: "public_ids_refused", Msg: pe.Error()}
