@@ -251,18 +251,14 @@ func TestAlertsOnRealServers(t *testing.T) {
 	prom := promAPI{"http://" + promAddr}
 
 	// Every target up, and a few seconds of samples for the rates.
-	waitFor(t, 30*time.Second, "every target up", func() bool {
-		up := prom.query(t, `up`)
-		n := 0
-		for _, u := range up {
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		var up []string
+		for _, u := range prom.query(t, `up`) {
 			if u.Value[1] == "1" {
-				n++
+				up = append(up, u.Metric["name"]+u.Metric["job"])
 			}
 		}
-		if n < 8 && time.Since(began) > 40*time.Second {
-			t.Logf("up: %v", up)
-		}
-		return n == 8
+		return len(up) == 8, fmt.Sprintf("every target up (8); up: %v", up)
 	})
 	time.Sleep(6 * time.Second)
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
@@ -336,14 +332,16 @@ func TestAlertsOnRealServers(t *testing.T) {
 		want[name] = map[string]string{"instance": genT.HealthAddr, "kind": "server"}
 	}
 	var got []amAlert
-	waitFor(t, 60*time.Second, "the induced alerts in Alertmanager", func() bool {
+	testenv.Eventually(t, 60*time.Second, func() (bool, string) {
 		getJSON(t, "http://"+amAddr+"/api/v2/alerts?active=true", &got)
+		var missing []string
 		for name, labels := range want {
 			if !slices.ContainsFunc(got, func(a amAlert) bool { return a.Labels["alertname"] == name && matches(a.Labels, labels) }) {
-				return false
+				missing = append(missing, fmt.Sprintf("%s%v", name, labels))
 			}
 		}
-		return true
+		slices.Sort(missing)
+		return len(missing) == 0, "the induced alerts in Alertmanager; missing: " + strings.Join(missing, ", ")
 	})
 	t.Logf("induced alerts reached Alertmanager %v after the faults began", time.Since(faults).Round(time.Second))
 	for _, a := range got {
