@@ -1,10 +1,12 @@
 // Package idclient is the calling teams' client of the generator service. It keeps a buffer of
 // prefetched IDs, refilled in the background by batches when it falls below a low-water mark, so
 // most calls to Next cost no network round trip. Endpoints are ordered: the local region first,
-// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe (two
-// checks in a row, so that one draining generator's not_serving is not taken for its region's) it
+// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
 // moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
-// local one once the local one's gRPC health check answers SERVING again. Decoding is local.
+// local one once the local one's gRPC health check answers SERVING again. A 503 and a failed
+// probe are asked again at once on a new connection first: behind a load balancer each
+// connection is one generator's, and one generator draining or without a lease is not its
+// region. Decoding is local.
 //
 // A frozen endpoint (a SIGSTOPped process, a hung host) answers nothing and refuses nothing, so
 // those rules alone would leave callers waiting for the whole CallTimeout before the move. So a
@@ -317,9 +319,11 @@ func (c *Client) probeLoop() {
 		}
 		healthy, err := c.probe()
 		if !healthy && err != nil && c.active.Load() == 0 && c.life.Err() == nil {
-			// Once more before leaving: the answer may be one draining generator's, on the
-			// connection it is closing, and the next connection reaches another (the region's
-			// load balancer no longer sends new ones to a draining target).
+			// Once more, on a new connection, before leaving: the answer may be one generator's
+			// (draining, or without a lease yet) on the connection the client holds to it, and a
+			// new connection reaches another (the region's load balancer sends new ones to
+			// healthy targets only).
+			c.cfg.HTTPClient.CloseIdleConnections()
 			healthy, err = c.probe()
 		}
 		if c.life.Err() != nil {

@@ -104,7 +104,17 @@ func (c *Client) launch(ep int, answers chan<- error) {
 func (c *Client) get(i int) error {
 	ctx, cancel := context.WithTimeout(c.life, c.cfg.CallTimeout)
 	defer cancel()
-	resp, err := c.clients[i].GenerateBatch(ctx, connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: int32(c.cfg.Batch)}))
+	req := func() (*connect.Response[idgenv1.GenerateBatchResponse], error) {
+		return c.clients[i].GenerateBatch(ctx, connect.NewRequest(&idgenv1.GenerateBatchRequest{Count: int32(c.cfg.Batch)}))
+	}
+	resp, err := req()
+	if err != nil && connect.CodeOf(err) == connect.CodeUnavailable && c.life.Err() == nil && ctx.Err() == nil {
+		// A 503 is one generator's (no lease yet, fenced, draining), on the connection the client
+		// holds to it: a load balancer passes each connection to one target for its life, and
+		// another target of the region may serve. Once more, on a new connection, before moving.
+		c.cfg.HTTPClient.CloseIdleConnections()
+		resp, err = req()
+	}
 	if err != nil {
 		if c.life.Err() != nil {
 			return ErrClosed // Close ended the call: no fault of the endpoint
