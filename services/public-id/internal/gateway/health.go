@@ -20,8 +20,11 @@ func (g *Gateway) health(ctx context.Context) *answer {
 	g.healthMu.Lock()
 	defer g.healthMu.Unlock()
 	if g.healthIs.Status == "" || g.now().Sub(g.healthAt) > time.Second {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := g.store.Lookup(ctx, 0)
+		// The lookup is the gateway's, not the caller's: a checker that hangs up early must not
+		// turn into a store outage that every caller, the load balancer included, is shown for
+		// the next second.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_, err := g.store.Lookup(lctx, 0)
 		cancel()
 		g.healthIs, g.healthAt = healthz.OK, g.now()
 		if err != nil && !errors.Is(err, mapping.ErrNotFound) {

@@ -45,6 +45,7 @@ func twoRoutes(slowUp, slowKeys, fastUp, fastKeys string) string {
 // limGateway is a gateway on a SQLite mapping store, served by a real net/http server.
 type limGateway struct {
 	url   string
+	h     http.Handler // the gateway itself, for requests a test makes without a connection
 	reg   *prometheus.Registry
 	maker *publicid.Maker
 	store *sqlitemap.Store
@@ -85,7 +86,7 @@ func newLimGateway(t *testing.T, routes string, o gateway.Options) *limGateway {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	g.url = srv.URL
+	g.url, g.h = srv.URL, h
 	return g
 }
 

@@ -47,21 +47,8 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
 			return nil, unsafe("", "the upstream's body is not JSON")
 		}
-		release, err := g.rewriteSlot(q.r.Context(), lim)
-		if err != nil {
-			return nil, err
-		}
-		rw, err := Rewrite(raw, route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
-		g.giveBody(lim, held) // the rebuilt body is apart from the upstream's, which goes now
-		held = 0
-		if err == nil {
-			var pubs map[int64]string
-			if pubs, err = g.publish(q.r.Context(), rw.ids, &q.known); err == nil {
-				out, err = rw.Fill(pubs, &q.known)
-			}
-		}
-		release()
-		if err != nil {
+		var err error
+		if out, err = g.rewrite(q, lim, raw, &held); err != nil {
 			return nil, err
 		}
 	}
@@ -71,6 +58,28 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 		return nil, err
 	}
 	return &answer{status: code, headers: headers, body: out}, nil
+}
+
+// rewrite rebuilds a body under a rewrite slot of the route and of the gateway: Rewrite, then the
+// publish of the new IDs, then Fill. The slot is given back on every path out, a panic's too, so
+// no failure can take the route's slots for good.
+func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64) ([]byte, error) {
+	release, err := g.rewriteSlot(q.r.Context(), lim)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rw, err := Rewrite(raw, q.route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
+	g.giveBody(lim, *held) // the rebuilt body is apart from the upstream's, which goes now
+	*held = 0
+	if err != nil {
+		return nil, err
+	}
+	pubs, err := g.publish(q.r.Context(), rw.ids, &q.known)
+	if err != nil {
+		return nil, err
+	}
+	return rw.Fill(pubs, &q.known)
 }
 
 // readBody reads an upstream body whole, taking the body budget of the route and of the gateway

@@ -198,6 +198,31 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
+// TestCustomerGoneIsNotAnOutage: a customer who hangs up while the gateway asks the store is
+// counted canceled, not store_unavailable; a health check that hangs up does not make /healthz
+// answer 503 to the next checker, the load balancer included.
+func TestCustomerGoneIsNotAnOutage(t *testing.T) {
+	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", "http://127.0.0.1:1", ""), gateway.Options{})
+	pub := g.publish(t, limID(1), "ord")
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	g.h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil).WithContext(gone))
+	rec := httptest.NewRecorder()
+	g.h.ServeHTTP(rec, httptest.NewRequest("GET", "/orders/"+pub, nil).WithContext(gone))
+	if rec.Code == 200 {
+		t.Fatalf("GET /orders/%s with the customer gone: 200, want a refusal", pub)
+	}
+	if c := g.count(t, "fast", "canceled"); c != 1 {
+		t.Errorf("a resolve the customer left: canceled counted %v times, want 1", c)
+	}
+	if c := g.count(t, "fast", "store_unavailable"); c != 0 {
+		t.Errorf("a resolve the customer left counted as store_unavailable %v times", c)
+	}
+	if a := limDo(t, "GET", g.url+"/healthz"); a.code != 200 {
+		t.Fatalf("/healthz after a checker hung up: %d %q, want 200", a.code, a.body)
+	}
+}
+
 // TestRateLimitFollowsTheClock: a client's burst is 2 × its rate; the next request is a 429
 // with Retry-After, counted on route "", until the gateway's clock has moved on.
 func TestRateLimitFollowsTheClock(t *testing.T) {

@@ -70,6 +70,8 @@ func (g *Gateway) resolve(ctx context.Context, resource, pub string) (int64, *fa
 	switch {
 	case errors.Is(err, mapping.ErrNotFound):
 		return 0, fail(outcomeNotFound, nil)
+	case err != nil && ctx.Err() != nil:
+		return 0, fail(outcomeCanceled, err) // the customer left: not the store's failure
 	case err != nil:
 		return 0, fail(outcomeStoreUnavailable, err)
 	}
