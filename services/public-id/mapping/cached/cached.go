@@ -25,6 +25,7 @@ package cached
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -36,8 +37,11 @@ import (
 // cache's node and its hash table slot, estimated from otter's node layout (rounded up).
 const entryOverhead = 128
 
-// key is one direction of a mapping: a public ID (internal unset), or an internal ID (public "").
+// key is one direction of a mapping: a public ID (byPublic, internal unset), or an internal ID
+// (public ""). The direction is a field of its own, so public ID "" and internal ID 0 are
+// different keys.
 type key struct {
+	byPublic bool
 	public   string
 	internal int64
 }
@@ -61,6 +65,7 @@ type Store struct {
 	inner   mapping.Store
 	c       *otter.Cache[key, key]
 	durable func() bool
+	held    atomic.Bool // the cache may hold entries: set by keep, cleared by the purge in settled
 	hits    [3]atomic.Uint64 // by op: opResolve, opLookup, opPublish
 	misses  [3]atomic.Uint64
 	reqs    *prometheus.CounterVec
@@ -143,20 +148,38 @@ func (s *Store) HitRatio() float64 {
 // Bytes returns what the cache's entries weigh now.
 func (s *Store) Bytes() uint64 { return s.c.WeightedSize() }
 
-// keep caches both directions of a mapping.
+// keep caches both directions of a mapping. The public ID is copied: a caller's string may share
+// memory with much more (the gateway's public IDs are cut from the request line, up to 64 KiB),
+// which the entry's weight would not count.
 func (s *Store) keep(public string, internal int64) {
-	s.c.Set(key{public: public}, key{internal: internal})
+	public = strings.Clone(public)
+	s.c.Set(key{byPublic: true, public: public}, key{internal: internal})
 	s.c.Set(key{internal: internal}, key{public: public})
+	s.held.Store(true) // after the Sets: a purge that saw false ran before them, the next one runs after
+}
+
+// settled reports whether the inner store answers durably now. When it does not, whatever the
+// cache holds is dropped: a store found volatile (AOF turned off, say) may have answered writes
+// that were never fsynced since the reading before, and a crash would lose them while the cache
+// kept answering them.
+func (s *Store) settled() bool {
+	if s.durable() {
+		return true
+	}
+	if s.held.Swap(false) {
+		s.c.InvalidateAll()
+	}
+	return false
 }
 
 // Resolve implements mapping.Store.
 func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
-	if v, ok := s.c.GetIfPresent(key{public: public}); ok {
+	durable := s.settled()
+	if v, ok := s.c.GetIfPresent(key{byPublic: true, public: public}); ok && durable {
 		s.count(opResolve, true)
 		return v.internal, nil
 	}
 	s.count(opResolve, false)
-	durable := s.durable()
 	internal, err := s.inner.Resolve(ctx, public)
 	if err == nil && durable && s.durable() {
 		s.keep(public, internal)
@@ -169,12 +192,12 @@ func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
 	if internal == 0 {
 		return s.inner.Lookup(ctx, internal)
 	}
-	if v, ok := s.c.GetIfPresent(key{internal: internal}); ok {
+	durable := s.settled()
+	if v, ok := s.c.GetIfPresent(key{internal: internal}); ok && durable {
 		s.count(opLookup, true)
 		return v.public, nil
 	}
 	s.count(opLookup, false)
-	durable := s.durable()
 	public, err := s.inner.Lookup(ctx, internal)
 	if err == nil && durable && s.durable() {
 		s.keep(public, internal)
@@ -186,12 +209,12 @@ func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
 // already has, as the contract wants); else the inner store's Publish (which makes a mapping or
 // finds one, and refuses a new one on a volatile store), whose answer is then cached.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
-	if v, ok := s.c.GetIfPresent(key{internal: internal}); ok {
+	durable := s.settled()
+	if v, ok := s.c.GetIfPresent(key{internal: internal}); ok && durable {
 		s.count(opPublish, true)
 		return v.public, nil
 	}
 	s.count(opPublish, false)
-	durable := s.durable()
 	public, err := s.inner.Publish(ctx, internal, newPublic)
 	if err == nil && durable && s.durable() {
 		s.keep(public, internal)

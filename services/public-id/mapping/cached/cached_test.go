@@ -281,17 +281,48 @@ func TestNotDurableNeverCached(t *testing.T) {
 	if _, err := c.Resolve(ctx, pub3); !errors.Is(err, mapping.ErrNotFound) {
 		t.Fatalf("Resolve of a mapping read after the store turned volatile: %v; want ErrNotFound (it was cached)", err)
 	}
+	// What was cached while the store was durable is dropped once it is found volatile: writes
+	// acknowledged since the reading before may never have been fsynced.
+	if _, err := c.Resolve(ctx, pub2); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("Resolve of a mapping cached before the store turned volatile: %v; want ErrNotFound (still cached)", err)
+	}
+}
+
+// TestReplicasNotDurable: a master with a replica attached is not read durably (a failover may
+// promote a replica that lacks what the master fsynced), so nothing is cached.
+func TestReplicasNotDurable(t *testing.T) {
+	master := testenv.StartRedis(t, t.TempDir())
+	inner := redisStore(t, master.Addr, redismap.Options{CheckEvery: 20 * time.Millisecond})
+	waitFor(t, "the lone master to be read durably", inner.ReadsDurable)
+	testenv.StartRedis(t, t.TempDir(), "--replicaof", "127.0.0.1", fmt.Sprint(master.Port))
+	waitFor(t, "a master with a replica to be read as not durable", func() bool { return !inner.ReadsDurable() })
+	c := newCache(t, inner, 1<<20, nil)
+	if _, err := c.Publish(ctx, 9601, fixed("ord_replicated")); err != nil {
+		t.Fatal(err)
+	}
+	if err := redis.NewClient(&redis.Options{Addr: master.Addr}).Del(ctx, "pid:p:ord_replicated").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Resolve(ctx, "ord_replicated"); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("Resolve on a master with replicas: %v; want ErrNotFound (it was cached)", err)
+	}
+}
+
+// TestDirections: public ID "" and internal ID 0 are different keys.
+func TestDirections(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	c := newCache(t, redisStore(t, r.Addr, redismap.Options{}), 1<<20, nil)
+	if _, err := c.Publish(ctx, 0, fixed("ord_zero")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Resolve(ctx, ""); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf(`Resolve("") after Publish(0) = %d, %v; want ErrNotFound`, got, err)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) { return cond(), "waiting for " + what })
 }
 
 func TestNeedsMaxBytes(t *testing.T) {

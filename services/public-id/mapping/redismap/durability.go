@@ -31,6 +31,10 @@ type durability struct {
 	// always: every node that takes writes has AOF on and appendfsync always, so Redis answers a
 	// read only after fsyncing the writes before it (see ReadsDurable).
 	always bool
+	// unsettled says why reads may not be durable although no node is volatile: a node is
+	// writing an AOF rewrite (right after appendonly is turned on, the writes of that time reach
+	// no AOF until the rewrite ends) or has replicas a failover could promote ("" if none).
+	unsettled string
 }
 
 // checkDurability is New's reading: it refuses a volatile store unless Options.AcceptVolatile.
@@ -100,13 +104,18 @@ func (s *Store) setDurability(d durability) {
 // sent: managed services allow INFO and often block CONFIG.
 func (s *Store) readDurability(ctx context.Context) (durability, error) {
 	var (
-		mu      sync.Mutex
-		reasons []string
-		aofOff  bool
-		always  = true
+		mu        sync.Mutex
+		reasons   []string
+		aofOff    bool
+		always    = true
+		unsettled []string
 	)
 	check := func(ctx context.Context, c *redis.Client) error {
 		reason, off, fsync, err := nodeDurability(ctx, c, s.waitAOF)
+		if err != nil {
+			return err
+		}
+		why, err := nodeUnsettled(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -114,6 +123,9 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		defer mu.Unlock()
 		if reason != "" {
 			reasons = append(reasons, reason)
+		}
+		if why != "" {
+			unsettled = append(unsettled, why)
 		}
 		aofOff = aofOff || off
 		always = always && fsync == "always"
@@ -134,7 +146,8 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		return durability{}, err
 	}
 	if len(reasons) == 0 {
-		return durability{always: always}, nil
+		slices.Sort(unsettled)
+		return durability{always: always, unsettled: strings.Join(unsettled, "; ")}, nil
 	}
 	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
 	return durability{volatile: true, why: strings.Join(reasons, "; "), aofOff: aofOff}, nil
@@ -194,6 +207,36 @@ func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason 
 	}
 	reason, aofOff = judge(addr, aof, waitAOF, fsync, fsyncErr)
 	return reason, aofOff, fsync, nil
+}
+
+// nodeUnsettled says why reads of a node that is not volatile may still not be durable ("" if
+// they are): an AOF rewrite in progress or scheduled (INFO persistence; after appendonly is turned
+// on at run time, the writes made during the first rewrite are in no AOF until it ends), or
+// replicas attached to it (INFO replication connected_slaves: a failover may promote one that had
+// not received a write this node fsynced). A node that refuses INFO replication counts as having
+// replicas.
+func nodeUnsettled(ctx context.Context, c *redis.Client) (string, error) {
+	addr := c.Options().Addr
+	info, err := c.Info(ctx, "persistence").Result()
+	if err != nil && !isReply(err) {
+		return "", err
+	}
+	for _, f := range []string{"aof_rewrite_in_progress", "aof_rewrite_scheduled"} {
+		if v, _ := infoField(info, f); v == "1" {
+			return fmt.Sprintf("redis %s has %s:1", addr, f), nil
+		}
+	}
+	info, err = c.Info(ctx, "replication").Result()
+	switch {
+	case isReply(err):
+		return fmt.Sprintf("redis %s refused INFO replication", addr), nil
+	case err != nil:
+		return "", err
+	}
+	if v, ok := infoField(info, "connected_slaves"); !ok || v != "0" {
+		return fmt.Sprintf("redis %s has replicas (connected_slaves:%s)", addr, v), nil
+	}
+	return "", nil
 }
 
 // judge decides whether a node is volatile from its INFO persistence aof_enabled ("" if the
@@ -256,9 +299,22 @@ func (s *Store) Volatile() (bool, string) {
 // takes writes with AOF on and appendfsync always, which makes Redis fsync the writes before a
 // read and only then answer it, and the store waits for no replicas (a read cannot tell whether a
 // write reached them). With everysec (WAITAOF confirming only the writer's own fsyncs), a
-// persistence that could not be read, a volatile store or Options.WaitReplicas above 0, it is
-// false. A change of persistence is seen at the next reading (Options.CheckEvery).
+// persistence that could not be read, a volatile store, Options.WaitReplicas above 0, a node
+// writing an AOF rewrite or with replicas attached, or a cluster client that reads from replicas,
+// it is false. A change of persistence is seen at the next reading (Options.CheckEvery); the
+// cache drops what it holds when it sees ReadsDurable false (mapping/cached).
 func (s *Store) ReadsDurable() bool {
 	d := s.dur.Load()
-	return !d.volatile && d.always && s.replicas == 0
+	return !d.volatile && d.always && d.unsettled == "" && s.replicas == 0 && !s.readsReplicas()
+}
+
+// readsReplicas reports whether the client may send a read to a replica (cluster URL options
+// read_only, route_by_latency, route_randomly), whose persistence no reading checks.
+func (s *Store) readsReplicas() bool {
+	c, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		return false
+	}
+	o := c.Options()
+	return o.ReadOnly || o.RouteByLatency || o.RouteRandomly
 }
