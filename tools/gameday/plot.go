@@ -64,7 +64,7 @@ func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 		p.Title.Text = fmt.Sprintf("caller-%s (region %d, peer %s)", r.name, r.number, r.peer)
 		p.Title.TextStyle.Font.Size = vg.Points(10)
 		p.Y.Label.Text = "IDs/s"
-		p.Y.Min, p.Y.Max = 0, ymax*1.4
+		p.Y.Min, p.Y.Max = 0, ymax*1.6 // room above the lines for the legend, and the fault's name below it
 		p.X.Min, p.X.Max = 0, end.Sub(start).Seconds()
 		if r == regions[len(regions)-1] {
 			p.X.Label.Text = "seconds since the first phase began"
@@ -88,7 +88,7 @@ func plotTimeline(s *stack, runs []*phaseRun, base string) error {
 			shade.LineStyle.Color = shade.Color
 			p.Add(shade)
 			if ph.Region == r.name {
-				lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x0, Y: p.Y.Max * 0.93}}, Labels: []string{string(ph.Fault)}})
+				lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x0, Y: ymax * 1.2}}, Labels: []string{string(ph.Fault)}})
 				if err != nil {
 					return err
 				}
