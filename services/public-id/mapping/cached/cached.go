@@ -65,7 +65,7 @@ type Store struct {
 	inner   mapping.Store
 	c       *otter.Cache[key, key]
 	durable func() bool
-	held    atomic.Bool // the cache may hold entries: set by keep, cleared by the purge in settled
+	held    atomic.Bool      // the cache may hold entries: set by keep, cleared by the purge in settled
 	hits    [3]atomic.Uint64 // by op: opResolve, opLookup, opPublish
 	misses  [3]atomic.Uint64
 	reqs    *prometheus.CounterVec
