@@ -94,6 +94,15 @@ if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null || ! c
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null
 fi
 
+# valgrind (Debian), whose callgrind counts the servers' instructions per request in make
+# bench-http and make bench-publicid (bench/README.md).
+if ! command -v valgrind >/dev/null || ! command -v callgrind_control >/dev/null; then
+  echo "setup: installing valgrind (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo_cmd=""; else sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq valgrind >/dev/null
+fi
+
 # spin (Debian), the Promela model checker for model/lease.pml.
 if ! command -v spin >/dev/null; then
   echo "setup: installing spin (Debian)"
