@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/grpchealth"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // drainingOnce answers the health check not_serving on its first call only: one generator of the
@@ -55,13 +56,9 @@ func TestOneDrainingAnswerDoesNotMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for c2.Active() != peerURL {
-		if time.Now().After(deadline) {
-			t.Fatal("the client did not move with its region not serving")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return c2.Active() == peerURL, "the client did not move with its region not serving: on " + c2.Active()
+	})
 }
 
 // localURLOf serves f's IdService and its static health (which setDown turns not_serving).

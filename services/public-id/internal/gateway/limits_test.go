@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/idgen/idgen/services/public-id/publicid"
@@ -163,11 +164,9 @@ func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
 
 func (g *gate) waitEntered(t *testing.T, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); g.entered.Load() < n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d requests reached the upstream", g.entered.Load(), n)
-		}
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return g.entered.Load() >= n, fmt.Sprintf("%d of %d requests reached the upstream", g.entered.Load(), n)
+	})
 }
 
 func fastUpstream(t *testing.T) *httptest.Server {
@@ -371,11 +370,10 @@ func TestBodyBudget(t *testing.T) {
 			}
 		})
 	}
-	for deadline := time.Now().Add(10 * time.Second); g.gauge(t, "idgen_gateway_body_bytes", "slow") != 32<<10; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("body_bytes{route=slow} = %v, want %d once both bodies are read", g.gauge(t, "idgen_gateway_body_bytes", "slow"), 32<<10)
-		}
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		v := g.gauge(t, "idgen_gateway_body_bytes", "slow")
+		return v == 32<<10, fmt.Sprintf("body_bytes{route=slow} = %v, want %d once both bodies are read", v, 32<<10)
+	})
 	// A third body would wait on the upstream until the gate opens, or for the route's 5 s.
 	a := limDo(t, "GET", g.url+"/customers/"+cus)
 	if a.code != 503 || a.header.Get("Retry-After") != "1" || a.took > 3*time.Second {
