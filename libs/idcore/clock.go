@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	_ "unsafe" // go:linkname nanotime
 )
 
 // Clock is the source of wall time (which goes into IDs and fences) and of monotonic time (which
@@ -44,16 +45,26 @@ type systemClock struct {
 	start  time.Time
 }
 
+// wallAnchor is a wall-clock reading and the monotonic clock's (runtime nanotime) just after it.
+// The monotonic reading is taken after the wall clock's, so an extended reading is at most the
+// gap between the two reads (tens of nanoseconds) behind the kernel's, never ahead of it: the
+// next anchor's reading never goes backwards from the last extended one.
 type wallAnchor struct {
-	t      time.Time // carries its monotonic reading
+	mono   int64 // nanotime
 	unixNs int64
 }
 
 func newSystemClock() *systemClock {
 	c := &systemClock{start: time.Now()}
-	c.anchor.Store(&wallAnchor{c.start, c.start.UnixNano()})
+	c.anchor.Store(&wallAnchor{nanotime(), c.start.UnixNano()})
 	return c
 }
+
+// nanotime is the runtime's monotonic clock, the one time.Since reads, without time.Since's
+// work on a time.Time (the runtime keeps this name for linkname users).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
 
 func (c *systemClock) Now() time.Time { return time.Unix(0, c.unixNano()) }
 
@@ -62,12 +73,11 @@ func (c *systemClock) UnixMilli() int64 { return c.unixNano() / 1e6 }
 
 func (c *systemClock) unixNano() int64 {
 	a := c.anchor.Load()
-	if el := time.Since(a.t); el >= 0 && el < WallRefresh {
-		return a.unixNs + int64(el)
+	if el := nanotime() - a.mono; el >= 0 && el < int64(WallRefresh) {
+		return a.unixNs + el
 	}
-	t := time.Now()
-	ns := t.UnixNano()
-	c.anchor.Store(&wallAnchor{t, ns})
+	ns := time.Now().UnixNano()
+	c.anchor.Store(&wallAnchor{nanotime(), ns})
 	return ns
 }
 

@@ -81,6 +81,7 @@ type Generator struct {
 	mu      sync.Mutex
 	lastMs  int64 // ms after Epoch of the last issued ID; -1 before the first
 	seq     int   // sequence of the last issued ID
+	cur     current
 	slots   []slot
 	stopped bool
 	issued  uint64
@@ -91,6 +92,22 @@ type Generator struct {
 	tickMu     sync.Mutex
 	tickTarget int64         // the timestamp the current sleeper waits for
 	tickCh     chan struct{} // closed when that sleeper wakes
+}
+
+// current is what the last full admission (admitLocked) established for lastMs, so that the
+// next IDs of the same millisecond are decided by two comparisons (Next's fast path). Valid only
+// while ok; every change to what admitLocked reads under g.mu other than the clock (a lease set,
+// renewed, dropped or expected, Stop) clears ok, and only issueLocked sets it, with lastMs.
+//
+// For a timestamp equal to lastMs, every check of admitLocked but the clock watch's refusal and
+// the sequence gives the answer it gave for lastMs: the wall clock is at or after the epoch, not
+// behind lastMs, within the timestamp bits; the period (so the layout and slot) is the same; the
+// slot is held, its floor below and its fence above, since none of them changed. The fast path
+// still reads the wall clock, the refusal and the sequence for every ID.
+type current struct {
+	ok     bool
+	prefix int64 // lastMs<<TimestampShift | the slot's region and machine fields
+	maxSeq int   // the slot's layout's largest sequence
 }
 
 type waitCause int
@@ -193,6 +210,7 @@ func (g *Generator) SetLease(layout string, l Lease) error {
 	if g.stopped {
 		return fmt.Errorf("%w: generator stopped", ErrNoLease)
 	}
+	g.cur.ok = false
 	s := &g.slots[i]
 	if s.held && s.machine == l.Machine {
 		s.floor = max(s.floor, floor)
@@ -215,6 +233,7 @@ func (g *Generator) ExpectLease(layout string) error {
 		return fmt.Errorf("%w: layout %q is not in schedule %s", ErrLayoutNotConfigured, layout, g.sched.name)
 	}
 	g.mu.Lock()
+	g.cur.ok = false
 	g.slots[i].configured = true
 	g.mu.Unlock()
 	return nil
@@ -228,6 +247,7 @@ func (g *Generator) DropLease(layout string) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.cur.ok = false
 	if g.slots[i].held {
 		g.log.Warn("machine number dropped", "layout", layout, "machine", g.slots[i].machine)
 	}
@@ -240,6 +260,7 @@ func (g *Generator) Stop() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stopped = true
+	g.cur.ok = false
 	for i := range g.slots {
 		g.slots[i].held = false
 	}
@@ -271,7 +292,36 @@ func (g *Generator) periodIndex(layout string) int {
 // Next returns a new ID, strictly greater than every ID this generator issued before. It waits
 // (outside its lock, cancellable by ctx) when the clock is behind by at most the back-step wait,
 // when the millisecond's sequence is used up, or until the clock passes a new lease's floor.
+//
+// Per ID it reads the clock watch's refusal and the wall clock under its lock. When the wall clock
+// is still in the millisecond of the last issued ID, that millisecond's sequence is not used up,
+// and nothing else admitLocked reads changed since it admitted that millisecond (current), the ID
+// is issued at once; otherwise admitLocked decides with every check. Either way the same checks
+// hold for every ID issued.
 func (g *Generator) Next(ctx context.Context) (ID, error) {
+	g.mu.Lock()
+	if g.cur.ok && g.watch.refusal.Load() == nil && g.seq < g.cur.maxSeq {
+		var ms int64
+		if g.sys != nil {
+			ms = g.sys.UnixMilli() // wallMs, inlined
+		} else {
+			ms = g.nowMs()
+		}
+		if ms-EpochUnixMs == g.lastMs {
+			g.seq++
+			g.issued++
+			// The sequence is the least significant field of every layout.
+			id := ID(g.cur.prefix | int64(g.seq))
+			g.mu.Unlock()
+			return id, nil
+		}
+	}
+	g.mu.Unlock()
+	return g.next(ctx)
+}
+
+// next is Next without its fast path: every ID decided by admitLocked.
+func (g *Generator) next(ctx context.Context) (ID, error) {
 	var a admission
 	for {
 		g.mu.Lock()
@@ -368,8 +418,9 @@ func (g *Generator) issueLocked(a *admission) (ID, error) {
 	}
 	g.lastMs, g.seq = a.ts, a.seq
 	g.issued++
+	g.cur = current{ok: true, prefix: a.ts<<TimestampShift | a.slot.base, maxSeq: a.slot.maxSeq}
 	// The sequence is the least significant field of every layout.
-	return ID(a.ts<<TimestampShift | a.slot.base | int64(a.seq)), nil
+	return ID(g.cur.prefix | int64(a.seq)), nil
 }
 
 // admission is admitLocked's decision when it does not refuse: issue now with ts, seq and slot,

@@ -550,3 +550,43 @@ func TestQueuedBatchIsCancellable(t *testing.T) {
 		t.Fatalf("the first batch: %v", err)
 	}
 }
+
+// TestSameMillisecondChecks: within one millisecond of the manual clock (Next's fast path), a
+// dropped or stopped lease, a renewal whose fence is at the current timestamp, and a clock check
+// that finds the clock unhealthy each refuse the very next ID, as admitLocked would.
+func TestSameMillisecondChecks(t *testing.T) {
+	ctx := context.Background()
+	fenceAtNow := idcore.Lease{Machine: 5, FloorUnixMs: start.UnixMilli() - 1, FenceUnixMs: start.UnixMilli()}
+	for _, tc := range []struct {
+		name   string
+		change func(f fixture)
+		want   error
+	}{
+		{"drop", func(f fixture) { f.g.DropLease("v2") }, idcore.ErrNoLease},
+		{"stop", func(f fixture) { f.g.Stop() }, idcore.ErrNoLease},
+		{"renewal to a fence at now", func(f fixture) {
+			if err := f.g.SetLease("v2", fenceAtNow); err != nil {
+				t.Fatal(err)
+			}
+		}, idcore.ErrFence},
+		{"clock unsynced", func(f fixture) { f.health.Set(idcore.KernelClock{}, nil); f.g.CheckClock() }, idcore.ErrClockUnsynced},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newGen(t, nil)
+			f.clock.Set(start.Add(10 * time.Millisecond))
+			fenceAtNow.FenceUnixMs = start.Add(10 * time.Millisecond).UnixMilli()
+			var last idcore.ID
+			for i := range 3 {
+				id, err := f.g.Next(ctx)
+				if err != nil || id <= last {
+					t.Fatalf("ID %d: %v, %v after %v", i, id, err, last)
+				}
+				last = id
+			}
+			tc.change(f)
+			if _, err := f.g.Next(ctx); !errors.Is(err, tc.want) {
+				t.Fatalf("after %s: %v, want %v", tc.name, err, tc.want)
+			}
+		})
+	}
+}
