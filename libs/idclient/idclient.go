@@ -1,7 +1,10 @@
 // Package idclient is the calling teams' client of the generator service. It keeps a buffer of
 // prefetched IDs, refilled in the background by batches when it falls below a low-water mark, so
-// most calls to Next cost no network round trip. Endpoints are ordered: the local region first,
-// then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
+// most calls to Next cost no network round trip. The buffer holds whole batches: Next takes IDs
+// from the current batch by an atomic index, without a lock, and refills run ahead of it, as many
+// at once as the low-water mark asks for (LowWater above Batch lets them overlap, so that a
+// generator is never idle waiting for the client's next call). Endpoints are ordered: the local
+// region first, then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
 // moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
 // local one once the local one's gRPC health check answers SERVING again. A 503 and a failed
 // probe are asked again at once on a new connection first: behind a load balancer each
@@ -27,8 +30,9 @@
 // and their peers out with, never a list of the caller's own.
 //
 // IDs from the buffer are unique like any other (each was issued once, to this client), but a
-// buffer refilled from two regions is not in creation order: order IDs by their timestamps, not
-// by the order Next returned them, when that matters.
+// buffer refilled from two regions is not in creation order, nor is one whose refills overlap
+// (waiting batches are handed out lowest first, but one may come back after a later one was
+// begun): order IDs by their timestamps, not by the order Next returned them, when that matters.
 package idclient
 
 import (
@@ -65,7 +69,8 @@ type Config struct {
 	TLS *TLSFiles
 	// Batch is how many IDs one refill asks for (1–1,000). Default: 1,000.
 	Batch int
-	// LowWater: a refill starts when the buffer holds fewer IDs. Default: Batch/2.
+	// LowWater: a refill starts when the buffer's IDs and those of the refills under way are
+	// fewer; several refills run at once when it is above Batch. Default: Batch/2.
 	LowWater int
 	// ProbeEvery is how often the local endpoint's health is checked. Default: 1 s.
 	ProbeEvery time.Duration
@@ -91,16 +96,22 @@ type Client struct {
 	clients []idgenv1connect.IdServiceClient
 	health  []*grpchealth.Client
 
-	mu       sync.Mutex
-	buf      []idcore.ID // a queue: Next takes from the front
-	filled   chan struct{}
-	lastErr  error
-	closed   bool
-	inflight map[*call]struct{} // calls to the generators not answered yet
+	// The buffer (buffer.go): Next reads cur and closed without the lock.
+	cur    atomic.Pointer[batch] // the batch Next takes from
+	closed atomic.Bool
+
+	mu        sync.Mutex
+	ready     []*batch      // the batches behind cur, lowest first ID first
+	queued    int           // IDs in ready
+	refilling int           // refills under way (fetch), each counted as Batch IDs to come
+	filled    chan struct{} // closed and replaced when a batch comes
+	dry       chan struct{} // closed while a Next finds the buffer empty (dryClosed)
+	dryClosed bool
+	lastErr   error
+	inflight  map[*call]struct{} // calls to the generators not answered yet
 
 	active    atomic.Int32
 	wake      chan struct{}
-	starved   chan struct{} // Next found the buffer empty
 	stop      chan struct{}
 	life      context.Context // the calls' parent; Close cancels it
 	cancel    context.CancelFunc
@@ -147,13 +158,14 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, filled: make(chan struct{}), wake: make(chan struct{}, 1), stop: make(chan struct{}),
-		starved: make(chan struct{}, 1), inflight: map[*call]struct{}{},
+	c := &Client{cfg: cfg, log: cfg.Logger, filled: make(chan struct{}), dry: make(chan struct{}), wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		inflight:  map[*call]struct{}{},
 		failovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_failovers_total", Help: "Moves from one endpoint to another."}),
 		fetched:   prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_ids_fetched_total", Help: "IDs fetched into the buffer."}),
 		hedges: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_client_hedges_total",
 			Help: "Calls to the next endpoint made because the buffer was empty and the endpoint asked had not answered within the hedge delay."}),
 	}
+	c.cur.Store(used())
 	c.life, c.cancel = context.WithCancel(context.Background())
 	for _, ep := range cfg.Endpoints {
 		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
@@ -190,7 +202,7 @@ func (c *Client) Collectors() []prometheus.Collector {
 	return append([]prometheus.Collector{
 		c.failovers, c.fetched,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_buffer_ids", Help: "IDs waiting in the buffer."},
-			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(len(c.buf)) }),
+			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(c.levelLocked()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_active_endpoint", Help: "Index of the endpoint in use (0: local)."},
 			func() float64 { return float64(c.active.Load()) }),
 		c.hedges,
@@ -203,28 +215,33 @@ func (c *Client) Active() string { return c.cfg.Endpoints[c.active.Load()] }
 // Next returns an ID from the buffer, waiting for a refill when it is empty.
 func (c *Client) Next(ctx context.Context) (idcore.ID, error) {
 	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
+		if c.closed.Load() {
 			return 0, ErrClosed
 		}
-		if len(c.buf) > 0 {
-			id := c.buf[0]
-			c.buf = c.buf[1:]
-			low := len(c.buf) < c.cfg.LowWater
-			c.mu.Unlock()
-			if low {
+		b := c.cur.Load()
+		if id, kick, ok := b.take(); ok {
+			if kick {
 				c.kick()
 			}
 			return id, nil
 		}
+		c.mu.Lock()
+		if c.closed.Load() {
+			c.mu.Unlock()
+			return 0, ErrClosed
+		}
+		if c.advanceLocked(b) {
+			low := c.wantLocked() // and sets where the new batch kicks
+			c.mu.Unlock()
+			if low {
+				c.kick()
+			}
+			continue
+		}
 		filled := c.filled
+		c.markDryLocked() // a refill in flight may hedge now
 		c.mu.Unlock()
 		c.kick()
-		select {
-		case c.starved <- struct{}{}: // a refill in flight may hedge now
-		default:
-		}
 		select {
 		case <-filled:
 		case <-ctx.Done():
@@ -242,14 +259,19 @@ func (c *Client) Next(ctx context.Context) (idcore.ID, error) {
 // Decode takes an ID apart locally.
 func (c *Client) Decode(id idcore.ID) (idcore.Decoded, error) { return c.cfg.Schedule.Decode(id) }
 
-// Close stops the background loops. IDs left in the buffer are dropped (never reused).
+// Close stops the background loops. IDs left in the buffer, and batches that come after, are
+// dropped (never reused); a Next waiting for IDs, and every Next after, returns ErrClosed.
 func (c *Client) Close() {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.Unlock()
 		return
 	}
-	c.closed = true
+	c.closed.Store(true)
+	c.cur.Store(used())
+	c.ready, c.queued = nil, 0
+	close(c.filled) // wakes the Nexts waiting: they find the client closed
+	c.filled = make(chan struct{})
 	c.mu.Unlock()
 	close(c.stop)
 	c.cancel()
@@ -260,36 +282,6 @@ func (c *Client) kick() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
-	}
-}
-
-func (c *Client) refillLoop() {
-	defer c.done.Done()
-	backoff := 50 * time.Millisecond
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-c.wake:
-		}
-		for {
-			c.mu.Lock()
-			need := len(c.buf) < c.cfg.LowWater
-			c.mu.Unlock()
-			if !need {
-				break
-			}
-			if err := c.fetch(); err != nil {
-				select {
-				case <-c.stop:
-					return
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, time.Second)
-				continue
-			}
-			backoff = 50 * time.Millisecond
-		}
 	}
 }
 

@@ -6,8 +6,56 @@ import (
 
 	"connectrpc.com/connect"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
-	"github.com/idgen/idgen/libs/idcore"
 )
+
+// refillLoop starts refills (fetch) while the buffer's IDs and those of the refills under way are
+// fewer than LowWater, each on its own goroutine, so that several are in flight when LowWater is
+// above Batch. Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
+// refill's end brings it back to look again. After a refill that failed it waits (50 ms, doubling
+// to 1 s) before it starts another.
+func (c *Client) refillLoop() {
+	defer c.done.Done()
+	ended := make(chan error)
+	backoff := 50 * time.Millisecond
+	var pause <-chan time.Time // while set: no new refill until it fires
+	for {
+		if pause == nil {
+			c.mu.Lock()
+			n := 0
+			for c.wantLocked() {
+				c.refilling++
+				n++
+			}
+			c.mu.Unlock()
+			for range n {
+				c.done.Go(func() {
+					err := c.fetch()
+					select {
+					case ended <- err:
+					case <-c.stop:
+					}
+				})
+			}
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-c.wake:
+		case <-pause:
+			pause = nil
+		case err := <-ended:
+			c.mu.Lock()
+			c.refilling--
+			c.mu.Unlock()
+			if err == nil {
+				backoff = 50 * time.Millisecond
+			} else if pause == nil {
+				pause = time.After(backoff)
+				backoff = min(2*backoff, time.Second)
+			}
+		}
+	}
+}
 
 // call is one GenerateBatch in flight, to endpoint ep since start.
 type call struct {
@@ -34,17 +82,27 @@ func (c *Client) fetch() error {
 	pending, hedged := 1, !hedging
 	var timer *time.Timer
 	var fire <-chan time.Time
+	var dry <-chan struct{} // closed when the buffer runs out while the timer is not armed
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	// arm starts the hedge delay, counted from the call's start: a buffer that runs dry while the
-	// call is already late hedges at once.
+	// arm starts the hedge delay, counted from the call's start, if the buffer is empty; else it
+	// watches for the buffer running out. A buffer that runs dry while the call is already late
+	// hedges at once.
 	arm := func() {
-		if hedged || fire != nil || !c.empty() {
+		if hedged || fire != nil {
 			return
 		}
+		var empty bool
+		c.mu.Lock()
+		empty, dry = c.levelLocked() == 0, c.dry
+		c.mu.Unlock()
+		if !empty {
+			return
+		}
+		dry = nil
 		timer = time.NewTimer(max(0, c.cfg.HedgeAfter-time.Since(started)))
 		fire = timer.C
 	}
@@ -60,12 +118,13 @@ func (c *Client) fetch() error {
 			if first == nil {
 				first = err
 			}
-		case <-c.starved:
+		case <-dry:
 			arm()
 		case <-fire:
 			fire = nil
 			if !c.empty() {
-				continue // filled meanwhile (a late batch): hedge only if it runs dry again
+				arm() // filled meanwhile (a late batch): hedge only if it runs dry again
+				continue
 			}
 			hedged = true
 			next := (i + 1) % n
@@ -132,12 +191,8 @@ func (c *Client) get(i int) error {
 	}
 	ids := resp.Msg.GetIds()
 	c.mu.Lock()
-	for _, id := range ids {
-		c.buf = append(c.buf, idcore.ID(id))
-	}
+	c.putLocked(ids)
 	c.lastErr = nil
-	close(c.filled)
-	c.filled = make(chan struct{})
 	c.mu.Unlock()
 	c.fetched.Add(float64(len(ids)))
 	return nil
@@ -158,5 +213,5 @@ func (c *Client) overdue(i int) bool {
 func (c *Client) empty() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.buf) == 0
+	return c.levelLocked() == 0
 }
