@@ -43,6 +43,9 @@ for r in $(seq "$rounds"); do
     measure "$name" "$r" "$gen" -url "$gen_url" -mode "$mode"
   done
   measure rest-batch-1000 "$r" "$gen" -url "$gen_url" -mode rest-batch
+  # The client library's baseline: batches asked for back to back on 4 connections, the IDs
+  # dropped (the generator's own rate for the client's calls, nothing buffered or handed out).
+  measure client-library/base "$r" "$gen" -url "$gen_url" -mode client-base -c 4
   measure client-library "$r" "$gen" -url "$gen_url" -mode client
 done
 echo "resident memory of the generator: $(awk '/VmRSS/{print $2" "$3}' /proc/$gen/status)"

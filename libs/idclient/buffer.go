@@ -44,7 +44,7 @@ func (b *batch) take() (id idcore.ID, kick, ok bool) {
 }
 
 // The buffer's state under Client.mu: cur is the batch Next takes from (read without the lock),
-// ready the batches waiting behind it, lowest first ID first.
+// ready the batches waiting behind it, highest first ID first (the next to begin is the last).
 
 // levelLocked is how many IDs the buffer holds.
 func (c *Client) levelLocked() int { return c.cur.Load().left() + c.queued }
@@ -58,7 +58,7 @@ func (c *Client) putLocked(ids []int64) {
 	}
 	b := newBatch(ids)
 	at := len(c.ready)
-	for at > 0 && c.ready[at-1].ids[0] > ids[0] {
+	for at > 0 && c.ready[at-1].ids[0] < ids[0] {
 		at--
 	}
 	c.ready = append(c.ready, nil)
@@ -81,10 +81,10 @@ func (c *Client) advanceLocked(b *batch) bool {
 	if len(c.ready) == 0 {
 		return false
 	}
-	nb := c.ready[0]
-	copy(c.ready, c.ready[1:])
-	c.ready[len(c.ready)-1] = nil
-	c.ready = c.ready[:len(c.ready)-1]
+	last := len(c.ready) - 1
+	nb := c.ready[last]
+	c.ready[last] = nil
+	c.ready = c.ready[:last]
 	c.queued -= len(nb.ids)
 	c.cur.Store(nb)
 	return true

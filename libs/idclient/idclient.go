@@ -101,7 +101,7 @@ type Client struct {
 	closed atomic.Bool
 
 	mu        sync.Mutex
-	ready     []*batch      // the batches behind cur, lowest first ID first
+	ready     []*batch      // the batches behind cur, the next to begin last
 	queued    int           // IDs in ready
 	refilling int           // refills under way (fetch), each counted as Batch IDs to come
 	filled    chan struct{} // closed and replaced when a batch comes

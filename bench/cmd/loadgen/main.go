@@ -26,7 +26,7 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
-	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), client-base (GenerateBatch over h2c back to back, the IDs counted and dropped: the client library's baseline, -c calls in flight), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
 	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
 	h2conns := flag.Int("h2conns", 0, "h2c connections the workers share (0: one per worker)")
@@ -107,6 +107,23 @@ func main() {
 		call = func(ctx context.Context) (int, error) {
 			body := fmt.Sprintf(`{"internal_id":"%d"}`, next.Add(1))
 			return drained(1)(h1.Post(*url+"/v1/public-ids", "application/json", strings.NewReader(body)))
+		}
+	case "client-base":
+		// The generator's own rate for the client's calls: each worker one h2c connection asking
+		// for batches as the client library does, with nothing buffered or handed out.
+		cs := make(chan idgenv1connect.IdServiceClient, *workers)
+		for range *workers {
+			cs <- idgenv1connect.NewIdServiceClient(h2c(), *url)
+		}
+		req := &idgenv1.GenerateBatchRequest{Count: int32(*batch)}
+		call = func(ctx context.Context) (int, error) {
+			c := <-cs
+			defer func() { cs <- c }()
+			resp, err := c.GenerateBatch(ctx, connect.NewRequest(req))
+			if err != nil {
+				return 0, err
+			}
+			return len(resp.Msg.GetIds()), nil
 		}
 	case "client":
 		cl, err := idclient.New(idclient.Config{Endpoints: []string{*url}, Batch: *batch, LowWater: *batch * 4})
