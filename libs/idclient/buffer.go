@@ -90,21 +90,25 @@ func (c *Client) advanceLocked(b *batch) bool {
 	return true
 }
 
-// wantLocked reports whether another refill should start: the buffer's IDs and those of the
-// refills under way are fewer than LowWater. It also sets the current batch's kickAt, the index
-// at which, as things stand, Next's taking brings them below the mark. Next kicks the refill
-// loop there, so a refill starts ahead of need without Next looking at anything but its batch.
+// wantLocked reports whether another refill should start: the buffer holds fewer than LowWater
+// IDs and fewer refills are under way than there are batches in LowWater. Refills under way do
+// not count towards the mark: at a generator's limit the buffer is near empty and every refill
+// allowed is in flight, so the generator always has the next call waiting (a refill's answer
+// may wait for the client's goroutines to be scheduled, and the generator must not sit idle
+// meanwhile). It also sets the current batch's kickAt, the index whose taking brings the buffer
+// below the mark: Next kicks the refill loop there, so a refill starts ahead of need without
+// Next looking at anything but its batch.
 func (c *Client) wantLocked() bool {
-	if c.closed.Load() {
-		return false
+	if c.closed.Load() || c.refilling >= (c.cfg.LowWater+c.cfg.Batch-1)/c.cfg.Batch {
+		return false // a refill's end looks again
 	}
-	b := c.cur.Load()
-	if c.levelLocked()+c.refilling*c.cfg.Batch < c.cfg.LowWater {
+	if c.levelLocked() < c.cfg.LowWater {
 		return true
 	}
 	// After taking index i, the level is len-i-1+queued: below the mark from
-	// i = len+queued+refilling*Batch-LowWater.
-	k := int64(len(b.ids) + c.queued + c.refilling*c.cfg.Batch - c.cfg.LowWater)
+	// i = len+queued-LowWater.
+	b := c.cur.Load()
+	k := int64(len(b.ids) + c.queued - c.cfg.LowWater)
 	b.kickAt.Store(k)
 	// A Next that took index k before the store saw the old kickAt: the level is below the mark
 	// already, so the caller goes on as if kicked.

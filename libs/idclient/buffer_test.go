@@ -64,7 +64,8 @@ func serveSlow(t *testing.T, region int, delay time.Duration) (*slowGen, string)
 func bufferLevel(c *idclient.Client) float64 { return testutil.ToFloat64(c.Collectors()[2]) }
 
 // TestRefillAhead: with LowWater four batches, refills start before the buffer is empty, several
-// are in flight at once, and with nobody taking IDs the buffer stops below LowWater + Batch.
+// are in flight at once (never more than four), and with nobody taking IDs the buffer stops below
+// LowWater + 4 batches.
 func TestRefillAhead(t *testing.T) {
 	const batch, lowWater = 100, 400
 	gen, url := serveSlow(t, 0, 20*time.Millisecond)
@@ -80,16 +81,16 @@ func TestRefillAhead(t *testing.T) {
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
 		return bufferLevel(c) >= lowWater-1, fmt.Sprintf("the buffer holds %v IDs, want %d or more", bufferLevel(c), lowWater-1)
 	})
-	if most := gen.most.Load(); most < 2 {
-		t.Fatalf("at most %d refill in flight at once, want several (LowWater %d, Batch %d)", most, lowWater, batch)
+	if most := gen.most.Load(); most < 2 || most > lowWater/batch {
+		t.Fatalf("at most %d refills in flight at once, want several and no more than %d (LowWater %d, Batch %d)", most, lowWater/batch, lowWater, batch)
 	}
 	time.Sleep(100 * time.Millisecond) // five answers' time: nothing more is asked for
-	if got := bufferLevel(c); got >= lowWater+batch {
-		t.Fatalf("the buffer holds %v IDs with nobody taking them, want fewer than %d", got, lowWater+batch)
+	if got := bufferLevel(c); got >= 2*lowWater {
+		t.Fatalf("the buffer holds %v IDs with nobody taking them, want fewer than %d", got, 2*lowWater)
 	}
-	// Take it down past the mark, not to empty: a refill starts while IDs are still buffered.
+	// Take it down past the mark, not to empty: refills start while IDs are still buffered.
 	before := gen.batches.Load()
-	for range 2 * batch {
+	for range int(bufferLevel(c)) - lowWater + 2*batch {
 		if _, err := c.Next(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestRefillAhead(t *testing.T) {
 		t.Fatalf("the buffer ran out")
 	}
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return gen.batches.Load() >= before+2, fmt.Sprintf("%d batches asked for after taking %d IDs below the mark, want 2", gen.batches.Load()-before, 2*batch)
+		return gen.batches.Load() >= before+2, fmt.Sprintf("%d batches asked for after taking the buffer %d IDs below the mark, want 2", gen.batches.Load()-before, 2*batch)
 	})
 }
 

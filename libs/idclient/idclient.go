@@ -69,8 +69,9 @@ type Config struct {
 	TLS *TLSFiles
 	// Batch is how many IDs one refill asks for (1–1,000). Default: 1,000.
 	Batch int
-	// LowWater: a refill starts when the buffer's IDs and those of the refills under way are
-	// fewer; several refills run at once when it is above Batch. Default: Batch/2.
+	// LowWater: a refill starts when the buffer holds fewer IDs; as many run at once as there
+	// are batches in LowWater (rounded up), so the buffer holds fewer than LowWater plus that
+	// many batches. Default: Batch/2 (one refill at a time).
 	LowWater int
 	// ProbeEvery is how often the local endpoint's health is checked. Default: 1 s.
 	ProbeEvery time.Duration
@@ -103,7 +104,7 @@ type Client struct {
 	mu        sync.Mutex
 	ready     []*batch      // the batches behind cur, the next to begin last
 	queued    int           // IDs in ready
-	refilling int           // refills under way (fetch), each counted as Batch IDs to come
+	refilling int           // refills under way (fetch), at most ceil(LowWater/Batch)
 	filled    chan struct{} // closed and replaced when a batch comes
 	dry       chan struct{} // closed while a Next finds the buffer empty (dryClosed)
 	dryClosed bool

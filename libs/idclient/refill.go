@@ -8,9 +8,8 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 )
 
-// refillLoop starts refills (fetch) while the buffer's IDs and those of the refills under way are
-// fewer than LowWater, each on its own goroutine, so that several are in flight when LowWater is
-// above Batch. Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
+// refillLoop starts refills (fetch) while the buffer holds fewer than LowWater IDs, each on its
+// own goroutine, up to as many at once as there are batches in LowWater (wantLocked). Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
 // refill's end brings it back to look again. After a refill that failed it waits (50 ms, doubling
 // to 1 s) before it starts another.
 func (c *Client) refillLoop() {
