@@ -218,3 +218,21 @@ func TestClose(t *testing.T) {
 		t.Fatal("a Next waiting at Close did not return")
 	}
 }
+
+// TestBatchOfOne: with Batch 1 the default low-water mark still refills (Batch/2 was 0, and no
+// refill ever started).
+func TestBatchOfOne(t *testing.T) {
+	_, url := serve(t, 0)
+	c, err := idclient.New(idclient.Config{Endpoints: []string{url}, Batch: 1, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for range 5 {
+		if _, err := c.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -71,7 +71,7 @@ type Config struct {
 	Batch int
 	// LowWater: a refill starts when the buffer holds fewer IDs; as many run at once as there
 	// are batches in LowWater (rounded up), so the buffer holds fewer than LowWater plus that
-	// many batches. Default: Batch/2 (one refill at a time).
+	// many batches. Default: Batch/2, at least 1 (one refill at a time).
 	LowWater int
 	// ProbeEvery is how often the local endpoint's health is checked. Default: 1 s.
 	ProbeEvery time.Duration
@@ -135,7 +135,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("idclient: batch %d, want 1-1000", cfg.Batch)
 	}
 	if cfg.LowWater == 0 {
-		cfg.LowWater = cfg.Batch / 2
+		cfg.LowWater = max(1, cfg.Batch/2) // with Batch 1, Batch/2 was 0: no refill ever started
 	}
 	if cfg.ProbeEvery == 0 {
 		cfg.ProbeEvery = time.Second
