@@ -26,6 +26,7 @@ import (
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/libs/testenv/localstack"
 	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/topology"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -119,7 +120,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	// the DynamoDB-compatible store; gen-b's default caller has a quota of 5 IDs/s. gen-c:
 	// eu-west-1, the client's peer. gen-f: eu-west-1 with a 3 s lease, to be frozen past its
 	// fence. gen-t: us-east-1 with mutual TLS, its certificate an hour from expiry. The public-ID
-	// service on Redis, reading its persistence every 200 ms; the demo orders on gen-a.
+	// service on Redis, reading its persistence every 200 ms; the demo orders in us-east-1, on gen-a
+	// (its region's first generator in the client config written from the topology), then gen-c.
 	dynStore := "dynamodb:" + dyn.Endpoint
 	ls := localstack.StartT(t, localstack.Options{State: dir, Generators: []localstack.Generator{
 		{Name: "gen-a", Region: "us-east-1", LeaseStore: dynStore, Args: []string{"--lease", "2m", "--renew", "1s", "--fence-margin", "5s"}},
@@ -128,7 +130,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		{Name: "gen-f", Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "leases-frozen.db"), Args: []string{"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms"}},
 		tlsGenerator(t, dir, "us-east-1"),
 	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
-		localstack.StartOptions{})
+		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
 	svc := ls.Service
 	genA, genB, genC, genF, genT := svc("gen-a"), svc("gen-b"), svc("gen-c"), svc("gen-f"), svc("gen-t")
 	reg, pid := svc("registry"), svc("public-id")

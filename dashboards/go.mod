@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1 // indirect
 	connectrpc.com/grpchealth v1.5.0 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
@@ -26,6 +27,9 @@ require (
 	github.com/dennwc/varint v1.0.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
+	github.com/hashicorp/go-version v1.9.0 // indirect
+	github.com/hashicorp/terraform-exec v0.26.0 // indirect
+	github.com/hashicorp/terraform-json v0.29.0 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
@@ -33,6 +37,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/zclconf/go-cty v1.18.1 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
@@ -44,6 +49,7 @@ require (
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/prometheus v0.312.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -60,3 +66,5 @@ replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
 
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
+
+replace github.com/idgen/idgen/libs/topology => ../libs/topology

@@ -8,6 +8,21 @@ require (
 )
 
 require (
+	connectrpc.com/connect v1.21.1 // indirect
+	connectrpc.com/grpchealth v1.5.0 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/hashicorp/go-version v1.9.0 // indirect
+	github.com/hashicorp/terraform-exec v0.26.0 // indirect
+	github.com/hashicorp/terraform-json v0.29.0 // indirect
+	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
+	github.com/zclconf/go-cty v1.18.1 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
+
+require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
@@ -27,6 +42,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -41,3 +57,11 @@ replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 replace github.com/idgen/idgen/libs/testenv => ../libs/testenv
 
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
+
+replace github.com/idgen/idgen/libs/topology => ../libs/topology
+
+replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
+
+replace github.com/idgen/idgen/libs/api => ../libs/api
+
+replace github.com/idgen/idgen/libs/svc => ../libs/svc

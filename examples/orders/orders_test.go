@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,10 +30,15 @@ import (
 
 func startGenerator(t *testing.T) string {
 	t.Helper()
+	return startGeneratorIn(t, "us-east-1")
+}
+
+func startGeneratorIn(t *testing.T, region string) string {
+	t.Helper()
 	bin := proc.BuildT(t, "../../services/generator/cmd/generator")[0]
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--insecure-dev",
-		"--clock-check", "warn", "--region", "us-east-1", "--listen", addr,
+		"--clock-check", "warn", "--region", region, "--listen", addr,
 		"--lease-store", "sqlite:" + filepath.Join(t.TempDir(), "leases.db")}})
 	return "http://" + addr
 }
@@ -238,6 +244,53 @@ func TestCheckoutThenRead(t *testing.T) {
 	code, body = e.do("GET", "/metrics", "")
 	if code != http.StatusOK || !strings.Contains(body, `idgen_server_requests_total{code="ok",protocol="rest",route="/internal/checkout"} 3`) {
 		t.Fatalf("metrics: %d\n%s", code, body)
+	}
+}
+
+// TestCommandFromClientConfig runs the command, demo-orders, as a process configured as a caller
+// is: a client config file of two regions, each the other's peer, and its region, eu-west-1. Its
+// orders and customers get IDs, and they carry eu-west-1's region number (2): ConfigFor gave it
+// its own region's generator first, not the file's first region's.
+func TestCommandFromClientConfig(t *testing.T) {
+	use1, euw1 := startGeneratorIn(t, "us-east-1"), startGeneratorIn(t, "eu-west-1")
+	pubURL := startPublicIDs(t, "ord,cus")
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "client_config.json")
+	if err := (idclient.ClientConfig{
+		"us-east-1": {Endpoints: []string{use1, euw1}},
+		"eu-west-1": {Endpoints: []string{euw1, use1}},
+	}).WriteFile(cc); err != nil {
+		t.Fatal(err)
+	}
+	bin := proc.BuildT(t, "./cmd/demo-orders")[0]
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--listen", addr,
+		"--db", filepath.Join(dir, "orders.db"), "--public-ids", pubURL},
+		Env: []string{"IDGEN_CLIENT_CONFIG=" + cc, "IDGEN_REGION=eu-west-1"}})
+
+	e := &env{t: t, pub: idgenv1connect.NewPublicIdServiceClient(&http.Client{Timeout: 5 * time.Second}, pubURL)}
+	resp, err := http.Post("http://"+addr+"/internal/checkout", "application/json",
+		strings.NewReader(`{"customer":"Ada","items":[{"sku":"book-1","quantity":1,"unit_cents":900}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Order, Customer string }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("checkout: %d %v", resp.StatusCode, err)
+	}
+	for _, pub := range []string{got.Order, got.Customer} {
+		d, err := idcore.ScheduleV2().Decode(mustID(t, e.resolve(pub)))
+		if err != nil || !d.HasRegion || d.Region != 2 {
+			t.Errorf("%s's internal ID: %+v %v: want one from eu-west-1 (region number 2), the command's region", pub, d, err)
+		}
+	}
+
+	// A region the client config does not name: the command refuses to start, naming the regions there are.
+	out, err := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
+		"--db", filepath.Join(dir, "other.db"), "--client-config", cc, "--region", "ap-south-1").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `ap-south-1\" (it has eu-west-1, us-east-1)`) {
+		t.Errorf("--region ap-south-1: %v\n%s\nwant a refusal naming the client config's regions", err, out)
 	}
 }
 

@@ -382,3 +382,28 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // PeerOf returns region's peer in the plan ("" for a region not in it).
 func (t *Topology) PeerOf(region string) string { return t.Regions[region].Peer }
+
+// LocalStackVars is the topology module's regions variable for the local stack
+// (libs/testenv/localstack): its two regions with the numbers the registry gives them, each the
+// other's peer (us-east-1's production peer, us-west-2, does not run locally).
+func LocalStackVars() map[string]any {
+	return map[string]any{"regions": map[string]any{
+		"us-east-1": map[string]any{"number": 0, "peer": "eu-west-1"},
+		"eu-west-1": map[string]any{"number": 2, "peer": "us-east-1"},
+	}}
+}
+
+// LocalStackClientConfig is the local stack's hook for its callers' client config
+// (localstack.StartOptions.ClientConfig): WriteLocalClientConfig of the topology module under
+// root (the repository; "" for the one above the working directory) planned with
+// LocalStackVars, the plan cached under .tools/topology.
+func LocalStackClientConfig(root string) func(ctx context.Context, path string, addrs map[string]string) error {
+	return func(ctx context.Context, path string, addrs map[string]string) error {
+		o := Options{Vars: LocalStackVars()}
+		if root != "" {
+			o.Module = filepath.Join(root, "infra", "terraform", "modules", "topology")
+		}
+		_, err := WriteLocalClientConfig(ctx, path, o, addrs)
+		return err
+	}
+}

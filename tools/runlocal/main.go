@@ -2,9 +2,11 @@
 // it from the repository root): the local stack of package localstack (libs/testenv/localstack)
 // on make run's ports, state under .idgen/ (IDGEN_RUN_STATE: another state folder, for tests),
 // each run's logs in .idgen/logs/<start time>/ with .idgen/logs/latest pointing to the newest.
-// Once the stack is up it writes .idgen/client_config.json, the endpoints of each region's callers
-// (idclient.ReadClientConfig), from the topology module's plan (libs/topology) with the stack's
-// generators in place of the regions' endpoints.
+// Before it starts a process it writes .idgen/client_config.json, the endpoints of each region's
+// callers (idclient.ReadClientConfig), from the topology module's plan (libs/topology) with the
+// stack's generators, whose ports are make run's, in place of the regions' endpoints: the demo
+// orders take their generators from it (--client-config, --region), so a plan that fails (no
+// Terraform: make setup installs it) fails the run before anything starts.
 //
 // One stack per checkout: a second run says the first is running and changes nothing. Ctrl-C,
 // SIGTERM or SIGHUP, or the end of the process that started it (make: a SIGTERM to make alone does
@@ -33,14 +35,6 @@ import (
 
 // topologyModule is the topology module, from the repository root.
 const topologyModule = "infra/terraform/modules/topology"
-
-// localTopology is the topology module's regions variable for make run's stack: its two regions
-// with the numbers the registry gives them, each the other's peer (us-east-1's production peer,
-// us-west-2, does not run locally).
-var localTopology = map[string]any{"regions": map[string]any{
-	"us-east-1": map[string]any{"number": 0, "peer": "eu-west-1"},
-	"eu-west-1": map[string]any{"number": 2, "peer": "us-east-1"},
-}}
 
 func main() { os.Exit(run()) }
 
@@ -123,11 +117,9 @@ func run() int {
 			say("building %-12s (%d/%d) %d s", b.Name, i, n, int(took.Seconds()))
 		},
 		ClientConfig: func(ctx context.Context, path string, addrs map[string]string) error {
-			if _, err := topology.WriteLocalClientConfig(ctx, path, topology.Options{Module: filepath.Join(wd, topologyModule), Vars: localTopology}, addrs); err != nil {
-				// The stack serves without it: only callers configured from the file need it.
-				say("no client configuration for callers (%s): %v", path, err)
-			}
-			return nil
+			// The plan is cached under .tools/topology: Terraform runs only when the module changed.
+			_, err := topology.WriteLocalClientConfig(ctx, path, topology.Options{Module: filepath.Join(wd, topologyModule), Vars: topology.LocalStackVars()}, addrs)
+			return err
 		},
 	})
 	var se *localstack.StartError

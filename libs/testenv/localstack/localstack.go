@@ -145,7 +145,7 @@ func Plan(o Options) ([]Service, error) {
 
 	// The generators: schedule v2, regions from the registry, the clock check in warn mode (a
 	// development machine's clock is not disciplined).
-	var demoGen string // the demo orders' generator: the first in us-east-1, else the first
+	demoRegion := "" // the demo orders' region: us-east-1 when a generator runs there, else the first generator's
 	for i, g := range gens {
 		if g.Region == "" {
 			return nil, fmt.Errorf("localstack: generator %d has no region", i)
@@ -168,13 +168,13 @@ func Plan(o Options) ([]Service, error) {
 			s.Args = append(s.Args, "--health-listen", s.HealthAddr, "--deregistration-delay", "0")
 		}
 		s.Args = append(s.Args, g.Args...)
-		if demoGen == "" && g.Region == "us-east-1" {
-			demoGen = s.URL()
+		if g.Region == "us-east-1" {
+			demoRegion = g.Region
 		}
 		out = append(out, s)
 	}
-	if demoGen == "" {
-		demoGen = out[1].URL()
+	if demoRegion == "" {
+		demoRegion = gens[0].Region
 	}
 
 	// The public-ID service: the internal API (publishes "ord" orders and "cus" customers) and
@@ -203,10 +203,13 @@ func Plan(o Options) ([]Service, error) {
 			o.PublicIDArgs...)}
 	out = append(out, pub)
 
-	// The demo orders upstream: orders keyed by internal IDs from the first us-east-1 generator;
-	// a checkout hands back only public IDs.
+	// The demo orders upstream: orders keyed by internal IDs from its region's generators, then
+	// its peer's, as the client config file (ClientConfigFile, written by Start's
+	// StartOptions.ClientConfig from the topology's plan) lists them: a caller is never handed a
+	// generator's address of its own. A checkout hands back only public IDs.
 	out = append(out, Service{Name: "demo-orders", Bin: "demo-orders", Addr: demoAddr,
-		Args: []string{"--listen", demoAddr, "--db", state("demo-orders.db"), "--generator", demoGen, "--public-ids", pub.URL()}})
+		Args: []string{"--listen", demoAddr, "--db", state("demo-orders.db"), "--client-config", ClientConfigFile(o.State),
+			"--region", demoRegion, "--public-ids", pub.URL()}})
 
 	for i := range out {
 		if out[i].HealthAddr == "" {
@@ -214,6 +217,23 @@ func Plan(o Options) ([]Service, error) {
 		}
 	}
 	return out, nil
+}
+
+// ClientConfigFile is the callers' client configuration file of a stack whose state is in state:
+// State/client_config.json (idclient.ReadClientConfig reads it). Start writes it, through
+// StartOptions.ClientConfig, before it starts a caller.
+func ClientConfigFile(state string) string { return filepath.Join(state, "client_config.json") }
+
+// RegionAddrs returns, for each region of a plan's generators, the URL of its first generator:
+// the local addresses a client config file gives the regions' callers.
+func RegionAddrs(services []Service) map[string]string {
+	addrs := map[string]string{}
+	for _, s := range services {
+		if s.Region != "" && addrs[s.Region] == "" {
+			addrs[s.Region] = s.URL()
+		}
+	}
+	return addrs
 }
 
 // GatewayAddr is the customer gateway's address in a plan (host:port).

@@ -1,6 +1,9 @@
 package localstack
 
 import (
+	"context"
+	"errors"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -44,7 +47,8 @@ func TestPlanMakeRun(t *testing.T) {
 			"--listen 127.0.0.1:7002 --lease-store sqlite:" + state + "/leases-eu-west-1.db",
 		"public-id": "--insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 --store sqlite:" + state + "/public-ids.db " +
 			"--routes " + state + "/routes.json --resources ord,cus",
-		"demo-orders": "--listen 127.0.0.1:7005 --db " + state + "/demo-orders.db --generator http://127.0.0.1:7001 --public-ids http://127.0.0.1:7003",
+		"demo-orders": "--listen 127.0.0.1:7005 --db " + state + "/demo-orders.db --client-config " + state + "/client_config.json " +
+			"--region us-east-1 --public-ids http://127.0.0.1:7003",
 	} {
 		if args[name] != want {
 			t.Errorf("%s's flags:\n%s\nwant\n%s", name, args[name], want)
@@ -93,8 +97,12 @@ func TestPlanOptions(t *testing.T) {
 		t.Errorf("gateway on %q: want a free port of its own", gw)
 	}
 	demo := strings.Join(byName["demo-orders"].Args, " ")
-	if !strings.Contains(demo, "--generator "+byName["gen-a"].URL()+" ") {
-		t.Errorf("the demo orders: %s: want the first us-east-1 generator, gen-a (%s)", demo, byName["gen-a"].URL())
+	if !strings.Contains(demo, "--client-config "+ClientConfigFile(state)+" --region us-east-1 ") {
+		t.Errorf("the demo orders: %s: want the client config file and us-east-1, its region", demo)
+	}
+	// The client config's addresses: each region's first generator, gen-c and gen-a.
+	if got, want := RegionAddrs(services), map[string]string{"eu-west-1": byName["gen-c"].URL(), "us-east-1": byName["gen-a"].URL()}; !maps.Equal(got, want) {
+		t.Errorf("RegionAddrs: %v, want %v", got, want)
 	}
 	if c := strings.Join(byName["gen-c"].Args, " "); !strings.HasSuffix(c, "--lease-store sqlite:"+state+"/leases-eu-west-1.db --lease 3s") {
 		t.Errorf("gen-c: %s: want the default lease store, then its own flags", c)
@@ -138,6 +146,19 @@ func TestPlanRefuses(t *testing.T) {
 				t.Fatalf("Plan: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Start refuses to start a stack without a hook writing the callers' client config, before it
+// builds or starts anything.
+func TestStartWithoutClientConfig(t *testing.T) {
+	state := t.TempDir()
+	_, err := Start(context.Background(), Options{State: state}, StartOptions{})
+	if !errors.Is(err, ErrNoClientConfig) || !strings.Contains(err.Error(), "topology.WriteLocalClientConfig") {
+		t.Fatalf("Start without StartOptions.ClientConfig: %v, want ErrNoClientConfig naming the hook", err)
+	}
+	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+		t.Errorf("Start refused but left %d files in State", len(ents))
 	}
 }
 

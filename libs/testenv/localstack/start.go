@@ -22,7 +22,7 @@ const ReadyTimeout = 30 * time.Second
 type Stack struct {
 	Services     []Service // in start order
 	Logs         string    // the folder of the processes' logs (NAME.log)
-	ClientConfig string    // the callers' client configuration file (StartOptions.ClientConfig); "" when none was written
+	ClientConfig string    // the callers' client configuration file (ClientConfigFile), written by StartOptions.ClientConfig
 	bins         map[string]string
 	procs        map[string]*proc.Proc
 }
@@ -34,10 +34,12 @@ type StartOptions struct {
 	Bin string
 	// Built, when set, is called after each binary is built, with the time it took.
 	Built func(b Binary, i, n int, took time.Duration)
-	// ClientConfig, when set, writes the client configuration of the stack's callers
-	// (idclient.ReadClientConfig reads it) to path, State/client_config.json, once every service
-	// is ready; addrs maps each region to the URL of its first generator. make run's command
-	// writes it from the topology module's plan.
+	// ClientConfig writes the client configuration of the stack's callers (idclient.ReadClientConfig
+	// reads it) to path, ClientConfigFile(State); addrs maps each region to the URL of its first
+	// generator (RegionAddrs), known from the plan. Required: Start calls it before it starts any
+	// process, since the demo orders take their generators from that file only. Every starter
+	// passes topology.WriteLocalClientConfig (libs/topology), which writes it from the topology
+	// module's plan; this package does not plan it itself, because it must not import Terraform.
 	ClientConfig func(ctx context.Context, path string, addrs map[string]string) error
 }
 
@@ -60,14 +62,29 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Start resolves o (Plan), builds the binaries and starts the stack: each service once the
+// ErrNoClientConfig is Start's error when StartOptions.ClientConfig is not set.
+var ErrNoClientConfig = errors.New("localstack: StartOptions.ClientConfig is not set: the demo orders take their generators from the " +
+	"callers' client config file only (--client-config), so the stack does not start without it; pass a hook that writes it from " +
+	"the topology module's plan (topology.WriteLocalClientConfig, libs/topology)")
+
+// Start resolves o (Plan), writes the callers' client configuration (StartOptions.ClientConfig,
+// required: ErrNoClientConfig), builds the binaries and starts the stack: each service once the
 // services it Needs are healthy, then waits for every one's health in order. On an error it
 // stops what it started. The processes die with the thread that started them (proc's
 // Pdeathsig); Stop stops them gracefully.
 func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
+	if so.ClientConfig == nil {
+		return nil, ErrNoClientConfig
+	}
 	services, err := Plan(o)
 	if err != nil {
 		return nil, err
+	}
+	// The callers' client config, before any caller starts: the generators' addresses are the
+	// plan's.
+	clientConfig := ClientConfigFile(o.State)
+	if err := so.ClientConfig(ctx, clientConfig, RegionAddrs(services)); err != nil {
+		return nil, fmt.Errorf("localstack: the callers' client configuration (%s): %w", clientConfig, err)
 	}
 	root, err := o.root()
 	if err != nil {
@@ -80,7 +97,7 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Stack{Services: services, Logs: logs, bins: map[string]string{}, procs: map[string]*proc.Proc{}}
+	s := &Stack{Services: services, Logs: logs, ClientConfig: clientConfig, bins: map[string]string{}, procs: map[string]*proc.Proc{}}
 	if err := s.build(ctx, root, so); err != nil {
 		return nil, err
 	}
@@ -102,20 +119,6 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 		if err := s.waitReady(ctx, svc.Name); err != nil {
 			return nil, err
 		}
-	}
-	if so.ClientConfig != nil {
-		addrs := map[string]string{}
-		for _, g := range s.Generators() {
-			if addrs[g.Region] == "" {
-				addrs[g.Region] = g.URL()
-			}
-		}
-		path := filepath.Join(o.State, "client_config.json")
-		if err := so.ClientConfig(ctx, path, addrs); err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("localstack: the callers' client configuration: %w", err)
-		}
-		s.ClientConfig = path
 	}
 	return s, nil
 }

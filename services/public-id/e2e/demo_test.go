@@ -35,9 +35,16 @@ func TestLocalDemo(t *testing.T) {
 	_ = os.WriteFile(routesPath, []byte(strings.ReplaceAll(string(routes), "127.0.0.1:7005", fmt.Sprintf("127.0.0.1:%d", demoPort))), 0o600)
 	r := testenv.StartRedis(t, t.TempDir())
 	g := startGateway(t, r.Addr, routesPath)
+	// The demo orders' generators from a client config file, as the local stack's: us-east-1's
+	// own generator, then its peer's, which this test does not start (its IDs come from its own).
+	clientConfig := filepath.Join(dir, "client_config.json")
+	peer := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))
+	if err := os.WriteFile(clientConfig, []byte(`{"us-east-1": {"endpoints": ["`+gen+`", "`+peer+`"]}, "eu-west-1": {"endpoints": ["`+peer+`", "`+gen+`"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	demo := fmt.Sprintf("http://127.0.0.1:%d", demoPort)
 	proc.StartT(t, proc.Spec{Bin: demoBin, HealthURL: demo + "/healthz", Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", demoPort),
-		"--db", filepath.Join(dir, "orders.db"), "--generator", gen, "--public-ids", g.api}})
+		"--db", filepath.Join(dir, "orders.db"), "--client-config", clientConfig, "--region", "us-east-1", "--public-ids", g.api}})
 
 	var printed []string
 	checkout := func(customer string) (ord, cus string) {

@@ -1,7 +1,13 @@
 // Command demo-orders runs the example order service (package orders): orders keyed by internal
-// IDs taken from a generator through idclient, customers handed public IDs published through the
-// public-ID service's Connect API. In the local stack it is the orders upstream of the demo, read
-// by customers through the gateway.
+// IDs taken from the generators through idclient, customers handed public IDs published through
+// the public-ID service's Connect API. In the local stack it is the orders upstream of the demo,
+// read by customers through the gateway.
+//
+// Its generators come from the topology's client config (--client-config: the JSON that
+// `terraform output -json client_config` prints, or the file the local stack writes from the
+// topology module's plan) and its region (--region): idclient.ReadClientConfig, then ConfigFor
+// gives it its region's endpoints, then its peer's. There is no flag for a list of generators of
+// its own: a caller's peer is the one the regions are laid out with.
 package main
 
 import (
@@ -28,8 +34,8 @@ import (
 )
 
 type config struct {
-	Listen, DB, Generator, PublicIDs string
-	serve.Process                    // --log-level, --deregistration-delay, --drain
+	Listen, DB, ClientConfig, Region, PublicIDs string
+	serve.Process                               // --log-level, --deregistration-delay, --drain
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -38,7 +44,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7005", "address")
 	fs.StringVar(&c.DB, "db", ".idgen/demo-orders.db", "SQLite file of customers and orders")
-	fs.StringVar(&c.Generator, "generator", "http://127.0.0.1:7001", "generator URLs the IDs come from, comma-separated: the local region's first, then its peer")
+	fs.StringVar(&c.ClientConfig, "client-config", ".idgen/client_config.json", "the topology's client config (terraform output -json client_config; make run writes this one): the generators of each region's callers")
+	fs.StringVar(&c.Region, "region", "", "the region it runs in: its IDs come from this region's generators, then its peer's (required)")
 	fs.StringVar(&c.PublicIDs, "public-ids", "http://127.0.0.1:7003", "public-ID service internal API")
 	// A demo upstream of the local stack only: no load balancer to wait for.
 	c.Process.RegisterFlags(fs, 5*time.Second, 0)
@@ -49,12 +56,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.DB == "" {
 		errs = append(errs, errors.New("--db is empty"))
 	}
-	for _, f := range []struct{ name, v string }{{"--generator", c.Generator}, {"--public-ids", c.PublicIDs}} {
-		for _, v := range strings.Split(f.v, ",") {
-			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				errs = append(errs, fmt.Errorf("%s %q: want an http:// or https:// URL", f.name, v))
-			}
-		}
+	if c.ClientConfig == "" {
+		errs = append(errs, errors.New("--client-config is empty: want the topology's client config file"))
+	}
+	if c.Region == "" {
+		errs = append(errs, errors.New("--region is required: the region it runs in (its client config entry)"))
+	}
+	if u, err := url.Parse(c.PublicIDs); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--public-ids %q: want an http:// or https:// URL", c.PublicIDs))
 	}
 	return c, errors.Join(errs...)
 }
@@ -68,10 +77,21 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
 		return err
 	}
-	ids, err := idclient.New(idclient.Config{Endpoints: strings.Split(cfg.Generator, ","), Logger: log})
+	// The endpoints from the topology's client config only: the region's own, then its peer's.
+	cc, err := idclient.ReadClientConfig(cfg.ClientConfig)
 	if err != nil {
 		return err
 	}
+	icfg, err := cc.ConfigFor(cfg.Region, idclient.Config{Logger: log})
+	if err != nil {
+		return err
+	}
+	ids, err := idclient.New(icfg)
+	if err != nil {
+		return err
+	}
+	log.Info("demo-orders: generators from the client config", "client_config", cfg.ClientConfig, "region", cfg.Region,
+		"endpoints", strings.Join(icfg.Endpoints, ", "))
 	defer ids.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(ids.Collectors()...)

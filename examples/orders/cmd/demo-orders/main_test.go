@@ -16,18 +16,27 @@ func TestREADMEFlags(t *testing.T) {
 }
 
 func TestParseConfig(t *testing.T) {
-	env := map[string]string{"IDGEN_PUBLIC_IDS": "http://pub:7003"}
-	c, err := parseConfig([]string{"--generator", "http://a:7001,http://b:7002"}, func(k string) string { return env[k] }, &bytes.Buffer{})
-	if err != nil || c.Generator != "http://a:7001,http://b:7002" || c.PublicIDs != "http://pub:7003" || c.Listen != "127.0.0.1:7005" {
+	env := map[string]string{"IDGEN_PUBLIC_IDS": "http://pub:7003", "IDGEN_REGION": "eu-west-1"}
+	c, err := parseConfig([]string{"--client-config", "/etc/idgen/client_config.json"}, func(k string) string { return env[k] }, &bytes.Buffer{})
+	if err != nil || c.ClientConfig != "/etc/idgen/client_config.json" || c.Region != "eu-west-1" || c.PublicIDs != "http://pub:7003" ||
+		c.Listen != "127.0.0.1:7005" {
 		t.Fatalf("%+v %v", c, err)
+	}
+	env = map[string]string{"IDGEN_CLIENT_CONFIG": "/cc.json"}
+	if c, err := parseConfig([]string{"--region", "us-east-1"}, func(k string) string { return env[k] }, &bytes.Buffer{}); err != nil ||
+		c.ClientConfig != "/cc.json" || c.Region != "us-east-1" {
+		t.Fatalf("$IDGEN_CLIENT_CONFIG: %+v %v", c, err)
 	}
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--generator", "http://a:7001,127.0.0.1:7002"}, `--generator "127.0.0.1:7002": want an http:// or https:// URL`},
-		{[]string{"--public-ids", "ftp://x"}, `--public-ids "ftp://x"`},
-		{[]string{"--db", ""}, "--db is empty"},
+		{[]string{}, "--region is required"},
+		{[]string{"--region", "us-east-1", "--client-config", ""}, "--client-config is empty"},
+		// A list of generators of its own is no flag: the endpoints come from the client config.
+		{[]string{"--region", "us-east-1", "--generator", "http://127.0.0.1:7001"}, "flag provided but not defined: -generator"},
+		{[]string{"--region", "us-east-1", "--public-ids", "ftp://x"}, `--public-ids "ftp://x"`},
+		{[]string{"--region", "us-east-1", "--db", ""}, "--db is empty"},
 	} {
 		if _, err := parseConfig(tt.args, func(string) string { return "" }, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
