@@ -171,7 +171,10 @@ func ServerTLS(certFile, keyFile, clientCAFile, trustDomain string) (*tls.Config
 	return serverConfig(&cert, pool, func() string { return trustDomain }), nil
 }
 
-type ctxKey struct{}
+// ContextKey is the key of a request's *Result in its context (FromContext). Attach stores it
+// with context.WithValue; a server that builds each request's context as one value of its own
+// type (serve.WithRequest) answers Value(ContextKey{}) with Resolve's Result.
+type ContextKey struct{}
 
 // Resolver attaches the caller of each request to its context: the verified identity of the TLS
 // connection looked up in the callers file, or, in development mode (plaintext), one default
@@ -242,8 +245,12 @@ func (rv *Resolver) Middleware(next http.Handler) http.Handler {
 // Attach resolves the caller of r and returns ctx carrying the Result, for servers that build
 // the request context in one middleware of their own.
 func (rv *Resolver) Attach(ctx context.Context, r *http.Request) context.Context {
-	return context.WithValue(ctx, ctxKey{}, rv.resolve(r))
+	return context.WithValue(ctx, ContextKey{}, rv.resolve(r))
 }
+
+// Resolve returns the caller of r, the Result Attach stores: never nil, its Err set when the
+// request must be refused.
+func (rv *Resolver) Resolve(r *http.Request) *Result { return rv.resolve(r) }
 
 func (rv *Resolver) resolve(r *http.Request) *Result {
 	if rv.dev != nil {
@@ -266,7 +273,7 @@ func (rv *Resolver) resolve(r *http.Request) *Result {
 
 // FromContext returns the Result the middleware stored.
 func FromContext(ctx context.Context) *Result {
-	if r, ok := ctx.Value(ctxKey{}).(*Result); ok {
+	if r, ok := ctx.Value(ContextKey{}).(*Result); ok {
 		return r
 	}
 	return &Result{Err: fmt.Errorf("%w: no caller resolved", ErrUnknown)}

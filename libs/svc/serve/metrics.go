@@ -112,17 +112,29 @@ func (m *RequestMetrics) Interceptor() connect.HandlerOption {
 	}))
 }
 
-// Echo observes REST requests; status gives the status an error will be answered with.
-func (m *RequestMetrics) Echo(status func(error) int) echo.MiddlewareFunc {
+// Echo observes REST requests; status gives the status an error will be answered with. check,
+// when not nil, runs first, observed like the handler: its error is the request's answer and the
+// handler is not called. (One middleware for both: echo builds each request's chain anew, a
+// closure per middleware.)
+func (m *RequestMetrics) Echo(status func(error) int, check func(echo.Context) error) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
-			err := next(c)
+			var err error
+			if check != nil {
+				err = check(c)
+			}
+			if err == nil {
+				err = next(c)
+			}
 			code := c.Response().Status
 			if err != nil {
 				code = status(err)
 			}
-			route := strings.ReplaceAll(c.Path(), `\:`, ":")
+			route := c.Path()
+			if strings.Contains(route, `\:`) {
+				route = strings.ReplaceAll(route, `\:`, ":")
+			}
 			if route == "" {
 				route = "unmatched"
 			}

@@ -47,23 +47,21 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		}
 		_ = c.JSON(ae.Status, ae.Body())
 	}
-	e.Use(m.Echo(func(err error) int { return restError(err, errs).Status }), jsonBodies)
+	e.Use(m.Echo(func(err error) int { return restError(err, errs).Status }, jsonBodies))
 	return e
 }
 
 // jsonBodies refuses a POST whose Content-Type is given and is not JSON (apierr.UnsupportedMediaType),
 // with Accept-Post naming what it takes.
-func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if r.Method == http.MethodPost {
-			if ct := r.Header["Content-Type"]; len(ct) > 1 || len(ct) == 1 && !isJSON(ct[0]) {
-				c.Response().Header().Set("Accept-Post", "application/json") // as connect-go's 415 says what it takes
-				return apierr.UnsupportedMediaType(mediaType(ct))
-			}
+func jsonBodies(c echo.Context) error {
+	r := c.Request()
+	if r.Method == http.MethodPost {
+		if ct := r.Header["Content-Type"]; len(ct) > 1 || len(ct) == 1 && !isJSON(ct[0]) {
+			c.Response().Header().Set("Accept-Post", "application/json") // as connect-go's 415 says what it takes
+			return apierr.UnsupportedMediaType(mediaType(ct))
 		}
-		return next(c)
 	}
+	return nil
 }
 
 // isJSON reports whether a Content-Type is application/json, in UTF-8 if it names a charset
