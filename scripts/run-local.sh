@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="$(cat .go-version)"
 state="${IDGEN_RUN_STATE:-$PWD/.idgen}"
 mkdir -p "$state/bin"
+# The pinned Terraform, which plans the topology module for the callers' client configuration:
+# built once from the Go module proxy when missing (make setup installs it too).
+scripts/setup.sh run
 # go build replaces the file (a run already up keeps running) and only when it is out of date.
 go build -o "$state/bin/run-local" ./tools/runlocal
 exec "$state/bin/run-local"

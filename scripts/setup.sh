@@ -8,6 +8,24 @@ export GOTOOLCHAIN="$(cat .go-version)"
 bin="$PWD/.tools/bin"
 mkdir -p "$bin"
 
+install_go_tool() { # name version package
+  if ! [ -x "$bin/$1" ] || ! grep -qx "$2" "$bin/.$1.version" 2>/dev/null; then
+    echo "setup: installing $1 $2"
+    GOBIN="$bin" go install "$3@$2"
+    echo "$2" > "$bin/.$1.version"
+  fi
+}
+# Terraform (MPL, v1.5.7): infra/terraform's checks, and make run, which plans the provider-free
+# topology module for its callers' client configuration.
+install_terraform() { install_go_tool terraform v1.5.7 github.com/hashicorp/terraform; }
+
+# scripts/setup.sh run: only what make run needs (Terraform), for a machine that has not run the
+# whole setup.
+if [ "${1:-}" = run ]; then
+  install_terraform
+  exit 0
+fi
+
 # Analyzers load the standard library of the Go they run on: build them with the pinned Go, and
 # again when it changes.
 go_version=$(cat .go-version)
@@ -51,13 +69,6 @@ if [ ! -f node_modules/dynalite/cli.js ] || [ package-lock.json -nt node_modules
 fi
 
 # Code generation (make generate / checkgenerate): buf with local plugins, pinned.
-install_go_tool() { # name version package
-  if ! [ -x "$bin/$1" ] || ! grep -qx "$2" "$bin/.$1.version" 2>/dev/null; then
-    echo "setup: installing $1 $2"
-    GOBIN="$bin" go install "$3@$2"
-    echo "$2" > "$bin/.$1.version"
-  fi
-}
 install_go_tool buf v1.75.0 github.com/bufbuild/buf/cmd/buf
 install_go_tool protoc-gen-go v1.36.12 google.golang.org/protobuf/cmd/protoc-gen-go
 install_go_tool protoc-gen-connect-go v1.21.1 connectrpc.com/connect/cmd/protoc-gen-connect-go
@@ -65,7 +76,7 @@ install_go_tool grpcurl v1.9.3 github.com/fullstorydev/grpcurl/cmd/grpcurl
 
 # Terraform (MPL, v1.5.7) and tflint (core rules), for infra/terraform: fmt, the provider-free
 # topology module's init/validate/plan, and idgenctl infra.
-install_go_tool terraform v1.5.7 github.com/hashicorp/terraform
+install_terraform
 install_go_tool tflint v0.64.0 github.com/terraform-linters/tflint
 
 # redis-server (Debian), for the public-ID mapping store's tests: standalone and cluster.
