@@ -54,6 +54,12 @@ type TLSReload struct {
 	HealthAfterExpiry string
 }
 
+// String is the measurement as the services' tests log it.
+func (r TLSReload) String() string {
+	return fmt.Sprintf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
+		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
+}
+
 const tlsTrustDomain = "idgen.test"
 
 func callersFile(names ...string) []byte {

@@ -51,8 +51,7 @@ func TestTLSReload(t *testing.T) {
 	svc := generatorTLS
 	svc.Bin = generatorBin(t)
 	r := testenv.CheckTLSReload(t, svc)
-	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
-		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
+	t.Log(r)
 }
 
 // TestTLSStartRefused: a generator started on an expired or not yet valid certificate exits

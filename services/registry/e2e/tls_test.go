@@ -45,8 +45,7 @@ func registryTLS(t *testing.T) testenv.TLSService {
 // expires: the same process throughout.
 func TestTLSReload(t *testing.T) {
 	r := testenv.CheckTLSReload(t, registryTLS(t))
-	t.Logf("pid %d; served serials %v; renewal and added CA in use after %v (watched), added caller after %v (periodic re-read, every %v); %d bad renewals refused; /healthz after the expiry: %s",
-		r.PID, r.ServedSerials, r.Watched, r.Periodic, r.Every, r.RefusedRenewals, r.HealthAfterExpiry)
+	t.Log(r)
 }
 
 // TestTLSStartRefused: a registry started on an expired or not yet valid certificate exits
