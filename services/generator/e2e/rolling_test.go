@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +27,8 @@ type fleetGen struct {
 	*proc.Proc
 	name, api, health string
 }
+
+func (x *fleetGen) NLBName() string { return x.name }
 
 // launchFleetGen starts a generator process on dynalite with a health listener and does not wait
 // for it: the fake load balancer's health checks decide when it gets traffic.
@@ -129,15 +130,9 @@ func TestRollingDeploy(t *testing.T) {
 		lb.Register(name, g.api, "http://"+g.health+"/healthz")
 		return g
 	}
-	healthy := func(name string) func() (bool, string) {
-		return func() (bool, string) {
-			st := lb.State(name)
-			return st == "healthy", fmt.Sprintf("%s is %s in the load balancer", name, st)
-		}
-	}
 	fleet := []*fleetGen{launch("gen-0"), launch("gen-1"), launch("gen-2")}
 	for _, g := range fleet {
-		testenv.Eventually(t, 30*time.Second, healthy(g.name))
+		testenv.Eventually(t, 30*time.Second, lb.Healthy(g.name))
 	}
 
 	var closing atomic.Bool
@@ -211,25 +206,7 @@ func TestRollingDeploy(t *testing.T) {
 		return served() >= 2000, fmt.Sprintf("%d requests served before the deploy, want 2000", served())
 	})
 
-	began := time.Now()
-	for i := range fleet {
-		old := fleet[i]
-		repl := launch(fmt.Sprintf("gen-%d", len(fleet)+i))
-		if err := old.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		termAt := time.Now()
-		testenv.Eventually(t, 30*time.Second, healthy(repl.name))
-		select {
-		case <-old.Done():
-		case <-time.After(60 * time.Second):
-			t.Fatalf("%s did not exit within 60 s of its SIGTERM", old.name)
-		}
-		t.Logf("%s: exited %v after its SIGTERM; %s healthy", old.name, time.Since(termAt).Round(time.Millisecond), repl.name)
-		lb.Deregister(old.name)
-		fleet[i] = repl
-	}
-	deployed := time.Since(began)
+	deployed := testenv.RollingDeploy(t, lb, fleet, "gen", launch)
 	// The new fleet serves on for a while.
 	after := served()
 	testenv.Eventually(t, 20*time.Second, func() (bool, string) {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +27,8 @@ type rollProc struct {
 	*proc.Proc
 	name, addr string
 }
+
+func (x *rollProc) NLBName() string { return x.name }
 
 // launchRollProc starts a public-ID process and does not wait for it: the fake load balancer's
 // health checks decide when it gets traffic.
@@ -108,15 +109,9 @@ func TestRollingDeploy(t *testing.T) {
 		lb.Register(name, p.addr, "http://"+p.addr+"/healthz")
 		return p
 	}
-	healthy := func(name string) func() (bool, string) {
-		return func() (bool, string) {
-			st := lb.State(name)
-			return st == "healthy", fmt.Sprintf("%s is %s in the load balancer", name, st)
-		}
-	}
 	fleet := []*rollProc{launch("pid-0"), launch("pid-1"), launch("pid-2")}
 	for _, p := range fleet {
-		testenv.Eventually(t, 30*time.Second, healthy(p.name))
+		testenv.Eventually(t, 30*time.Second, lb.Healthy(p.name))
 	}
 
 	tally := &rollTally{pubs: map[int64]string{}}
@@ -206,25 +201,7 @@ func TestRollingDeploy(t *testing.T) {
 		return tally.ok.Load() >= 1000, fmt.Sprintf("%d requests served before the deploy, want 1000", tally.ok.Load())
 	})
 
-	began := time.Now()
-	for i := range fleet {
-		old := fleet[i]
-		repl := launch(fmt.Sprintf("pid-%d", len(fleet)+i))
-		if err := old.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		termAt := time.Now()
-		testenv.Eventually(t, 30*time.Second, healthy(repl.name))
-		select {
-		case <-old.Done():
-		case <-time.After(60 * time.Second):
-			t.Fatalf("%s did not exit within 60 s of its SIGTERM", old.name)
-		}
-		t.Logf("%s: exited %v after its SIGTERM; %s healthy", old.name, time.Since(termAt).Round(time.Millisecond), repl.name)
-		lb.Deregister(old.name)
-		fleet[i] = repl
-	}
-	deployed := time.Since(began)
+	deployed := testenv.RollingDeploy(t, lb, fleet, "pid", launch)
 	after := tally.ok.Load()
 	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 		return tally.ok.Load() >= after+500, fmt.Sprintf("%d requests served since the deploy, want 500", tally.ok.Load()-after)
