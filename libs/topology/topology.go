@@ -32,6 +32,33 @@ import (
 // TerraformVersion is the Terraform the project pins (.tools/bin/terraform from make setup).
 const TerraformVersion = "1.5.7"
 
+// FindTerraform returns the pinned Terraform: root's .tools/bin/terraform when root is given and
+// has one, else terraform on PATH (CheckVersion tells whether it is the pinned one).
+func FindTerraform(root string) (string, error) {
+	if root != "" {
+		if p := filepath.Join(root, ".tools", "bin", "terraform"); fileExists(p) {
+			return filepath.Abs(p)
+		}
+	}
+	p, err := exec.LookPath("terraform")
+	if err != nil {
+		return "", fmt.Errorf("no terraform: run make setup (it installs Terraform %s)", TerraformVersion)
+	}
+	return p, nil
+}
+
+// CheckVersion refuses a Terraform other than TerraformVersion.
+func CheckVersion(ctx context.Context, tf *tfexec.Terraform) error {
+	v, _, err := tf.Version(ctx, true)
+	if err != nil {
+		return fmt.Errorf("terraform version: %w", err)
+	}
+	if v.String() != TerraformVersion {
+		return fmt.Errorf("%s is Terraform %s; the project pins %s (make setup installs it)", tf.ExecPath(), v, TerraformVersion)
+	}
+	return nil
+}
+
 // Region is one region of the plan's regions output.
 type Region struct {
 	Number     int    `json:"number"`
@@ -194,18 +221,14 @@ func (o *Options) defaults() error {
 	o.Module = abs
 	root, rootErr := repoRoot(o.Module)
 	if o.Terraform == "" {
-		if rootErr == nil {
-			if p := filepath.Join(root, ".tools", "bin", "terraform"); fileExists(p) {
-				o.Terraform = p
-			}
+		if rootErr != nil {
+			root = ""
 		}
-		if o.Terraform == "" {
-			p, err := exec.LookPath("terraform")
-			if err != nil {
-				return fmt.Errorf("topology: no terraform: run make setup (it installs Terraform %s)", TerraformVersion)
-			}
-			o.Terraform = p
+		p, err := FindTerraform(root)
+		if err != nil {
+			return fmt.Errorf("topology: %w", err)
 		}
+		o.Terraform = p
 	}
 	if o.CacheDir == "" {
 		if rootErr == nil {
@@ -289,12 +312,8 @@ func plan(ctx context.Context, o Options, files []file, varsJSON []byte) (*Topol
 	if err := tf.SetEnv(env); err != nil {
 		return nil, err
 	}
-	v, _, err := tf.Version(ctx, true)
-	if err != nil {
-		return nil, fmt.Errorf("topology: terraform version: %w", err)
-	}
-	if v.String() != TerraformVersion {
-		return nil, fmt.Errorf("topology: %s is Terraform %s; the project pins %s (make setup installs it)", o.Terraform, v, TerraformVersion)
+	if err := CheckVersion(ctx, tf); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
 	}
 	if err := tf.Init(ctx, tfexec.Backend(false)); err != nil {
 		return nil, fmt.Errorf("topology: terraform init: %w: %s", err, squash(stderr.String()))

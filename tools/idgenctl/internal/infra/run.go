@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,11 +15,12 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/idgen/idgen/libs/topology"
 	tfjson "github.com/hashicorp/terraform-json"
 )
 
 // TerraformVersion is the Terraform the project pins (scripts/setup.sh installs it).
-const TerraformVersion = "1.5.7"
+const TerraformVersion = topology.TerraformVersion
 
 // ErrRefused: the plan guard refused a plan.
 var ErrRefused = errors.New("infra: the plan guard refused this plan")
@@ -79,13 +79,9 @@ func FindDir(dir string) (string, error) {
 
 // FindTerraform returns the pinned binary: .tools/bin/terraform beside infra/, else terraform on PATH.
 func FindTerraform(infraDir string) (string, error) {
-	local := filepath.Join(infraDir, "..", "..", ".tools", "bin", "terraform")
-	if _, err := os.Stat(local); err == nil {
-		return filepath.Abs(local)
-	}
-	p, err := exec.LookPath("terraform")
+	p, err := topology.FindTerraform(filepath.Join(infraDir, "..", ".."))
 	if err != nil {
-		return "", fmt.Errorf("infra: no terraform: run make setup (it installs Terraform %s), or give --terraform", TerraformVersion)
+		return "", fmt.Errorf("infra: %w, or give --terraform", err)
 	}
 	return p, nil
 }
@@ -98,12 +94,8 @@ func (r *Runner) tf(ctx context.Context, dir string) (*tfexec.Terraform, error) 
 	}
 	tf.SetStdout(r.Stdout)
 	tf.SetStderr(r.Stderr)
-	v, _, err := tf.Version(ctx, true)
-	if err != nil {
-		return nil, fmt.Errorf("infra: terraform version: %w", err)
-	}
-	if v.String() != TerraformVersion {
-		return nil, fmt.Errorf("infra: %s is Terraform %s; the project pins %s (make setup installs it)", r.Terraform, v, TerraformVersion)
+	if err := topology.CheckVersion(ctx, tf); err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
 	}
 	return tf, nil
 }
