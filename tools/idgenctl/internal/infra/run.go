@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
-	"github.com/idgen/idgen/libs/topology"
 	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/idgen/idgen/libs/topology"
 )
 
 // TerraformVersion is the Terraform the project pins (scripts/setup.sh installs it).
