@@ -111,24 +111,20 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		unsettled []string
 	)
 	check := func(ctx context.Context, c *redis.Client) error {
-		reason, off, fsync, err := nodeDurability(ctx, c, s.waitAOF)
-		if err != nil {
-			return err
-		}
-		why, err := nodeUnsettled(ctx, c)
+		n, err := nodeDurability(ctx, c, s.waitAOF)
 		if err != nil {
 			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if reason != "" {
-			reasons = append(reasons, reason)
+		if n.reason != "" {
+			reasons = append(reasons, n.reason)
 		}
-		if why != "" {
-			unsettled = append(unsettled, why)
+		if n.unsettled != "" {
+			unsettled = append(unsettled, n.unsettled)
 		}
-		aofOff = aofOff || off
-		always = always && fsync == "always"
+		aofOff = aofOff || n.aofOff
+		always = always && n.fsync == "always"
 		return nil
 	}
 	var err error
@@ -174,26 +170,39 @@ func (s *Store) writable() error {
 	return nil
 }
 
-// nodeDurability reads one node's persistence: reason says why it is volatile ("" if it is not),
-// aofOff whether it keeps no AOF at all, fsync its appendfsync where AOF is on and CONFIG GET
-// answered ("" otherwise). err is set only when the node could not be asked. waitAOF says that
-// the store follows each acknowledged write with WAITAOF.
-func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason string, aofOff bool, fsync string, err error) {
+// nodeReading is one node's persistence as nodeDurability read it.
+type nodeReading struct {
+	reason string // why it is volatile ("" if it is not)
+	aofOff bool   // it keeps no AOF at all
+	fsync  string // its appendfsync where AOF is on and CONFIG GET answered ("" otherwise)
+	// unsettled says why reads of a node that is not volatile may still not be durable ("" if
+	// they are): an AOF rewrite in progress or scheduled (after appendonly is turned on at run
+	// time, the writes made during the first rewrite are in no AOF until it ends), or replicas
+	// attached to it (INFO replication connected_slaves: a failover may promote one that had not
+	// received a write this node fsynced). A node that refuses INFO replication counts as having
+	// replicas.
+	unsettled string
+}
+
+// nodeDurability reads one node's persistence. err is set only when the node could not be asked.
+// waitAOF says that the store follows each acknowledged write with WAITAOF.
+func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (nodeReading, error) {
 	addr := c.Options().Addr
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
-		return "", false, "", err
+		return nodeReading{}, err
 	}
 	// WAITAOF covers this node only if it has the command; the store's version check may have
 	// asked another node of a cluster.
 	waitAOF = waitAOF && versionAtLeast(info, 7, 2)
 	info, err = c.Info(ctx, "persistence").Result()
 	if isReply(err) {
-		return fmt.Sprintf("redis %s refused INFO persistence (%s): whether it keeps an AOF cannot be verified; allow INFO", addr, strings.TrimSpace(err.Error())), false, "", nil
+		return nodeReading{reason: fmt.Sprintf("redis %s refused INFO persistence (%s): whether it keeps an AOF cannot be verified; allow INFO", addr, strings.TrimSpace(err.Error()))}, nil
 	}
 	if err != nil {
-		return "", false, "", err
+		return nodeReading{}, err
 	}
+	var n nodeReading
 	aof, _ := infoField(info, "aof_enabled")
 	var fsyncErr error
 	if aof == "1" {
@@ -201,42 +210,31 @@ func nodeDurability(ctx context.Context, c *redis.Client, waitAOF bool) (reason 
 		var conf map[string]string
 		conf, fsyncErr = c.ConfigGet(ctx, "appendfsync").Result()
 		if fsyncErr != nil && !isReply(fsyncErr) {
-			return "", false, "", fsyncErr
+			return nodeReading{}, fsyncErr
 		}
-		fsync = conf["appendfsync"]
+		n.fsync = conf["appendfsync"]
 	}
-	reason, aofOff = judge(addr, aof, waitAOF, fsync, fsyncErr)
-	return reason, aofOff, fsync, nil
-}
-
-// nodeUnsettled says why reads of a node that is not volatile may still not be durable ("" if
-// they are): an AOF rewrite in progress or scheduled (INFO persistence; after appendonly is turned
-// on at run time, the writes made during the first rewrite are in no AOF until it ends), or
-// replicas attached to it (INFO replication connected_slaves: a failover may promote one that had
-// not received a write this node fsynced). A node that refuses INFO replication counts as having
-// replicas.
-func nodeUnsettled(ctx context.Context, c *redis.Client) (string, error) {
-	addr := c.Options().Addr
-	info, err := c.Info(ctx, "persistence").Result()
-	if err != nil && !isReply(err) {
-		return "", err
-	}
+	n.reason, n.aofOff = judge(addr, aof, waitAOF, n.fsync, fsyncErr)
 	for _, f := range []string{"aof_rewrite_in_progress", "aof_rewrite_scheduled"} {
 		if v, _ := infoField(info, f); v == "1" {
-			return fmt.Sprintf("redis %s has %s:1", addr, f), nil
+			n.unsettled = fmt.Sprintf("redis %s has %s:1", addr, f)
+			break
 		}
 	}
-	info, err = c.Info(ctx, "replication").Result()
-	switch {
-	case isReply(err):
-		return fmt.Sprintf("redis %s refused INFO replication", addr), nil
-	case err != nil:
-		return "", err
+	if n.unsettled == "" {
+		info, err = c.Info(ctx, "replication").Result()
+		switch {
+		case isReply(err):
+			n.unsettled = fmt.Sprintf("redis %s refused INFO replication", addr)
+		case err != nil:
+			return nodeReading{}, err
+		default:
+			if v, ok := infoField(info, "connected_slaves"); !ok || v != "0" {
+				n.unsettled = fmt.Sprintf("redis %s has replicas (connected_slaves:%s)", addr, v)
+			}
+		}
 	}
-	if v, ok := infoField(info, "connected_slaves"); !ok || v != "0" {
-		return fmt.Sprintf("redis %s has replicas (connected_slaves:%s)", addr, v), nil
-	}
-	return "", nil
+	return n, nil
 }
 
 // judge decides whether a node is volatile from its INFO persistence aof_enabled ("" if the
