@@ -161,3 +161,25 @@ func BenchmarkBatchConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSleepToNextMillisecond is the wait of a used-up millisecond on its own: the system
+// clock's Sleep until the next millisecond begins, as a saturated generator waits once per
+// millisecond. It reports how late each wait ends past its millisecond (late-µs, the mean) and
+// the CPU the waits burn (CPU-µs per wait), which is what a saturated generator spends beyond
+// issuing its IDs.
+func BenchmarkSleepToNextMillisecond(b *testing.B) {
+	clock := idcore.SystemClock()
+	ctx := context.Background()
+	var late time.Duration
+	cpu0 := cpuTime()
+	for b.Loop() {
+		now := clock.Now()
+		next := now.Truncate(time.Millisecond).Add(time.Millisecond)
+		if err := clock.Sleep(ctx, next.Sub(now)); err != nil {
+			b.Fatal(err)
+		}
+		late += clock.Now().Sub(next)
+	}
+	b.ReportMetric(float64(late.Microseconds())/float64(b.N), "late-µs")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "CPU-µs/wait")
+}
