@@ -65,6 +65,7 @@ func (c *Client) putLocked(ids []int64) {
 	copy(c.ready[at+1:], c.ready[at:])
 	c.ready[at] = b
 	c.queued += len(ids)
+	c.adapt.put += int64(len(ids))
 	close(c.filled)
 	c.filled = make(chan struct{})
 	if c.dryClosed {
@@ -90,25 +91,26 @@ func (c *Client) advanceLocked(b *batch) bool {
 	return true
 }
 
-// wantLocked reports whether another refill should start: the buffer holds fewer than LowWater
-// IDs and fewer refills are under way than there are batches in LowWater. Refills under way do
-// not count towards the mark: at a generator's limit the buffer is near empty and every refill
-// allowed is in flight, so the generator always has the next call waiting (a refill's answer
-// may wait for the client's goroutines to be scheduled, and the generator must not sit idle
-// meanwhile). It also sets the current batch's kickAt, the index whose taking brings the buffer
-// below the mark: Next kicks the refill loop there, so a refill starts ahead of need without
-// Next looking at anything but its batch.
+// wantLocked reports whether another refill should start: the buffer holds fewer IDs than the
+// low-water mark in force (c.mark: LowWater, raised by adaptLocked up to MaxLowWater) and fewer
+// refills are under way than there are batches in the mark. Refills under way do not count
+// towards the mark: at a generator's limit the buffer is near empty and every refill allowed is
+// in flight, so the generator always has the next call waiting (a refill's answer may wait for
+// the client's goroutines to be scheduled, and the generator must not sit idle meanwhile). It
+// also sets the current batch's kickAt, the index whose taking brings the buffer below the mark:
+// Next kicks the refill loop there, so a refill starts ahead of need without Next looking at
+// anything but its batch.
 func (c *Client) wantLocked() bool {
-	if c.closed.Load() || c.refilling >= (c.cfg.LowWater+c.cfg.Batch-1)/c.cfg.Batch {
+	if c.closed.Load() || c.refilling >= (c.mark+c.cfg.Batch-1)/c.cfg.Batch {
 		return false // a refill's end looks again
 	}
-	if c.levelLocked() < c.cfg.LowWater {
+	if c.levelLocked() < c.mark {
 		return true
 	}
 	// After taking index i, the level is len-i-1+queued: below the mark from
-	// i = len+queued-LowWater.
+	// i = len+queued-mark.
 	b := c.cur.Load()
-	k := int64(len(b.ids) + c.queued - c.cfg.LowWater)
+	k := int64(len(b.ids) + c.queued - c.mark)
 	b.kickAt.Store(k)
 	// A Next that took index k before the store saw the old kickAt: the level is below the mark
 	// already, so the caller goes on as if kicked.

@@ -27,7 +27,7 @@ var benchBatch = func() []int64 {
 func BenchmarkNext(b *testing.B) {
 	ctx := context.Background()
 	b.Run("buffer", func(b *testing.B) {
-		c := &Client{cfg: Config{Batch: 1000, LowWater: 4000}, filled: make(chan struct{}), dry: make(chan struct{}),
+		c := &Client{cfg: Config{Batch: 1000, LowWater: 4000, MaxLowWater: 4000}, mark: 4000, filled: make(chan struct{}), dry: make(chan struct{}),
 			wake: make(chan struct{}, 1), stop: make(chan struct{}), inflight: map[*call]struct{}{}}
 		c.cur.Store(used())
 		for range 4 {
@@ -90,7 +90,7 @@ func BenchmarkNext(b *testing.B) {
 func BenchmarkNextParallel(b *testing.B) {
 	ctx := context.Background()
 	b.Run("buffer", func(b *testing.B) {
-		c := &Client{cfg: Config{Batch: 1000, LowWater: 4000}, filled: make(chan struct{}), dry: make(chan struct{}),
+		c := &Client{cfg: Config{Batch: 1000, LowWater: 4000, MaxLowWater: 4000}, mark: 4000, filled: make(chan struct{}), dry: make(chan struct{}),
 			wake: make(chan struct{}, 1), stop: make(chan struct{}), inflight: map[*call]struct{}{}}
 		c.cur.Store(used())
 		for range b.N/1000 + 1 {

@@ -3,7 +3,11 @@
 // most calls to Next cost no network round trip. The buffer holds whole batches: Next takes IDs
 // from the current batch by an atomic index, without a lock, and refills run ahead of it, as many
 // at once as the low-water mark asks for (LowWater above Batch lets them overlap, so that a
-// generator is never idle waiting for the client's next call). Endpoints are ordered: the local
+// generator is never idle waiting for the client's next call). The mark rises above LowWater, up
+// to MaxLowWater, by the IDs taken in the time a batch spends between its issue and the buffer:
+// an application whose goroutines keep the CPU busy delays its own refills' answers (the Go
+// scheduler reads the network late while goroutines are runnable), and the buffer must last
+// through that delay too. Endpoints are ordered: the local
 // region first, then its peer. On a connection error, a 503 (Connect unavailable) or a failed health probe it
 // moves to the next endpoint (those IDs carry the peer's region number), and it moves back to the
 // local one once the local one's gRPC health check answers SERVING again. A 503 and a failed
@@ -69,10 +73,20 @@ type Config struct {
 	TLS *TLSFiles
 	// Batch is how many IDs one refill asks for (1–1,000). Default: 1,000.
 	Batch int
-	// LowWater: a refill starts when the buffer holds fewer IDs; as many run at once as there
-	// are batches in LowWater (rounded up), so the buffer holds fewer than LowWater plus that
-	// many batches. Default: Batch/2, at least 1 (one refill at a time).
+	// LowWater: a refill starts when the buffer holds fewer IDs than the low-water mark in force;
+	// as many run at once as there are batches in the mark (rounded up), so the buffer holds
+	// fewer than the mark plus that many batches. The mark is LowWater plus the IDs taken in the
+	// time a batch spends between its issue (its IDs' timestamp) and the buffer, which the
+	// caller's own process adds to each refill when its goroutines keep the CPU busy (see
+	// MaxLowWater); with nothing taken it is LowWater. Default: Batch/2, at least 1 (one refill at
+	// a time).
 	LowWater int
+	// MaxLowWater bounds the low-water mark in force (LowWater above): the rate IDs are taken
+	// (smoothed over 50 ms windows) times the peak delay from a batch's issue to the buffer
+	// (halving each second) is added to LowWater, up to MaxLowWater. A client clock ahead of the
+	// generator's counts as delay; IDs older than CallTimeout on arrival are not counted.
+	// Default: 16 batches, at least LowWater; equal to LowWater: a fixed mark.
+	MaxLowWater int
 	// ProbeEvery is how often the local endpoint's health is checked. Default: 1 s.
 	ProbeEvery time.Duration
 	// CallTimeout bounds each call to a generator. Default: 2 s.
@@ -104,7 +118,9 @@ type Client struct {
 	mu        sync.Mutex
 	ready     []*batch      // the batches behind cur, the next to begin last
 	queued    int           // IDs in ready
-	refilling int           // refills under way (fetch), at most ceil(LowWater/Batch)
+	refilling int           // refills under way (fetch), at most ceil(mark/Batch)
+	mark      int           // the low-water mark in force, LowWater to MaxLowWater (lowwater.go)
+	adapt     adapt         // what sets mark
 	filled    chan struct{} // closed and replaced when a batch comes
 	dry       chan struct{} // closed while a Next finds the buffer empty (dryClosed)
 	dryClosed bool
@@ -137,6 +153,12 @@ func New(cfg Config) (*Client, error) {
 	if cfg.LowWater == 0 {
 		cfg.LowWater = max(1, cfg.Batch/2) // with Batch 1, Batch/2 was 0: no refill ever started
 	}
+	if cfg.MaxLowWater == 0 {
+		cfg.MaxLowWater = max(cfg.LowWater, 16*cfg.Batch)
+	}
+	if cfg.LowWater < 1 || cfg.MaxLowWater < cfg.LowWater {
+		return nil, fmt.Errorf("idclient: low-water mark %d, most %d: want 1 or more, and no more than the most", cfg.LowWater, cfg.MaxLowWater)
+	}
 	if cfg.ProbeEvery == 0 {
 		cfg.ProbeEvery = time.Second
 	}
@@ -167,6 +189,7 @@ func New(cfg Config) (*Client, error) {
 			Help: "Calls to the next endpoint made because the buffer was empty and the endpoint asked had not answered within the hedge delay."}),
 	}
 	c.cur.Store(used())
+	c.mark = cfg.LowWater
 	c.life, c.cancel = context.WithCancel(context.Background())
 	for _, ep := range cfg.Endpoints {
 		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
@@ -197,7 +220,7 @@ func H2CClient() *http.Client {
 }
 
 // Collectors returns the client's metrics (buffer level, failovers, IDs fetched, the active
-// endpoint, hedged calls and, with TLS, its certificate's expiry and reloads) for the
+// endpoint, hedged calls, the low-water mark in force and, with TLS, its certificate's expiry and reloads) for the
 // application to register.
 func (c *Client) Collectors() []prometheus.Collector {
 	return append([]prometheus.Collector{
@@ -207,6 +230,9 @@ func (c *Client) Collectors() []prometheus.Collector {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_active_endpoint", Help: "Index of the endpoint in use (0: local)."},
 			func() float64 { return float64(c.active.Load()) }),
 		c.hedges,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_client_low_water_ids",
+			Help: "The low-water mark in force: LowWater, raised by the rate IDs are taken times the delay from a batch's issue to the buffer, up to MaxLowWater."},
+			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(c.mark) }),
 	}, c.tlsCollectors()...)
 }
 

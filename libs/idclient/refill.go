@@ -8,9 +8,10 @@ import (
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 )
 
-// refillLoop starts refills (fetch) while the buffer holds fewer than LowWater IDs, each on its
-// own goroutine, up to as many at once as there are batches in LowWater (wantLocked). Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
-// refill's end brings it back to look again. After a refill that failed it waits (50 ms, doubling
+// refillLoop starts refills (fetch) while the buffer holds fewer IDs than the low-water mark in
+// force, each on its own goroutine, up to as many at once as there are batches in the mark
+// (wantLocked). Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
+// refill's end brings it back to look again (with the mark its batch set, adaptLocked). After a refill that failed it waits (50 ms, doubling
 // to 1 s) before it starts another.
 func (c *Client) refillLoop() {
 	defer c.done.Done()
@@ -189,8 +190,12 @@ func (c *Client) get(i int) error {
 		return err
 	}
 	ids := resp.Msg.GetIds()
+	now := time.Now()
 	c.mu.Lock()
-	c.putLocked(ids)
+	if !c.closed.Load() && len(ids) > 0 {
+		c.putLocked(ids)
+		c.adaptLocked(now, ids[len(ids)-1])
+	}
 	c.lastErr = nil
 	c.mu.Unlock()
 	c.fetched.Add(float64(len(ids)))
