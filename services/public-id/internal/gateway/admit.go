@@ -12,6 +12,9 @@ func (g *Gateway) admit(q *request) *failure {
 	default:
 		return fail(outcomeBusy, nil)
 	}
+	if g.limits.rate <= 0 {
+		return nil // no rate per client: no client to find
+	}
 	if ok, wait := g.limits.take(g.clients.key(q.r), g.now()); !ok {
 		return &failure{outcome: outcomeRateLimited, retryAfter: quota.RetryAfterSeconds(wait)}
 	}
@@ -21,7 +24,7 @@ func (g *Gateway) admit(q *request) *failure {
 // admitRoute takes one of the matched route's slots for requests in flight (none free: busy, on
 // the route), so a slow or hostile upstream stalls its own route only.
 func (g *Gateway) admitRoute(q *request) *failure {
-	lim := g.perRoute[q.route]
+	lim := q.lim
 	select {
 	case lim.inFlight <- struct{}{}:
 		q.routeSlots = lim

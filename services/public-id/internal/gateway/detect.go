@@ -55,9 +55,17 @@ type scanner struct {
 
 func (d Detector) scanner() scanner {
 	lo, hi := d.window()
-	return scanner{lo: lo, hi: hi,
-		decMin: len(strconv.FormatInt(lo, 10)), decMax: len(strconv.FormatInt(hi, 10)),
-		hexMin: len(strconv.FormatInt(lo, 16)), hexMax: len(strconv.FormatInt(hi, 16))}
+	return scanner{lo: lo, hi: hi, decMin: numDigits(lo, 10), decMax: numDigits(hi, 10), hexMin: numDigits(lo, 16), hexMax: numDigits(hi, 16)}
+}
+
+// numDigits is the number of digits of v > 0 in base: len(strconv.FormatInt(v, base)), without
+// writing them out.
+func numDigits(v, base int64) int {
+	n := 1
+	for ; v >= base; v /= base {
+		n++
+	}
+	return n
 }
 
 func (s scanner) plausible(v int64) bool { return v >= s.lo && v <= s.hi && v > 0 }

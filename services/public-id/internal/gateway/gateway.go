@@ -62,7 +62,7 @@ type Gateway struct {
 	routes   []*Route
 	maker    *publicid.Maker
 	store    mapping.Store
-	client   *http.Client // upstream.go
+	client   *http.Transport // upstream.go: the upstream transport
 	limits   *clientLimiter
 	clients  *clientAddr
 	detect   Detector
@@ -87,6 +87,11 @@ type routeLimits struct {
 	rewrites chan struct{}       // bodies rebuilt at once
 	bodies   *semaphore.Weighted // bytes of bodies being read or waiting for their rewrite
 	held     prometheus.Gauge    // what bodies holds, for the metric
+
+	// The route's series, found once (register) rather than by their labels at every request.
+	requests [len(outcomes)]prometheus.Counter // idgen_gateway_requests_total, by outcome
+	duration prometheus.Observer               // idgen_gateway_request_duration_seconds
+	upstream prometheus.Observer               // idgen_gateway_upstream_duration_seconds
 }
 
 // New builds the gateway. It takes the mapping store through its interface, so a decorator of
@@ -141,7 +146,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 		return nil, err
 	}
 	g := &Gateway{routes: c.Routes, maker: maker, store: store, o: o, now: o.Now, log: o.Logger, clients: clients,
-		client:   newUpstreamClient(),
+		client:   newUpstreamTransport(),
 		limits:   newClientLimiter(o.RatePerClient, max(int(2*o.RatePerClient), 1), o.RateTableSize),
 		detect:   Detector{Since: o.IDsSince, Now: o.Now},
 		inFlight: make(chan struct{}, o.MaxInFlight), rewrites: make(chan struct{}, o.MaxRewrites),

@@ -32,12 +32,15 @@ func (g *Gateway) redirect(q *request, resp *http.Response) (*answer, *failure) 
 // internal ID (the response's own, or any that looks like one) makes the response unsafe, and a
 // location is rewritten to a public path.
 func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, known *Known) (http.Header, error) {
-	out := http.Header{}
-	scan := g.detect.scanner()
+	var out http.Header // made for the first header that passes
+	var scan *scanner   // made for the first plain header
 	for name, kind := range route.headers {
-		vs := in.Values(name)
+		vs := in[name] // route.headers holds canonical names, as the upstream's header does
 		if len(vs) == 0 {
 			continue
+		}
+		if out == nil {
+			out = http.Header{}
 		}
 		if kind == "location" {
 			if len(vs) > 1 {
@@ -49,6 +52,10 @@ func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, kno
 			}
 			out.Set(name, loc)
 			continue
+		}
+		if scan == nil {
+			s := g.detect.scanner()
+			scan = &s
 		}
 		for _, v := range vs {
 			if scan.find([]byte(v)) != "" || known.contains([]byte(v)) {

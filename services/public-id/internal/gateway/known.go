@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Known is a set of internal IDs that no response may show in any spelling the scanner reads:
@@ -17,20 +16,53 @@ import (
 type Known struct {
 	forms   map[string]struct{}
 	lengths []int
+	ids     []int64 // the first IDs added, so that adding one again costs nothing
 }
+
+// knownIDsListed bounds Known.ids: past it, an ID added again is spelt out again (the forms are
+// a set, so the result is the same).
+const knownIDsListed = 32
+
+var b32NoPad = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // Add adds an internal ID.
 func (k *Known) Add(id int64) {
+	if slices.Contains(k.ids, id) {
+		return
+	}
+	if len(k.ids) < knownIDsListed {
+		k.ids = append(k.ids, id)
+	}
 	if k.forms == nil {
-		k.forms = map[string]struct{}{}
+		k.forms = make(map[string]struct{}, 8)
 	}
-	forms := []string{strconv.FormatInt(id, 10), strconv.FormatInt(id, 16), strconv.FormatInt(id, 8), strconv.FormatInt(id, 36)}
+	// Every spelling written into one buffer, which becomes one string that the forms slice.
+	var buf [160]byte
+	var ends [7]int
+	b, n := buf[:0], 0
+	for _, base := range []int{10, 16, 8, 36} {
+		b = strconv.AppendInt(b, id, base)
+		ends[n], n = len(b), n+1
+	}
 	if id >= 1<<40 {
-		be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
-		b32 := base32.StdEncoding.WithPadding(base32.NoPadding)
-		forms = append(forms, strings.ToLower(b32.EncodeToString(be)), strings.ToLower(b32.EncodeToString(le)), hex.EncodeToString(le))
+		var be, le [8]byte
+		binary.BigEndian.PutUint64(be[:], uint64(id))
+		binary.LittleEndian.PutUint64(le[:], uint64(id))
+		for _, raw := range [][]byte{be[:], le[:]} {
+			at := len(b)
+			b = b32NoPad.AppendEncode(b, raw)
+			for i := at; i < len(b); i++ {
+				b[i] = lower(b[i])
+			}
+			ends[n], n = len(b), n+1
+		}
+		b = hex.AppendEncode(b, le[:])
+		ends[n], n = len(b), n+1
 	}
-	for _, s := range forms {
+	all, start := string(b), 0
+	for _, end := range ends[:n] {
+		s := all[start:end]
+		start = end
 		if len(s) < 6 {
 			continue // too short to tell from any other number
 		}

@@ -11,7 +11,7 @@ func (g *Gateway) match(q *request) *failure {
 	for _, rt := range g.routes {
 		if rest, ok := strings.CutPrefix(q.r.URL.Path, rt.prefix); ok {
 			if id, ok := strings.CutSuffix(rest, rt.suffix); ok && id != "" && !strings.Contains(id, "/") {
-				q.route, q.pub, q.start = rt, id, g.now()
+				q.route, q.lim, q.pub, q.start = rt, g.perRoute[rt], id, g.now()
 				break
 			}
 		}

@@ -36,12 +36,13 @@ func newMetrics() metrics {
 // scrape, at zero, and so do route ""'s (requests no route took: not_found, rate_limited, busy).
 func (g *Gateway) register(reg prometheus.Registerer, routes []*Route) {
 	for _, r := range routes {
+		lim := g.perRoute[r]
 		for o := range outcomes {
-			g.requests.WithLabelValues(r.Name, outcome(o).String())
+			lim.requests[o] = g.requests.WithLabelValues(r.Name, outcome(o).String())
 		}
-		g.duration.WithLabelValues(r.Name)
-		g.upstream.WithLabelValues(r.Name)
-		g.perRoute[r].held = g.held.WithLabelValues(r.Name)
+		lim.duration = g.duration.WithLabelValues(r.Name)
+		lim.upstream = g.upstream.WithLabelValues(r.Name)
+		lim.held = g.held.WithLabelValues(r.Name)
 	}
 	for _, o := range []outcome{outcomeNotFound, outcomeRateLimited, outcomeBusy} {
 		g.requests.WithLabelValues("", o.String())

@@ -34,19 +34,15 @@ func (g *Gateway) publish(ctx context.Context, where []pendingID, known *Known) 
 	}
 	pubs := make([]string, len(uniq))
 	found := make([]bool, len(uniq))
-	grp, gctx := errgroup.WithContext(ctx)
-	grp.SetLimit(32)
-	for i, id := range uniq {
-		grp.Go(func() error {
-			pub, err := g.store.Lookup(gctx, id)
-			if errors.Is(err, mapping.ErrNotFound) {
-				return nil
-			}
-			pubs[i], found[i] = pub, err == nil
-			return err
-		})
-	}
-	if err := grp.Wait(); err != nil {
+	err := each(ctx, len(uniq), func(ctx context.Context, i int) error {
+		pub, err := g.store.Lookup(ctx, uniq[i])
+		if errors.Is(err, mapping.ErrNotFound) {
+			return nil
+		}
+		pubs[i], found[i] = pub, err == nil
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	var missing []int
@@ -58,17 +54,14 @@ func (g *Gateway) publish(ctx context.Context, where []pendingID, known *Known) 
 	if len(missing) > g.o.MaxNewIDs {
 		return nil, unsafe("", "%d ids have no public id yet; one response may publish at most %d", len(missing), g.o.MaxNewIDs)
 	}
-	grp, gctx = errgroup.WithContext(ctx)
-	grp.SetLimit(32)
-	for _, i := range missing {
+	err = each(ctx, len(missing), func(ctx context.Context, m int) error {
+		i := missing[m]
 		res := where[want[uniq[i]]].resource
-		grp.Go(func() error {
-			pub, err := g.store.Publish(gctx, uniq[i], func() (string, error) { return g.maker.New(res) })
-			pubs[i] = pub
-			return err
-		})
-	}
-	if err := grp.Wait(); err != nil {
+		pub, err := g.store.Publish(ctx, uniq[i], func() (string, error) { return g.maker.New(res) })
+		pubs[i] = pub
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[int64]string, len(uniq))
@@ -80,4 +73,22 @@ func (g *Gateway) publish(ctx context.Context, where []pendingID, known *Known) 
 		out[id] = pubs[i]
 	}
 	return out, nil
+}
+
+// each calls f for 0 to n-1, at most 32 at once, and returns the first error; the context f gets
+// is canceled after one. One call (the common case: a response of one ID) runs on the caller's
+// goroutine.
+func each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return f(ctx, 0)
+	}
+	grp, gctx := errgroup.WithContext(ctx)
+	grp.SetLimit(32)
+	for i := range n {
+		grp.Go(func() error { return f(gctx, i) })
+	}
+	return grp.Wait()
 }

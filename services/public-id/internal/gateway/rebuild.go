@@ -32,7 +32,7 @@ func (g *Gateway) rebuild(q *request, resp *http.Response) (*answer, *failure) {
 }
 
 func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
-	route, lim := q.route, g.perRoute[q.route]
+	route, lim := q.route, q.lim
 	if resp.ContentLength > g.o.MaxBody {
 		return nil, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
 	}
@@ -64,11 +64,10 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 // publish of the new IDs, then Fill. The slot is given back on every path out, a panic's too, so
 // no failure can take the route's slots for good.
 func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64) ([]byte, error) {
-	release, err := g.rewriteSlot(q.r.Context(), lim)
-	if err != nil {
+	if err := g.rewriteSlot(q.r.Context(), lim); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer g.freeRewriteSlot(lim)
 	rw, err := Rewrite(raw, q.route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
 	g.giveBody(lim, *held) // the rebuilt body is apart from the upstream's, which goes now
 	*held = 0
@@ -126,29 +125,41 @@ func (g *Gateway) giveBody(lim *routeLimits, held int64) {
 }
 
 // rewriteSlot waits up to RewriteWait for a rewrite slot of the route, then of the gateway (so
-// a route at its own limit holds none of the gateway's), and returns the function that frees
-// both.
-func (g *Gateway) rewriteSlot(ctx context.Context, lim *routeLimits) (func(), error) {
+// a route at its own limit holds none of the gateway's); freeRewriteSlot frees both.
+func (g *Gateway) rewriteSlot(ctx context.Context, lim *routeLimits) error {
+	// Both free (the common case): taken at once, with no timer to start and stop.
+	select {
+	case lim.rewrites <- struct{}{}:
+		select {
+		case g.rewrites <- struct{}{}:
+			return nil
+		default:
+			<-lim.rewrites
+		}
+	default:
+	}
 	wait := time.NewTimer(g.o.RewriteWait)
 	defer wait.Stop()
 	select {
 	case lim.rewrites <- struct{}{}:
 	case <-wait.C:
-		return nil, errBusy
+		return errBusy
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	select {
 	case g.rewrites <- struct{}{}:
 	case <-wait.C:
 		<-lim.rewrites
-		return nil, errBusy
+		return errBusy
 	case <-ctx.Done():
 		<-lim.rewrites
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
-	return func() { <-g.rewrites; <-lim.rewrites }, nil
+	return nil
 }
+
+func (g *Gateway) freeRewriteSlot(lim *routeLimits) { <-g.rewrites; <-lim.rewrites }
 
 func isJSON(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")

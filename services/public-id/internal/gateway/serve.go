@@ -14,10 +14,11 @@ import (
 // request is one customer request on its way through the steps.
 type request struct {
 	r     *http.Request
-	route *Route    // once matched
-	pub   string    // the public ID of the path, once matched
-	start time.Time // when it was matched, for the latency metric
-	known Known     // the internal IDs of the request, then of the response
+	route *Route       // once matched
+	lim   *routeLimits // the route's bounds and series, once matched
+	pub   string       // the public ID of the path, once matched
+	start time.Time    // when it was matched, for the latency metric
+	known Known        // the internal IDs of the request, then of the response
 
 	// What admission took, freed after the reply (release).
 	inFlight   bool         // one of the gateway's slots for requests in flight
@@ -65,10 +66,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f != nil {
 		o, a = f.outcome, g.failed(route, f)
 	}
-	g.requests.WithLabelValues(route, o.String()).Inc()
+	if q.lim != nil {
+		q.lim.requests[o].Inc()
+	} else {
+		g.requests.WithLabelValues(route, o.String()).Inc()
+	}
 	write(w, r, a)
-	if q.route != nil {
-		g.duration.WithLabelValues(route).Observe(g.now().Sub(q.start).Seconds())
+	if q.lim != nil {
+		q.lim.duration.Observe(g.now().Sub(q.start).Seconds())
 	}
 }
 
@@ -86,7 +91,7 @@ func (g *Gateway) forward(q *request) (*answer, *failure) {
 		return nil, f
 	}
 	// The route's timeout bounds the whole exchange with the upstream: connect, headers, body.
-	ctx, cancel := context.WithTimeout(q.r.Context(), g.perRoute[q.route].timeout)
+	ctx, cancel := context.WithTimeout(q.r.Context(), q.lim.timeout)
 	defer cancel()
 	resp, f := g.call(ctx, q, target)
 	if f != nil {

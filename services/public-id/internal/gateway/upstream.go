@@ -4,19 +4,20 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 )
 
-// newUpstreamClient is the upstream transport. It has no client timeout: each request carries
-// its route's deadline, which bounds the whole exchange (connect, headers and body).
-func newUpstreamClient() *http.Client {
-	return &http.Client{
-		// Redirects are the gateway's to judge (a Location must map to a public path), never
-		// followed: a redirect could lead anywhere, the internal API included.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, MaxResponseHeaderBytes: 64 << 10}}
+// newUpstreamTransport is the upstream transport, called as a RoundTripper (not through an
+// http.Client): a redirect comes back as the upstream sent it, never followed, since redirects
+// are the gateway's to judge (a Location must map to a public path; a redirect could lead
+// anywhere, the internal API included). There is no client timeout: each request carries its
+// route's deadline, which bounds the whole exchange (connect, headers and body).
+func newUpstreamTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, MaxResponseHeaderBytes: 64 << 10}
 }
 
 // call asks the upstream for target within ctx (the route's deadline) and returns its response
@@ -38,10 +39,11 @@ func (g *Gateway) call(ctx context.Context, q *request, target string) (*http.Re
 	}
 	req.Header.Set("Accept", "application/json")
 	t0 := g.now()
-	resp, err := g.client.Do(req)
-	g.upstream.WithLabelValues(q.route.Name).Observe(g.now().Sub(t0).Seconds())
+	resp, err := g.client.RoundTrip(req)
+	q.lim.upstream.Observe(g.now().Sub(t0).Seconds())
 	if err != nil {
-		return nil, upstreamFailure(q.r.Context(), err)
+		// As an http.Client says it ("Get \"…\": …"; the log redacts the quoted URL).
+		return nil, upstreamFailure(q.r.Context(), &url.Error{Op: method[:1] + strings.ToLower(method[1:]), URL: target, Err: err})
 	}
 	var f *failure
 	switch code := resp.StatusCode; {
