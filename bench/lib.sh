@@ -4,20 +4,38 @@
 # cpu_ticks PID: the CPU time (user + system, in clock ticks) the process has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# cpu_wait_ns PID: the time (ns) the process's threads have waited for a CPU while runnable so far
+# (the second field of each thread's /proc schedstat; 0 where it cannot be read).
+cpu_wait_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{w += $2} END {printf "%.0f\n", w}'; }
+
+# gc_count FILE: the garbage collections a server started with GODEBUG=gctrace=1 has logged to FILE
+# (its stderr) so far; 0 without FILE.
+gc_count() { if [[ -n $1 && -f $1 ]]; then grep -c '^gc ' "$1" || true; else echo 0; fi; }
+
 # measure NAME ROUND PID LOADGEN-ARGS…: one timed run of loadgen on core 1 against the server PID,
-# appended to $out/results.jsonl with the server's CPU time per request.
+# appended to $out/results.jsonl with the server's CPU time per request and how long its threads
+# waited for a CPU during the run (server_cpu_wait_ms; loadgen gives its own, loadgen_cpu_wait_ms:
+# a run where either waited is one the machine's other load disturbed). With GCLOG set to the
+# server's stderr (started with GODEBUG=gctrace=1), also its garbage collections (server_gcs).
 measure() {
-  local name=$1 round=$2 pid=$3 t0 t1 res
+  local name=$1 round=$2 pid=$3 t0 t1 w0 w1 g0 g1 res
   shift 3
+  g0=$(gc_count "${GCLOG:-}")
+  w0=$(cpu_wait_ns "$pid")
   t0=$(cpu_ticks "$pid")
   res=$(taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@")
   t1=$(cpu_ticks "$pid")
+  w1=$(cpu_wait_ns "$pid")
+  g1=$(gc_count "${GCLOG:-}")
   python3 -c '
 import json, os, sys
 r = json.loads(sys.argv[1]); ticks = int(sys.argv[2]); hz = os.sysconf("SC_CLK_TCK")
 r["server_cpu_us_per_req"] = ticks / hz / max(r["requests"], 1) * 1e6
+r["server_cpu_wait_ms"] = int(sys.argv[5]) / 1e6
+if sys.argv[6]:
+    r["server_gcs"] = int(sys.argv[6])
 r["name"], r["round"] = sys.argv[3], int(sys.argv[4])
-print(json.dumps(r))' "$res" "$((t1 - t0))" "$name" "$round" >>"$out/results.jsonl"
+print(json.dumps(r))' "$res" "$((t1 - t0))" "$name" "$round" "$((w1 - w0))" "${GCLOG:+$((g1 - g0))}" >>"$out/results.jsonl"
 }
 
 # record NAME ROUND JSON: a result measured another way (redis-benchmark), as measure writes it.

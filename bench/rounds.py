@@ -99,7 +99,34 @@ def publicid(rows, instr):
     print("publish: %s x of redis-benchmark's AOF-always SET" % spread(pub))
     print("gateway, one client: adds %s ms at p50, %s ms at p99 over calling the upstream directly" % (spread(gw50), spread(gw99)))
     print("gateway CPU per request (the public-id process) over the bare upstream's own: %s x" % spread(gwcpu, "%.1f"))
+    harness_table(rounds, ("bare", "resolve", "publish", "direct", "gateway"))
     instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get")])
+
+
+def harness_table(rounds, names):
+    """What each run did besides its requests, which the machine's load does not move (garbage
+    collections per request, loadgen's allocations), and what the load did to it (CPU waits)."""
+    print("\nper run (medians): garbage collections, loadgen's allocations per request, and the time the server's")
+    print("and loadgen's threads waited for a CPU while runnable, as a share of the run (other load on the machine):")
+    print("%-10s %10s %14s %12s %14s %16s %17s" % ("case", "server GCs", "per 10k req", "loadgen GCs", "loadgen B/req",
+                                                 "server CPU wait", "loadgen CPU wait"))
+    for name in names:
+        runs = [rd[name] for rd in rounds if name in rd and rd[name].get("req_per_s")]
+        if not runs:
+            continue
+
+        def med(value):
+            vals = [value(r) for r in runs]
+            vals = [v for v in vals if v is not None]
+            return statistics.median(vals) if vals else float("nan")
+
+        def share(key):  # a wait in ms over the run's length, in %
+            return lambda r: r[key] / (r["requests"] / r["req_per_s"] * 1000) * 100 if key in r else None
+
+        print("%-10s %10.0f %14.1f %12.0f %14.0f %15.1f%% %16.1f%%" % (
+            name, med(lambda r: r.get("server_gcs")), med(lambda r: r["server_gcs"] / r["requests"] * 1e4 if "server_gcs" in r else None),
+            med(lambda r: r.get("loadgen_gcs")), med(lambda r: r.get("loadgen_alloc_per_req")),
+            med(share("server_cpu_wait_ms")), med(share("loadgen_cpu_wait_ms"))))
 
 
 if __name__ == "__main__":

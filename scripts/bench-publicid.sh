@@ -6,7 +6,11 @@
 # gives each ratio's median and min–max over the rounds. Server and Redis on core 0, load on
 # core 1. Then, where valgrind is installed (BENCH_INSTR=0 skips it), instructions per request
 # of the public-id process under callgrind against the bare handler's, which do not depend on
-# the machine's load. bench/README.md says how to read the figures.
+# the machine's load. Besides the latencies, each run records what does not depend on the load
+# either: the garbage collections of loadgen (none: its collector is off during a run) and of the
+# server (both servers run with GODEBUG=gctrace=1, their stderr kept apart), and loadgen's
+# allocations per request; and how long the server's and loadgen's threads waited for a CPU (what
+# other load on the machine did to the run). bench/README.md says how to read the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -23,14 +27,14 @@ go build -o "$out/public-id" ./services/public-id/cmd/public-id
 rport=7290
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
-taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 &
+GODEBUG=gctrace=1 taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 2>"$out/bare.stderr" &
 barepid=$!
 cat >"$out/routes.json" <<JSON
 {"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
              "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
 pid_args=(--insecure-dev --store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error)
-taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 &
+GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 2>"$out/public-id.stderr" &
 gwpid=$!
 wait_healthy http://127.0.0.1:7291/
 wait_healthy http://127.0.0.1:7292/healthz
@@ -47,22 +51,23 @@ taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7291 -mode g
 taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub" >/dev/null
 for r in $(seq "$rounds"); do
   echo "round $r of $rounds" >&2
-  measure bare "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /
+  GCLOG=$out/bare.stderr measure bare "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /
   record redis-get "$r" "$(rb get $((60000 * secs)))"
-  measure resolve "$r" "$gwpid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
+  GCLOG=$out/public-id.stderr measure resolve "$r" "$gwpid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
   record redis-set "$r" "$(rb set $((10000 * secs)))"
-  measure publish "$r" "$gwpid" -url http://127.0.0.1:7292 -mode publish
+  GCLOG=$out/public-id.stderr measure publish "$r" "$gwpid" -url http://127.0.0.1:7292 -mode publish
   # The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
   # calling that upstream directly, one client: the latency the gateway adds (resolve, call,
   # rewrite). CPU per request: the bare upstream's during the direct run (the baseline), the
   # public-id process's during the gateway run.
-  conns=1 measure direct "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040
-  conns=1 measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
+  conns=1 GCLOG=$out/bare.stderr measure direct "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040
+  conns=1 GCLOG=$out/public-id.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
 done
 # The resolves above ask for one public ID again and again: the cache of resolved mappings
 # answers all but the first (its hit ratio, as exported, is printed with the summary).
 curl -s http://127.0.0.1:7292/metrics | grep '^idgen_publicid_cache_hit_ratio' >"$out/hit_ratio" || true
 kill "$barepid" "$gwpid"; wait "$barepid" "$gwpid" 2>/dev/null || true
+grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" >&2 || true # what the servers said besides their collections
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
