@@ -23,8 +23,9 @@
 // answers are batches of unique IDs issued to this client, so neither is discarded: the later one
 // goes into the buffer as well (which may then hold up to two batches), and no ID is ever handed
 // out twice; IDs that are never handed out (the buffer at Close) are only skipped. While a call to
-// an endpoint is still unanswered past HedgeAfter, refills go straight to the next endpoint
-// rather than queue behind it. Hedging changes where IDs come from, not which endpoint is active:
+// an endpoint is still unanswered past HedgeAfter and no batch has come from it since that call
+// began, refills go straight to the next endpoint rather than queue behind it (an endpoint whose
+// batches keep coming is not frozen: a process busy enough reads its answers late). Hedging changes where IDs come from, not which endpoint is active:
 // the client still moves when the slow call ends in a timeout or a health probe fails, and back
 // when the local endpoint is healthy, as above (idgen_client_active_endpoint,
 // idgen_client_failovers_total); idgen_client_hedges_total counts the hedged calls.
@@ -126,6 +127,7 @@ type Client struct {
 	dryClosed bool
 	lastErr   error
 	inflight  map[*call]struct{} // calls to the generators not answered yet
+	answered  []time.Time        // per endpoint: when its last batch came
 
 	active    atomic.Int32
 	wake      chan struct{}
@@ -191,6 +193,7 @@ func New(cfg Config) (*Client, error) {
 	c.cur.Store(used())
 	c.mark = cfg.LowWater
 	c.life, c.cancel = context.WithCancel(context.Background())
+	c.answered = make([]time.Time, len(cfg.Endpoints))
 	for _, ep := range cfg.Endpoints {
 		c.clients = append(c.clients, idgenv1connect.NewIdServiceClient(cfg.HTTPClient, ep))
 		c.health = append(c.health, grpchealth.NewClient(cfg.HTTPClient, ep))

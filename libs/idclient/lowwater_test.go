@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 	idgenv1 "github.com/idgen/idgen/libs/api/idgen/v1"
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
@@ -100,4 +101,59 @@ func TestLowWaterAdapts(t *testing.T) {
 	if got := bufferLevel(c); got >= 2*most {
 		t.Fatalf("the buffer holds %v IDs with nobody taking them, want fewer than %d", got, 2*most)
 	}
+}
+
+// hangsOnce is a fakeGen whose first call hangs until release is closed.
+type hangsOnce struct {
+	*fakeGen
+	first   atomic.Bool
+	release chan struct{}
+}
+
+func (h *hangsOnce) GenerateBatch(ctx context.Context, req *connect.Request[idgenv1.GenerateBatchRequest]) (*connect.Response[idgenv1.GenerateBatchResponse], error) {
+	if h.first.CompareAndSwap(false, true) {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	time.Sleep(time.Millisecond)
+	return h.fakeGen.GenerateBatch(ctx, req)
+}
+
+// TestNotOverdueWhileAnswering: one call to the local endpoint hangs while its other calls answer;
+// refills stay on the local endpoint (it is not frozen: batches keep coming from it), and a batch
+// from the peer is only ever a hedge (the buffer ran empty behind the hung call).
+func TestNotOverdueWhileAnswering(t *testing.T) {
+	local := &hangsOnce{fakeGen: &fakeGen{region: 0, health: grpchealth.NewStaticChecker(idgenv1connect.IdServiceName)}, release: make(chan struct{})}
+	defer close(local.release)
+	mux := http.NewServeMux()
+	mux.Handle(idgenv1connect.NewIdServiceHandler(local))
+	mux.Handle(grpchealth.NewHandler(local.health))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	peer, peerURL := serve(t, 1)
+	c, err := idclient.New(idclient.Config{Endpoints: []string{srv.URL, peerURL}, Batch: 10, LowWater: 40, MaxLowWater: 40,
+		HedgeAfter: 50 * time.Millisecond, CallTimeout: 10 * time.Second, ProbeEvery: time.Hour, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
+		if _, err := c.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	hedges := testutil.ToFloat64(c.Collectors()[4])
+	if got := float64(peer.batches.Load()); got > hedges {
+		t.Fatalf("%v batches from the peer and %v hedged calls, with the local endpoint answering all but one call (%d batches): refills went to the peer while batches kept coming from the local one",
+			got, hedges, local.batches.Load())
+	}
+	if local.batches.Load() < 5 {
+		t.Fatalf("%d batches from the local endpoint in 400 ms, want its refills to keep going there", local.batches.Load())
+	}
+	t.Logf("%d local batches, %d from the peer, %v hedged calls", local.batches.Load(), peer.batches.Load(), hedges)
 }

@@ -64,7 +64,8 @@ type call struct {
 }
 
 // fetch gets one batch into the buffer. It asks the active endpoint, or the next one when a call
-// to the active endpoint is already unanswered past HedgeAfter; and while the buffer is empty and
+// to the active endpoint is already unanswered past HedgeAfter and nothing came from it since
+// that call began (overdue); and while the buffer is empty and
 // that call is still unanswered HedgeAfter after it began, it asks the next endpoint too. It
 // returns at the first batch, or once every call it made failed. A call still in flight when
 // fetch returns goes on until its CallTimeout: its batch goes into the buffer as well, and its
@@ -196,18 +197,22 @@ func (c *Client) get(i int) error {
 		c.putLocked(ids)
 		c.adaptLocked(now, ids[len(ids)-1])
 	}
+	c.answered[i] = now
 	c.lastErr = nil
 	c.mu.Unlock()
 	c.fetched.Add(float64(len(ids)))
 	return nil
 }
 
-// overdue reports whether a call to endpoint i has been unanswered for HedgeAfter or longer.
+// overdue reports whether a call to endpoint i has been unanswered for HedgeAfter or longer with
+// no batch from i since it began. An endpoint whose batches keep coming is not frozen: in a
+// process whose goroutines keep the CPU busy, answers are read late (the scheduler polls the
+// network only when idle or from sysmon), and a call looks unanswered long after its batch came.
 func (c *Client) overdue(i int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.inflight {
-		if k.ep == i && time.Since(k.start) >= c.cfg.HedgeAfter {
+		if k.ep == i && time.Since(k.start) >= c.cfg.HedgeAfter && c.answered[i].Before(k.start) {
 			return true
 		}
 	}
