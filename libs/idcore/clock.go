@@ -199,16 +199,18 @@ func (g *Generator) CheckClock() ClockStatus {
 	w := &g.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wall, mono := g.clock.Now(), g.clock.Monotonic()
+	wall, mono, paired := g.readClocks()
 	st := ClockStatus{Healthy: true, Mode: g.mode, CheckedAt: wall}
-	if !w.lastWall.IsZero() {
-		jump := wall.Sub(w.lastWall) - (mono - w.lastMono)
-		if jump > g.errLim {
-			w.jumpUntil = mono + g.hold
-			g.log.Error("clock jumped forward", "jump", jump.String())
+	if paired {
+		if !w.lastWall.IsZero() {
+			jump := wall.Sub(w.lastWall) - (mono - w.lastMono)
+			if jump > g.errLim {
+				w.jumpUntil = mono + g.hold
+				g.log.Error("clock jumped forward", "jump", jump.String())
+			}
 		}
+		w.lastWall, w.lastMono = wall, mono
 	}
-	w.lastWall, w.lastMono = wall, mono
 	kc, err := g.health.ReadClock()
 	switch {
 	case err != nil:
@@ -242,6 +244,25 @@ func (g *Generator) CheckClock() ClockStatus {
 		w.refusal.Store(&err)
 	}
 	return st
+}
+
+// readClocks reads the wall clock between two reads of the monotonic clock, so that a jump is
+// measured between readings of both clocks taken at one moment. A process descheduled between
+// its two reads (by the kernel, a hypervisor or the runtime) would otherwise see the stall as a
+// forward jump at the next check and refuse IDs for the jump hold. A reading whose monotonic reads
+// lie more than an eighth of the error limit apart is taken again, up to three times; paired is
+// false if none was that tight, and the check then leaves the forward-jump detector to the next
+// one (which compares with the last tight reading, so a real jump in between is still seen).
+func (g *Generator) readClocks() (wall time.Time, mono time.Duration, paired bool) {
+	for range 3 {
+		before := g.clock.Monotonic()
+		wall = g.clock.Now()
+		after := g.clock.Monotonic()
+		if span := after - before; span <= g.errLim/8 {
+			return wall, before + span/2, true
+		}
+	}
+	return wall, g.clock.Monotonic(), false
 }
 
 // ClockStatus returns the result of the last clock check.

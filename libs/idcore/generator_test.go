@@ -590,3 +590,49 @@ func TestSameMillisecondChecks(t *testing.T) {
 		})
 	}
 }
+
+// stallingClock is a fake clock whose process is descheduled for stall right after it reads
+// the wall clock, the next stalls times it is read: both clocks move on during the stall, as
+// they do for a process the kernel or the runtime takes off the CPU between two reads.
+type stallingClock struct {
+	*clocktest.Clock
+	stalls int
+	stall  time.Duration
+}
+
+func (c *stallingClock) Now() time.Time {
+	now := c.Clock.Now()
+	if c.stalls > 0 {
+		c.stalls--
+		c.Clock.Advance(c.stall)
+	}
+	return now
+}
+
+// TestStallBetweenReadsIsNoJump: a check descheduled between its wall-clock and monotonic reads
+// is not a forward jump, at that check or the next; a real step after it still is.
+func TestStallBetweenReadsIsNoJump(t *testing.T) {
+	for _, stalls := range []int{1, 2, 10} {
+		t.Run(fmt.Sprintf("stalls=%d", stalls), func(t *testing.T) {
+			clock := &stallingClock{Clock: clocktest.NewClock(start)}
+			f := newGen(t, func(s *idcore.Settings) { s.Clock = clock })
+			if st := f.g.CheckClock(); !st.Healthy {
+				t.Fatalf("first check: %+v", st)
+			}
+			clock.stalls, clock.stall = stalls, 50*time.Millisecond
+			for i := range 3 {
+				clock.Advance(time.Second)
+				if st := f.g.CheckClock(); !st.Healthy {
+					t.Fatalf("check %d after a 50 ms stall between reads: %+v", i, st)
+				}
+			}
+			if _, err := f.g.Next(context.Background()); err != nil {
+				t.Fatalf("after the stall: %v", err)
+			}
+			clock.Step(time.Second)
+			if st := f.g.CheckClock(); st.Problem != "forward_jump" {
+				t.Fatalf("a 1 s step after the stall: %+v", st)
+			}
+		})
+	}
+}
