@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
@@ -78,19 +79,17 @@ var (
 // WithRequest builds each request's context once: its request ID (the caller's X-Request-Id when
 // it has one of at most 128 bytes, else a per-process prefix and a counter), echoed in the
 // response, and its caller as rv resolves it (auth.FromContext). The context, the ID's header
-// value and the caller are one allocation (requestContext), the ID a second when it is made here.
+// value, the caller and a made ID's bytes are one allocation (requestContext).
 func WithRequest(rv *auth.Resolver, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var id string
-		if v := r.Header["X-Request-Id"]; len(v) > 0 { // Header.Get without canonicalizing a canonical key
-			id = v[0]
+		rc := &requestContext{Context: r.Context(), res: rv.Resolve(r)}
+		if v := r.Header["X-Request-Id"]; len(v) > 0 && v[0] != "" && len(v[0]) <= 128 { // Header.Get without canonicalizing a canonical key
+			rc.id = v[0]
+		} else {
+			b := strconv.AppendUint(append(rc.made[:0], reqPrefix...), reqSeq.Add(1), 10)
+			rc.id = unsafe.String(unsafe.SliceData(b), len(b)) // rc.made is not written again
 		}
-		if id == "" || len(id) > 128 {
-			var b [40]byte // the prefix (9 bytes) and a uint64 (at most 20)
-			id = string(strconv.AppendUint(append(b[:0], reqPrefix...), reqSeq.Add(1), 10))
-		}
-		rc := &requestContext{Context: r.Context(), id: id, res: rv.Resolve(r)}
-		rc.hdr[0] = id
+		rc.hdr[0] = rc.id
 		w.Header()["X-Request-Id"] = rc.hdr[:] // as Header.Set, without its own slice
 		next.ServeHTTP(w, r.WithContext(rc))
 	})
@@ -101,9 +100,10 @@ func WithRequest(rv *auth.Resolver, next http.Handler) http.Handler {
 // it finds the parent's through Value, as on a context.WithValue).
 type requestContext struct {
 	context.Context
-	id  string
-	res *auth.Result
-	hdr [1]string // the X-Request-Id header's value
+	id   string
+	res  *auth.Result
+	hdr  [1]string // the X-Request-Id header's value
+	made [32]byte  // a made request ID: the prefix (9 bytes) and a uint64 (at most 20 digits)
 }
 
 func (c *requestContext) Value(key any) any {

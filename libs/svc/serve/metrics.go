@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	_ "unsafe" // go:linkname nanotime
 
 	"connectrpc.com/connect"
 	"github.com/idgen/idgen/libs/svc/apierr"
@@ -23,7 +24,16 @@ type RequestMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
-	children LabelCache[childKey, *child] // a request costs no label hashing
+	children LabelCache[childKey, *child]   // a request costs no label hashing
+	routes   LabelCache[string, *restRoute] // REST series by echo route path
+}
+
+// restRoute is a REST route's series: its name as exported, its duration and its requests by
+// status (each status's code resolved once).
+type restRoute struct {
+	name     string
+	duration prometheus.Observer
+	byStatus LabelCache[int, prometheus.Counter]
 }
 
 type childKey struct{ route, protocol, code string }
@@ -65,6 +75,32 @@ func (m *RequestMetrics) observe(route, protocol, code string, d time.Duration) 
 	ch.duration.Observe(d.Seconds())
 }
 
+// restRoute returns the series of the REST route at echo path p ("" when no route matched):
+// the route as exported is the path with echo's escaped colons (`\:`) plain, or "unmatched".
+func (m *RequestMetrics) restRoute(p string) *restRoute {
+	return m.routes.Get(p, func() *restRoute {
+		name := strings.ReplaceAll(p, `\:`, ":")
+		if name == "" {
+			name = "unmatched"
+		}
+		return &restRoute{name: name, duration: m.duration.WithLabelValues(name)}
+	})
+}
+
+// observe counts a request of the route answered with status and its duration.
+func (r *restRoute) observe(m *RequestMetrics, status int, d time.Duration) {
+	r.byStatus.Get(status, func() prometheus.Counter {
+		return m.requests.WithLabelValues(r.name, "rest", apierr.CodeOfStatus(status))
+	}).Inc()
+	r.duration.Observe(d.Seconds())
+}
+
+// nanotime is the runtime's monotonic clock, the one time.Since reads: a request's duration
+// needs no wall-clock reading (time.Now reads both clocks).
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
 // LabelCache holds metric children by their labels: a map read without locks or allocation and
 // copied on each (rare) addition, for labels that are few and never removed.
 type LabelCache[K comparable, V any] struct {
@@ -100,48 +136,56 @@ func (c *LabelCache[K, V]) Get(k K, newV func() V) V {
 func (m *RequestMetrics) Interceptor() connect.HandlerOption {
 	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			start := time.Now()
+			start := nanotime()
 			resp, err := next(ctx, req)
 			code := "ok"
 			if c := apierr.Code(ctx, err); c != 0 {
 				code = c.String()
 			}
-			m.observe(req.Spec().Procedure, req.Peer().Protocol, code, time.Since(start))
+			m.observe(req.Spec().Procedure, req.Peer().Protocol, code, time.Duration(nanotime()-start))
 			return resp, err
 		}
 	}))
 }
 
-// Echo observes REST requests; status gives the status an error will be answered with. check,
-// when not nil, runs first, observed like the handler: its error is the request's answer and the
-// handler is not called. (One middleware for both: echo builds each request's chain anew, a
-// closure per middleware.)
-func (m *RequestMetrics) Echo(status func(error) int, check func(echo.Context) error) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			start := time.Now()
-			var err error
-			if check != nil {
-				err = check(c)
-			}
-			if err == nil {
-				err = next(c)
-			}
-			code := c.Response().Status
-			if err != nil {
-				code = status(err)
-			}
-			route := c.Path()
-			if strings.Contains(route, `\:`) {
-				route = strings.ReplaceAll(route, `\:`, ":")
-			}
-			if route == "" {
-				route = "unmatched"
-			}
-			m.observe(route, "rest", apierr.CodeOfStatus(code), time.Since(start))
-			return err
+// Echo returns h observed as a request of the REST route at echo path p. check, when not nil,
+// runs first, observed like the handler: its error is the request's answer and h is not called.
+// An error is answered by answer (which returns the status it answered with, or would have on a
+// response already committed), so the handler returned answers its own errors and returns nil.
+// It is built once per route (REST): echo builds each request's middleware chain anew.
+func (m *RequestMetrics) Echo(p string, check func(echo.Context) error, answer func(error, echo.Context) int, h echo.HandlerFunc) echo.HandlerFunc {
+	rt := m.restRoute(p)
+	return func(c echo.Context) error {
+		start := nanotime()
+		var err error
+		if check != nil {
+			err = check(c)
+		}
+		if err == nil {
+			err = h(c)
+		}
+		code := c.Response().Status
+		if err != nil {
+			code = answer(err, c)
+		}
+		rt.observe(m, code, time.Duration(nanotime()-start))
+		return nil
+	}
+}
+
+// echoUnrouted answers and observes a REST request that no route's handler took (echo's own 404
+// or 405, err), under the path echo matched or as unmatched; check runs as Echo runs it, and its
+// error, if any, is the answer.
+func (m *RequestMetrics) echoUnrouted(err error, c echo.Context, check func(echo.Context) error, answer func(error, echo.Context) int) {
+	start := nanotime()
+	if check != nil {
+		if cerr := check(c); cerr != nil {
+			c.Response().Header().Del(echo.HeaderAllow) // as when check ran before echo's 405 handler
+			err = cerr
 		}
 	}
+	code := answer(err, c)
+	m.restRoute(c.Path()).observe(m, code, time.Duration(nanotime()-start))
 }
 
 // InFlight counts the requests h is serving.

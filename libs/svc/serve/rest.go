@@ -21,33 +21,45 @@ import (
 // browser send without a CORS preflight. A POST without a Content-Type (curl -X POST, no body)
 // is served. Every GET route answers HEAD too, with the same handler and so the same headers
 // (net/http sends no body for a HEAD).
+//
+// The metrics, the 415 check and the error answer wrap each route's handler (and its route
+// middleware) once, as it is added, not as echo middleware (which echo applies anew on every
+// request, a closure each); requests no route's handler takes (echo's 404 and 405) are observed
+// and checked in the error handler. e.Use would wrap the handlers again: services add no echo
+// middleware of their own.
 func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.OnAddRouteHandler = func(host string, route echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
-		if route.Method != http.MethodGet {
-			return
-		}
-		for i := len(mw) - 1; i >= 0; i-- {
-			h = mw[i](h)
-		}
-		router := e.Router()
-		if host != "" {
-			router = e.Routers()[host]
-		}
-		router.Add(http.MethodHead, route.Path, h)
-	}
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if c.Response().Committed {
-			return
-		}
+	answer := func(err error, c echo.Context) int {
 		ae := restError(err, errs)
+		if c.Response().Committed {
+			return ae.Status
+		}
 		if ae.RetryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 		}
 		_ = c.JSON(ae.Status, ae.Body())
+		return ae.Status
 	}
-	e.Use(m.Echo(func(err error) int { return restError(err, errs).Status }, jsonBodies))
+	e.OnAddRouteHandler = func(host string, route echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
+		for i := len(mw) - 1; i >= 0; i-- {
+			h = mw[i](h)
+		}
+		h = m.Echo(route.Path, jsonBodies, answer, h)
+		router := e.Router()
+		if host != "" {
+			router = e.Routers()[host]
+		}
+		router.Add(route.Method, route.Path, h) // in place of echo's, which applies mw per request
+		if route.Method == http.MethodGet {
+			router.Add(http.MethodHead, route.Path, h)
+		}
+	}
+	// Only what no route's handler answered comes here (route handlers answer their own errors):
+	// echo's 404 and 405, observed under the path matched (405) or as unmatched.
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		m.echoUnrouted(err, c, jsonBodies, answer)
+	}
 	return e
 }
 

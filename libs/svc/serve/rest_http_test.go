@@ -203,3 +203,37 @@ func TestCORSPreflightHeaderNames(t *testing.T) {
 		t.Errorf("another origin passed: %v", h)
 	}
 }
+
+// TestRESTUnroutedAnswered: what no route takes (echo's own 404 and 405) is answered as every
+// error is, refused with 415 first when its body is not JSON (without the 405's Allow), and
+// counted: a 404 as route unmatched, a 405 under the path it matched.
+func TestRESTUnroutedAnswered(t *testing.T) {
+	base := "http://" + serveAPI(t, serve.Browsers{})
+	if a := post(t, base+"/nowhere", "text/plain", "x"); a.status != 415 || errorBody(t, a).Reason != "unsupported_media_type" || a.header.Get("Allow") != "" {
+		t.Errorf("POST /nowhere as text/plain: %d %v %s, want 415", a.status, a.header, a.body)
+	}
+	if a := post(t, base+"/things/7", "text/plain", "x"); a.status != 415 || a.header.Get("Allow") != "" {
+		t.Errorf("POST /things/7 as text/plain: %d %v %s, want 415 without Allow", a.status, a.header, a.body)
+	}
+	get, _ := http.NewRequest("GET", base+"/nowhere", nil)
+	if a := send(t, get); a.status != 404 || errorBody(t, a).Reason != "not_found" || a.header.Get("X-Request-Id") == "" {
+		t.Errorf("GET /nowhere: %d %v %s, want 404 not_found", a.status, a.header, a.body)
+	}
+	del, _ := http.NewRequest("DELETE", base+"/things/7", nil)
+	if a := send(t, del); a.status != 405 || errorBody(t, a).Reason != "method_not_allowed" || a.header.Get("Allow") == "" {
+		t.Errorf("DELETE /things/7: %d %v %s, want 405 method_not_allowed", a.status, a.header, a.body)
+	}
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	m := send(t, req).body
+	for _, want := range []string{
+		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="unmatched"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",route="unmatched"} 1`,
+		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="/things/:id"} 1`,
+		`idgen_server_requests_total{code="unimplemented",protocol="rest",route="/things/:id"} 1`,
+		`idgen_server_request_duration_seconds_count{route="unmatched"} 2`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
+}

@@ -34,17 +34,33 @@ func (s *Server) rest() http.Handler {
 
 // readBody reads a small body that is one JSON object and nothing else (apierr.DecodeJSON: null,
 // another kind of value or bytes after the object are 400); an empty body reads as {} when
-// allowEmpty. Only JSON's whitespace (space, tab, CR, LF) may surround the object.
-func readBody(c echo.Context, allowEmpty bool, into any) error {
-	bp := bodyBufs.Get().(*[]byte)
-	defer bodyBufs.Put(bp)
-	n, err := io.ReadFull(c.Request().Body, (*bp)[:maxBody+1])
+// allowEmpty. Only JSON's whitespace (space, tab, CR, LF) may surround the object. A body whose
+// Content-Length is less than buf's capacity is read into buf (the caller may reuse it after),
+// any other into a pooled buffer of maxBody+1 bytes.
+func readBody(c echo.Context, buf []byte, allowEmpty bool, into any) error {
+	r := c.Request()
+	if r.ContentLength < 0 || r.ContentLength >= int64(cap(buf)) {
+		bp := bodyBufs.Get().(*[]byte)
+		defer bodyBufs.Put(bp)
+		buf = (*bp)[:maxBody+1]
+	}
+	// net/http's body returns its last bytes with io.EOF: one Read takes a body that has come
+	// whole, io.ReadFull the rest of one that has not.
+	n, err := r.Body.Read(buf[:cap(buf)])
+	if err == nil && n < cap(buf) {
+		var more int
+		more, err = io.ReadFull(r.Body, buf[n:cap(buf)])
+		n += more
+	}
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { // a short body is the usual case
 		return apierr.BadRequest("reading the body: %v", err)
 	}
-	b := (*bp)[:n]
+	b := buf[:n]
 	if len(b) > maxBody {
 		return apierr.TooLarge(maxBody)
+	}
+	if allowEmpty && string(b) == "{}" {
+		return nil // the usual POST /v1/ids body: nothing to decode
 	}
 	b = bytes.Trim(b, " \t\r\n")
 	if len(b) == 0 {
@@ -54,7 +70,7 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 		return apierr.BadRequest(`the body is missing: want a JSON object such as {"count": 100}`)
 	}
 	if allowEmpty && string(b) == "{}" {
-		return nil // the usual POST /v1/ids body: nothing to decode
+		return nil
 	}
 	// Field names match exactly ({"COUNT": 2} is not {"count": 2}); unknown and repeated fields
 	// are refused by name, as the Connect face refuses them.
@@ -64,20 +80,25 @@ func readBody(c echo.Context, allowEmpty bool, into any) error {
 // bodyBufs holds request-body buffers of maxBody+1 bytes (decoding copies what it keeps).
 var bodyBufs = sync.Pool{New: func() any { b := make([]byte, maxBody+1); return &b }}
 
+// jsonType is the Content-Type header's value of a JSON answer, shared: net/http and echo replace
+// a header's values, never write into them.
+var jsonType = []string{echo.MIMEApplicationJSON}
+
 func (s *Server) postID(c echo.Context) error {
+	// One buffer for the body ({} as a rule) and the answer.
+	buf := make([]byte, 0, 64)
 	var req struct{}
-	if err := readBody(c, true, &req); err != nil {
+	if err := readBody(c, buf, true, &req); err != nil {
 		return err
 	}
-	var buf [1]idcore.ID
-	ids, err := s.issue(c.Request().Context(), 1, buf[:0])
+	var one [1]idcore.ID
+	ids, err := s.issue(c.Request().Context(), 1, one[:0])
 	if err != nil {
 		return err
 	}
 	// {"id":"<id>","id_num":<id>}: the decimal formatted once, the body written as JSONBlob
 	// would, with the header's key given canonical (JSONBlob looks it up, then sets it).
-	b := make([]byte, 0, 64)
-	b = append(b, `{"id":"`...)
+	b := append(buf[:0], `{"id":"`...)
 	start := len(b)
 	b = strconv.AppendInt(b, int64(ids[0]), 10)
 	digits := b[start:]
@@ -85,7 +106,7 @@ func (s *Server) postID(c echo.Context) error {
 	b = append(b, digits...)
 	b = append(b, "}\n"...)
 	w := c.Response()
-	w.Header()[echo.HeaderContentType] = []string{echo.MIMEApplicationJSON}
+	w.Header()[echo.HeaderContentType] = jsonType
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(b)
 	return err
@@ -95,7 +116,7 @@ func (s *Server) postBatch(c echo.Context) error {
 	var req struct {
 		Count *int `json:"count"`
 	}
-	if err := readBody(c, false, &req); err != nil {
+	if err := readBody(c, nil, false, &req); err != nil {
 		return err
 	}
 	if req.Count == nil {
