@@ -128,6 +128,7 @@ type Client struct {
 	lastErr   error
 	inflight  map[*call]struct{} // calls to the generators not answered yet
 	answered  []time.Time        // per endpoint: when its last batch came
+	hedging   int                // hedged calls in flight (mayHedge: at most one)
 
 	active    atomic.Int32
 	wake      chan struct{}

@@ -65,8 +65,9 @@ type call struct {
 
 // fetch gets one batch into the buffer. It asks the active endpoint, or the next one when a call
 // to the active endpoint is already unanswered past HedgeAfter and nothing came from it since
-// that call began (overdue); and while the buffer is empty and
-// that call is still unanswered HedgeAfter after it began, it asks the next endpoint too. It
+// that call began (overdue); and while the buffer is empty, that call is still unanswered
+// HedgeAfter after it began and nothing came from its endpoint for HedgeAfter, it asks the next
+// endpoint too. It
 // returns at the first batch, or once every call it made failed. A call still in flight when
 // fetch returns goes on until its CallTimeout: its batch goes into the buffer as well, and its
 // error counts against its endpoint (moveFrom) as any other.
@@ -79,7 +80,7 @@ func (c *Client) fetch() error {
 	}
 	answers := make(chan error, 2) // one per call; a call answering after fetch returned never blocks
 	started := time.Now()
-	c.launch(i, answers)
+	c.launch(i, answers, false)
 	pending, hedged := 1, !hedging
 	var timer *time.Timer
 	var fire <-chan time.Time
@@ -89,22 +90,27 @@ func (c *Client) fetch() error {
 			timer.Stop()
 		}
 	}()
-	// arm starts the hedge delay, counted from the call's start, if the buffer is empty; else it
-	// watches for the buffer running out. A buffer that runs dry while the call is already late
-	// hedges at once.
+	// arm starts the hedge delay, counted from the later of the call's start and the last batch
+	// from its endpoint, if the buffer is empty; else it watches for the buffer running out. A
+	// buffer that runs dry while the call is already late, and its endpoint silent for
+	// HedgeAfter, hedges at once. An endpoint whose batches keep coming is not frozen: in a
+	// process whose goroutines keep the CPU busy answers are read late (the scheduler polls the
+	// network only when idle or from sysmon), and with several calls in flight each looks
+	// unanswered long after the generator answered it.
 	arm := func() {
 		if hedged || fire != nil {
 			return
 		}
 		var empty bool
+		var last time.Time
 		c.mu.Lock()
-		empty, dry = c.levelLocked() == 0, c.dry
+		empty, dry, last = c.levelLocked() == 0, c.dry, c.answered[i]
 		c.mu.Unlock()
 		if !empty {
 			return
 		}
 		dry = nil
-		timer = time.NewTimer(max(0, c.cfg.HedgeAfter-time.Since(started)))
+		timer = time.NewTimer(max(0, c.cfg.HedgeAfter-time.Since(started), c.cfg.HedgeAfter-time.Since(last)))
 		fire = timer.C
 	}
 	arm()
@@ -123,8 +129,16 @@ func (c *Client) fetch() error {
 			arm()
 		case <-fire:
 			fire = nil
-			if !c.empty() {
-				arm() // filled meanwhile (a late batch): hedge only if it runs dry again
+			switch c.mayHedge(i) {
+			case hedgeFilled, hedgeHeard:
+				// Filled meanwhile (a late batch): hedge only if it runs dry again. Or a batch
+				// came from i meanwhile: it is not frozen; arm counts from that batch.
+				arm()
+				continue
+			case hedgeOther:
+				// Another refill's hedge is in flight: its batch fills the buffer.
+				timer.Reset(c.cfg.HedgeAfter)
+				fire = timer.C
 				continue
 			}
 			hedged = true
@@ -132,7 +146,7 @@ func (c *Client) fetch() error {
 			c.hedges.Inc()
 			c.log.Debug("idclient: no answer within the hedge delay with the buffer empty; asking the next endpoint too",
 				"slow", c.cfg.Endpoints[i], "next", c.cfg.Endpoints[next], "after", time.Since(started))
-			c.launch(next, answers)
+			c.launch(next, answers, true)
 			pending++
 		case <-c.stop:
 			return ErrClosed
@@ -142,7 +156,8 @@ func (c *Client) fetch() error {
 }
 
 // launch calls endpoint ep on its own goroutine, which Close waits for; answers gets the result.
-func (c *Client) launch(ep int, answers chan<- error) {
+// A hedge counts in c.hedging until it ends (mayHedge allowed it).
+func (c *Client) launch(ep int, answers chan<- error, hedge bool) {
 	k := &call{ep: ep, start: time.Now()}
 	c.mu.Lock()
 	c.inflight[k] = struct{}{}
@@ -153,6 +168,9 @@ func (c *Client) launch(ep int, answers chan<- error) {
 		err := c.get(ep)
 		c.mu.Lock()
 		delete(c.inflight, k)
+		if hedge {
+			c.hedging--
+		}
 		c.mu.Unlock()
 		answers <- err
 	}()
@@ -219,8 +237,28 @@ func (c *Client) overdue(i int) bool {
 	return false
 }
 
-func (c *Client) empty() bool {
+// What mayHedge found.
+const (
+	hedgeNow    = iota // the buffer is empty and i silent: hedge (counted in c.hedging)
+	hedgeFilled        // the buffer holds IDs
+	hedgeHeard         // a batch came from i within HedgeAfter
+	hedgeOther         // another refill's hedge is in flight
+)
+
+// mayHedge says whether a refill whose call to endpoint i is late may hedge now. One hedge is in
+// flight at a time: with several refills in flight, the buffer running dry would otherwise make
+// each of them hedge at once, and one batch from the next endpoint fills the buffer.
+func (c *Client) mayHedge(i int) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.levelLocked() == 0
+	switch {
+	case c.levelLocked() > 0:
+		return hedgeFilled
+	case time.Since(c.answered[i]) < c.cfg.HedgeAfter:
+		return hedgeHeard
+	case c.hedging > 0:
+		return hedgeOther
+	}
+	c.hedging++
+	return hedgeNow
 }
