@@ -122,3 +122,41 @@ func TestRewriteNormalizedKnown(t *testing.T) {
 		t.Fatalf("err %v, want unsafe in note", err)
 	}
 }
+
+// TestKnownMany: Known finds every spelling of each of many IDs (past the forms it keeps in a
+// list, in its set), added in any order and more than once, and nothing else.
+func TestKnownMany(t *testing.T) {
+	var ids []int64
+	for i := range 60 {
+		ids = append(ids, idAt(now.Add(-time.Duration(i)*time.Hour), int64(i)))
+	}
+	var k gateway.Known
+	for _, id := range ids {
+		k.Add(id)
+		k.Add(ids[0])
+	}
+	for _, id := range ids {
+		for _, sp := range leakcheck.Spellings {
+			if in := "see " + sp.Fn(id) + " today"; !gateway.KnownContains(&k, in) {
+				t.Errorf("%d as %s: %q not found by Known", id, sp.Name, in)
+			}
+		}
+	}
+	other := idAt(now.Add(-1000*time.Hour), 999)
+	if gateway.KnownContains(&k, fmt.Sprint(other)) {
+		t.Errorf("%d, not added, is found by Known", other)
+	}
+}
+
+// TestAppendQuoted: the quoting of a public ID is strconv.Quote's, for every byte.
+func TestAppendQuoted(t *testing.T) {
+	cases := []string{"", "ord_CB5M3EE71KF8eCoiYzXAgxtJ", `a"b`, `a\b`, "tab\there", "é", "\xff"}
+	for c := range 256 {
+		cases = append(cases, "x"+string(rune(c))+"y", "x"+string([]byte{byte(c)})+"y")
+	}
+	for _, s := range cases {
+		if got, want := string(gateway.AppendQuoted([]byte("<"), s)), "<"+strconv.Quote(s); got != want {
+			t.Errorf("AppendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package gateway
 
+import "net/url"
+
 // DetectorFind exposes the detector's scan to the tests.
 func DetectorFind(d Detector, text string) string { return d.scanner().find([]byte(text)) }
 
@@ -11,3 +13,9 @@ func DetectorWindow(d Detector) (lo, hi int64) { return d.window() }
 
 // KnownContains tells whether text, or its normal form, shows an ID of k.
 func KnownContains(k *Known, text string) bool { return k.contains([]byte(text)) }
+
+// AppendQuoted is Fill's quoting of a public ID.
+func AppendQuoted(dst []byte, s string) []byte { return appendQuoted(dst, s) }
+
+// RouteTarget is the upstream URL of route r for internal ID id and the encoded query.
+func RouteTarget(r *Route, id int64, query string) (*url.URL, error) { return r.target(id, query) }

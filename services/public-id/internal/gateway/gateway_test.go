@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,4 +322,49 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("internal id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
 		}
 	})
+}
+
+// TestRouteTarget: the upstream URL a route makes for an ID is the one its template gives with
+// the ID written in and parsed, with the query after the template's own.
+func TestRouteTarget(t *testing.T) {
+	for _, up := range []string{
+		"http://orders.internal/internal/orders/{internal_id}",
+		"http://orders.internal:8080/internal/orders/{internal_id}/items?v=2",
+		"http://orders.internal/internal/orders/{internal_id}?",
+		"http://orders.internal/internal/a%20b/{internal_id}",
+		"http://orders.internal/internal/a%2Fb/{internal_id}.json",
+		"http://orders.internal/internal/orders?id={internal_id}",
+		"http://[::1]:9000/o/{internal_id}",
+		"https://orders.internal:/o/{internal_id}",
+	} {
+		routes := strings.Replace(orderRoutes, "http://orders.internal/internal/orders/{internal_id}", up, 1)
+		routes = strings.Replace(routes, `"query": {"expand": {"type": "enum", "values": ["items"]}, "limit": {"type": "int", "min": 1, "max": 50}},`, "", 1)
+		c, err := gateway.ParseRoutes([]byte(routes))
+		if err != nil {
+			t.Fatalf("%s: %v", up, err)
+		}
+		for _, id := range []int64{0, 7, idAt(now, 5)} {
+			for _, query := range []string{"", "limit=5", "expand=items&limit=5"} {
+				s := strings.Replace(up, "{internal_id}", strconv.FormatInt(id, 10), 1)
+				if query != "" {
+					if strings.Contains(up, "?") {
+						s += "&" + query
+					} else {
+						s += "?" + query
+					}
+				}
+				want, err := url.Parse(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := gateway.RouteTarget(c.Routes[0], id, query)
+				if err != nil {
+					t.Fatalf("%s, %d, %q: %v", up, id, query, err)
+				}
+				if *got != *want || got.String() != s || got.RequestURI() != want.RequestURI() {
+					t.Errorf("%s, %d, %q: %#v (%s), want %#v (%s)", up, id, query, *got, got, *want, s)
+				}
+			}
+		}
+	}
 }

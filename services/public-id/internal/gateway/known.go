@@ -14,10 +14,14 @@ import (
 // Unlike the scanner's window, it finds them anywhere: inside any longer run of letters and
 // digits, and inside decimal groups joined by separators.
 type Known struct {
-	forms   map[string]struct{}
+	list    []string            // every form, each once
+	set     map[string]struct{} // the forms as a set, once there are more than knownListed
 	lengths []int
 	ids     []int64 // the first IDs added, so that adding one again costs nothing
 }
+
+// knownListed is how many forms Known looks up in its list; past it, in a set.
+const knownListed = 32
 
 // knownIDsListed bounds Known.ids: past it, an ID added again is spelt out again (the forms are
 // a set, so the result is the same).
@@ -25,16 +29,30 @@ const knownIDsListed = 32
 
 var b32NoPad = base32.StdEncoding.WithPadding(base32.NoPadding)
 
+// has tells whether s is a known form.
+func (k *Known) has(s []byte) bool {
+	if k.set != nil {
+		_, ok := k.set[string(s)]
+		return ok
+	}
+	for _, f := range k.list {
+		if f == string(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Add adds an internal ID.
 func (k *Known) Add(id int64) {
 	if slices.Contains(k.ids, id) {
 		return
 	}
+	if k.ids == nil {
+		k.ids, k.list, k.lengths = make([]int64, 0, 4), make([]string, 0, 8), make([]int, 0, 8)
+	}
 	if len(k.ids) < knownIDsListed {
 		k.ids = append(k.ids, id)
-	}
-	if k.forms == nil {
-		k.forms = make(map[string]struct{}, 8)
 	}
 	// Every spelling written into one buffer, which becomes one string that the forms slice.
 	var buf [160]byte
@@ -63,14 +81,21 @@ func (k *Known) Add(id int64) {
 	for _, end := range ends[:n] {
 		s := all[start:end]
 		start = end
-		if len(s) < 6 {
-			continue // too short to tell from any other number
+		if len(s) < 6 || k.has([]byte(s)) {
+			continue // too short to tell from any other number, or known already
 		}
-		if _, ok := k.forms[s]; !ok {
-			k.forms[s] = struct{}{}
-			if !slices.Contains(k.lengths, len(s)) {
-				k.lengths = append(k.lengths, len(s))
+		k.list = append(k.list, s)
+		switch {
+		case k.set != nil:
+			k.set[s] = struct{}{}
+		case len(k.list) > knownListed:
+			k.set = make(map[string]struct{}, 2*len(k.list))
+			for _, f := range k.list {
+				k.set[f] = struct{}{}
 			}
+		}
+		if !slices.Contains(k.lengths, len(s)) {
+			k.lengths = append(k.lengths, len(s))
 		}
 	}
 }
@@ -78,7 +103,7 @@ func (k *Known) Add(id int64) {
 // find returns the offset of the first known ID in text as it is (any run of letters and
 // digits, case folded; any decimal group; or base64 of either, or of the ID's bytes), or -1.
 func (k *Known) find(text []byte) int {
-	if k == nil || len(k.forms) == 0 {
+	if k == nil || len(k.list) == 0 {
 		return -1
 	}
 	return k.findIn(text, 1)
@@ -119,7 +144,8 @@ func (k *Known) findIn(text []byte, depth int) int {
 		}
 		if len(dec) == 8 {
 			for _, v := range []uint64{binary.BigEndian.Uint64(dec), binary.LittleEndian.Uint64(dec)} {
-				if _, ok := k.forms[strconv.FormatUint(v, 10)]; ok {
+				var d [20]byte
+				if k.has(strconv.AppendUint(d[:0], v, 10)) {
 					at = i
 					return false
 				}
@@ -139,7 +165,7 @@ func (k *Known) in(run []byte) int {
 	for a := range run {
 		for _, n := range k.lengths {
 			if a+n <= len(run) {
-				if _, ok := k.forms[string(run[a:a+n])]; ok {
+				if k.has(run[a : a+n]) {
 					return a
 				}
 			}

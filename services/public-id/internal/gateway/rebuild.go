@@ -36,7 +36,7 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 	if resp.ContentLength > g.o.MaxBody {
 		return nil, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
 	}
-	raw, held, err := g.readBody(lim, resp.Body)
+	raw, held, err := g.readBody(lim, resp.Body, resp.ContentLength)
 	defer func() { g.giveBody(lim, held) }()
 	if err != nil {
 		return nil, err
@@ -84,7 +84,9 @@ func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64)
 // readBody reads an upstream body whole, taking the body budget of the route and of the gateway
 // as it grows; the caller gives back held bytes (giveBody), whatever the error. A body that finds
 // no room gets errBusy at once: waiting would let slow upstreams hold the budget longer still.
-func (g *Gateway) readBody(lim *routeLimits, body io.Reader) (buf []byte, held int64, err error) {
+// A body declared shorter than the first chunk (length; -1 for none) takes only its length and
+// the byte that reads its end.
+func (g *Gateway) readBody(lim *routeLimits, body io.Reader, length int64) (buf []byte, held int64, err error) {
 	limit := g.o.MaxBody + 1 // a byte more than allowed tells a body too large
 	for {
 		if int64(len(buf)) == held {
@@ -92,6 +94,9 @@ func (g *Gateway) readBody(lim *routeLimits, body io.Reader) (buf []byte, held i
 				return buf, held, fmt.Errorf("%w: body larger than %d bytes", errUpstream, g.o.MaxBody)
 			}
 			grow := min(max(held, firstChunk), maxChunk, limit-held)
+			if held == 0 && length >= 0 && length < firstChunk {
+				grow = min(length+1, limit)
+			}
 			if !lim.bodies.TryAcquire(grow) {
 				return buf, held, errBusy
 			}

@@ -380,10 +380,24 @@ func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
 			return nil, unsafe(p.field, "no public id")
 		}
 		out = append(out, rw.out[prev:p.at]...)
-		out = strconv.AppendQuote(out, pub)
+		out = appendQuoted(out, pub)
 		prev = p.at
 	}
 	return append(out, rw.out[prev:]...), nil
+}
+
+// appendQuoted appends s quoted as strconv.AppendQuote does; a public ID (printable ASCII with
+// no quote or backslash) is copied between its quotes as it is, without strconv's look at each
+// character's Unicode class.
+func appendQuoted(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, s)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 func (rw *Rewritten) fieldAt(at int) string {

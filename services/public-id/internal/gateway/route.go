@@ -62,6 +62,7 @@ type Route struct {
 	up             *url.URL      // Upstream with the placeholder in place, parsed
 	upPrefix       string        // path of Upstream before {internal_id}
 	upSuffix       string        // and after it
+	upPath         bool          // the upstream's path is upPrefix, the ID, upSuffix, as it is (target)
 	methods        []string      // with HEAD added beside GET
 	allow          string        // the Allow header of a 405
 	headers        map[string]string
@@ -273,6 +274,8 @@ func (r *Route) check() error {
 			r.upPrefix, r.upSuffix = rest[i:], s
 		}
 	}
+	// The path needs no escaping, so the ID's digits go into the parsed URL as they are.
+	r.upPath = r.upPrefix != "" && u.RawPath == "" && u.Path == r.upPrefix+"0"+r.upSuffix
 	if !resourcePattern.MatchString(r.Resource) {
 		return fmt.Errorf("resource %q: want 1-8 of a-z and 0-9, starting with a letter", r.Resource)
 	}
@@ -352,6 +355,36 @@ func (r *Route) check() error {
 		return fmt.Errorf("max_rewrites %d: want a positive number (or none, for the default)", r.MaxRewrites)
 	}
 	return nil
+}
+
+// target is the upstream URL for internal ID id: Upstream with the ID in place, then query
+// (encoded; "" for none) after the upstream's own parameters. Where the ID is in a path that
+// needs no escaping (upPath), it is the route's parsed URL with the ID's digits in its path,
+// what parsing the written-out URL gives; otherwise that URL written out and parsed.
+func (r *Route) target(id int64, query string) (*url.URL, error) {
+	sep := "?"
+	if strings.Contains(r.Upstream, "?") {
+		sep = "&"
+	}
+	if r.upPath && id >= 0 {
+		u := *r.up
+		var digits [20]byte
+		u.Path = r.upPrefix + string(strconv.AppendInt(digits[:0], id, 10)) + r.upSuffix
+		if query != "" {
+			if sep == "&" {
+				u.RawQuery += "&" + query
+			} else {
+				u.RawQuery = query
+			}
+			u.ForceQuery = false
+		}
+		return &u, nil
+	}
+	s := strings.Replace(r.Upstream, "{internal_id}", strconv.FormatInt(id, 10), 1)
+	if query != "" {
+		s += sep + query
+	}
+	return url.Parse(s)
 }
 
 // MaxRouteTimeout bounds a route's timeout: the upstream exchange and the rewrite must fit in
@@ -556,6 +589,14 @@ func (t *Type) appendTime(dst []byte, ts time.Time) []byte {
 
 // field returns the declared member of an object type by exact name.
 func (t *Type) field(name []byte) *fieldName {
+	if len(t.names) <= 8 {
+		for i := range t.names {
+			if t.names[i].name == string(name) {
+				return &t.names[i]
+			}
+		}
+		return nil
+	}
 	i, ok := slices.BinarySearchFunc(t.names, name, func(f fieldName, n []byte) int { return strings.Compare(f.name, string(n)) })
 	if !ok {
 		return nil

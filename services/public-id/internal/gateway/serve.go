@@ -142,6 +142,14 @@ func redacted(err error) string {
 	return serve.Redact(err.Error())
 }
 
+// The values of the headers every reply sets, shared by the replies (net/http copies a reply's
+// header before it writes it, and nothing changes a value in place).
+var (
+	jsonType   = []string{"application/json"}
+	zeroLength = []string{"0"}
+	noSniff    = []string{"nosniff"}
+)
+
 // write is the gateway's one reply writer. A body is JSON and ends with a newline;
 // Content-Length is set, so a HEAD gets the status and headers a GET gets, and no body.
 func write(w http.ResponseWriter, r *http.Request, a *answer) {
@@ -151,12 +159,12 @@ func write(w http.ResponseWriter, r *http.Request, a *answer) {
 	}
 	switch {
 	case a.body != nil:
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(a.body)+1))
+		h["Content-Type"] = jsonType
+		h["Content-Length"] = []string{strconv.Itoa(len(a.body) + 1)}
 	case a.status != http.StatusNoContent && a.status != http.StatusNotModified:
-		h.Set("Content-Length", "0") // what the server adds to a GET's empty body, set for a HEAD too
+		h["Content-Length"] = zeroLength // what the server adds to a GET's empty body, set for a HEAD too
 	}
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(a.status)
 	if a.body != nil && r.Method != http.MethodHead {
 		_, _ = w.Write(a.body)

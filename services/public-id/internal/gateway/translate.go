@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
 )
@@ -14,15 +13,28 @@ import (
 // public ID, then the declared query parameters, checked and translated (an id parameter's
 // public ID to its internal ID). Anything else in the customer's query is dropped. Every
 // internal ID of the request goes into q.known.
-func (g *Gateway) translate(q *request) (string, *failure) {
+func (g *Gateway) translate(q *request) (*url.URL, *failure) {
 	internal, f := g.resolve(q.r.Context(), q.route.Resource, q.pub)
 	if f != nil {
-		return "", f
+		return nil, f
 	}
 	q.known.Add(internal)
-	target := strings.Replace(q.route.Upstream, "{internal_id}", strconv.FormatInt(internal, 10), 1)
+	query, f := g.query(q)
+	if f != nil {
+		return nil, f
+	}
+	target, err := q.route.target(internal, query)
+	if err != nil {
+		return nil, fail(outcomeUpstreamError, err)
+	}
+	return target, nil
+}
+
+// query checks and translates the declared query parameters of q and returns them encoded, ""
+// for none.
+func (g *Gateway) query(q *request) (string, *failure) {
 	if len(q.route.Query) == 0 || q.r.URL.RawQuery == "" {
-		return target, nil
+		return "", nil
 	}
 	in, err := url.ParseQuery(q.r.URL.RawQuery)
 	if err != nil {
@@ -50,14 +62,7 @@ func (g *Gateway) translate(q *request) (string, *failure) {
 		}
 		pass.Set(name, v)
 	}
-	if len(pass) == 0 {
-		return target, nil
-	}
-	sep := "?"
-	if strings.Contains(target, "?") {
-		sep = "&"
-	}
-	return target + sep + pass.Encode(), nil
+	return pass.Encode(), nil
 }
 
 // resolve turns a customer's public ID of the given resource into its internal ID; unknown,

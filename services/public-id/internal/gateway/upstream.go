@@ -28,22 +28,24 @@ func newUpstreamTransport() *http.Transport {
 //
 // A HEAD is a GET without the body: the upstream's GET answer, rebuilt and checked as for a GET,
 // gives the same status and headers (an upstream's HEAD has no body to rebuild or check).
-func (g *Gateway) call(ctx context.Context, q *request, target string) (*http.Response, *failure) {
+func (g *Gateway) call(ctx context.Context, q *request, target *url.URL) (*http.Response, *failure) {
 	method := q.r.Method
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, nil)
-	if err != nil {
-		return nil, fail(outcomeUpstreamError, err)
+	// What http.NewRequestWithContext makes of the URL, without writing it out to parse it again:
+	// no body, and the Host header the URL's host without an empty port.
+	if h := target.Host; strings.LastIndexByte(h, ':') > strings.LastIndexByte(h, ']') {
+		target.Host = strings.TrimSuffix(h, ":")
 	}
-	req.Header.Set("Accept", "application/json")
+	req := (&http.Request{Method: method, URL: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Accept": {"application/json"}}, Host: target.Host}).WithContext(ctx)
 	t0 := g.now()
 	resp, err := g.client.RoundTrip(req)
 	q.lim.upstream.Observe(g.now().Sub(t0).Seconds())
 	if err != nil {
 		// As an http.Client says it ("Get \"…\": …"; the log redacts the quoted URL).
-		return nil, upstreamFailure(q.r.Context(), &url.Error{Op: method[:1] + strings.ToLower(method[1:]), URL: target, Err: err})
+		return nil, upstreamFailure(q.r.Context(), &url.Error{Op: method[:1] + strings.ToLower(method[1:]), URL: target.String(), Err: err})
 	}
 	var f *failure
 	switch code := resp.StatusCode; {
