@@ -28,7 +28,7 @@ type API struct {
 	Procedures  []string     // the service's procedures (idgenv1connect.…Procedure)
 	REST        http.Handler // the REST API
 	// RESTPaths are REST paths mounted by exact pattern as well, for hot paths: the catch-all
-	// costs a path match per request.
+	// costs a path match per request, and echo's router another (restPath).
 	RESTPaths []string
 	Health    *Health // its services are the ones reflection lists, with health and reflection
 	Metrics   prometheus.Gatherer
@@ -48,7 +48,7 @@ func (a API) Handler() http.Handler {
 	mux.Handle("/metrics", auth.ScrapersOnly(MetricsHandler(a.Metrics)))
 	mux.Handle("/", RPCOr(a.REST))
 	for _, p := range a.RESTPaths {
-		mux.Handle(p, a.REST)
+		mux.Handle(p, a.Requests.restPath(a.REST, p))
 	}
 	return a.Browsers.Wrap(a.Requests.InFlight(WithRequest(a.Resolver, mux)))
 }

@@ -36,7 +36,7 @@ func serveAPI(t *testing.T, b serve.Browsers) string {
 	m := serve.NewRequestMetrics(reg)
 	path, h := idgenv1connect.NewIdServiceHandler(oneID{}, serve.ConnectOptions(4096, m)...)
 	api := serve.API{ConnectPath: path, Connect: h, Procedures: []string{idgenv1connect.IdServiceGenerateProcedure},
-		REST: testREST(m), Health: serve.NewHealth(true, testService), Metrics: reg, Requests: m,
+		REST: testREST(m), RESTPaths: []string{"/things"}, Health: serve.NewHealth(true, testService), Metrics: reg, Requests: m,
 		Resolver: auth.NewDevResolver(auth.Caller{Name: "dev"}), Browsers: b}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -26,6 +26,7 @@ type RequestMetrics struct {
 	inFlight prometheus.Gauge
 	children LabelCache[childKey, *child]   // a request costs no label hashing
 	routes   LabelCache[string, *restRoute] // REST series by echo route path
+	direct   directRoutes                   // REST's static routes, for API's exact paths (restPath)
 }
 
 // restRoute is a REST route's series: its name as exported, its duration and its requests by

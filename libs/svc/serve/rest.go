@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/labstack/echo/v4"
@@ -54,6 +55,12 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		if route.Method == http.MethodGet {
 			router.Add(http.MethodHead, route.Path, h)
 		}
+		if host == "" && route.Method != echo.RouteNotFound && static(route.Path) {
+			m.direct.add(e, route.Method, route.Path, h)
+			if route.Method == http.MethodGet {
+				m.direct.add(e, http.MethodHead, route.Path, h)
+			}
+		}
 	}
 	// Only what no route's handler answered comes here (route handlers answer their own errors):
 	// echo's 404 and 405, observed under the path matched (405) or as unmatched.
@@ -61,6 +68,77 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		m.echoUnrouted(err, c, jsonBodies, answer)
 	}
 	return e
+}
+
+// static reports whether an echo route path has no parameters (an escaped colon, \:, is none).
+func static(p string) bool {
+	p = strings.ReplaceAll(p, `\:`, "")
+	return !strings.ContainsAny(p, ":*")
+}
+
+// directRoutes are the handlers of the static routes of the echo instances REST built, each
+// wrapped as REST wraps it, by instance, then method and path, for restPath.
+type directRoutes struct {
+	mu sync.Mutex
+	by map[*echo.Echo]map[string][]directRoute // by path as a ServeMux matches it (\: unescaped)
+}
+
+type directRoute struct {
+	method, path string // path as echo has it
+	h            echo.HandlerFunc
+}
+
+func (d *directRoutes) add(e *echo.Echo, method, path string, h echo.HandlerFunc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.by == nil {
+		d.by = map[*echo.Echo]map[string][]directRoute{}
+	}
+	if d.by[e] == nil {
+		d.by[e] = map[string][]directRoute{}
+	}
+	p := strings.ReplaceAll(path, `\:`, ":")
+	for i, r := range d.by[e][p] {
+		if r.method == method {
+			d.by[e][p][i].h = h
+			return
+		}
+	}
+	d.by[e][p] = append(d.by[e][p], directRoute{method, path, h})
+}
+
+// restPath returns the handler for the requests of path p that a ServeMux pattern matches exactly
+// (API.RESTPaths). When rest is an echo instance REST built with m, a request for one of the
+// methods routed at p is taken to its route's handler directly: echo's context, the handler as
+// REST wrapped it (metrics, 415 check, error answer) and echo's context pool, without echo's
+// router, which would only match p again. Any other request (another method, an escaped path,
+// which echo routes by its raw form) goes through echo whole.
+func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
+	e, ok := rest.(*echo.Echo)
+	if !ok {
+		return rest
+	}
+	m.direct.mu.Lock()
+	routes := m.direct.by[e][p]
+	m.direct.mu.Unlock()
+	if len(routes) == 0 {
+		return rest
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, rt := range routes {
+			if rt.method == r.Method && r.URL.RawPath == "" {
+				c := e.AcquireContext()
+				c.Reset(r, w)
+				c.SetPath(rt.path)
+				if err := rt.h(c); err != nil { // REST's handlers answer their own errors
+					e.HTTPErrorHandler(err, c)
+				}
+				e.ReleaseContext(c)
+				return
+			}
+		}
+		e.ServeHTTP(w, r)
+	})
 }
 
 // jsonBodies refuses a POST whose Content-Type is given and is not JSON (apierr.UnsupportedMediaType),
