@@ -223,14 +223,24 @@ func TestRESTUnroutedAnswered(t *testing.T) {
 	if a := send(t, del); a.status != 405 || errorBody(t, a).Reason != "method_not_allowed" || a.header.Get("Allow") == "" {
 		t.Errorf("DELETE /things/7: %d %v %s, want 405 method_not_allowed", a.status, a.header, a.body)
 	}
+	// /things is also mounted by exact path (RESTPaths): a method it has no route for, and a path
+	// spelt escaped (echo routes by the raw path), are still echo's to answer.
+	put, _ := http.NewRequest("PUT", base+"/things", strings.NewReader("{}"))
+	if a := send(t, put); a.status != 405 || a.header.Get("Allow") != "OPTIONS, POST" {
+		t.Errorf("PUT /things: %d %v %s, want 405 allowing POST", a.status, a.header, a.body)
+	}
+	if a := post(t, base+"/th%69ngs", "application/json", "{}"); a.status != 404 {
+		t.Errorf("POST /th%%69ngs: %d %s, want echo's 404", a.status, a.body)
+	}
 	req, _ := http.NewRequest("GET", base+"/metrics", nil)
 	m := send(t, req).body
 	for _, want := range []string{
 		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="unmatched"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",route="unmatched"} 1`,
+		`idgen_server_requests_total{code="not_found",protocol="rest",route="unmatched"} 2`,
+		`idgen_server_requests_total{code="unimplemented",protocol="rest",route="/things"} 1`,
 		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="/things/:id"} 1`,
 		`idgen_server_requests_total{code="unimplemented",protocol="rest",route="/things/:id"} 1`,
-		`idgen_server_request_duration_seconds_count{route="unmatched"} 2`,
+		`idgen_server_request_duration_seconds_count{route="unmatched"} 3`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s:\n%s", want, m)
