@@ -18,17 +18,21 @@
 // A frozen endpoint (a SIGSTOPped process, a hung host) answers nothing and refuses nothing, so
 // those rules alone would leave callers waiting for the whole CallTimeout before the move. So a
 // refill hedges: when the buffer is empty and the endpoint asked has not answered within
-// HedgeAfter (50 ms by default), the next endpoint is asked too, and the first answer fills the
-// buffer; an empty buffer waits at most about HedgeAfter plus the next endpoint's latency. Both
-// answers are batches of unique IDs issued to this client, so neither is discarded: the later one
-// goes into the buffer as well (which may then hold up to two batches), and no ID is ever handed
-// out twice; IDs that are never handed out (the buffer at Close) are only skipped. While a call to
-// an endpoint is still unanswered past HedgeAfter and no batch has come from it since that call
-// began, refills go straight to the next endpoint rather than queue behind it (an endpoint whose
-// batches keep coming is not frozen: a process busy enough reads its answers late). Hedging changes where IDs come from, not which endpoint is active:
-// the client still moves when the slow call ends in a timeout or a health probe fails, and back
-// when the local endpoint is healthy, as above (idgen_client_active_endpoint,
-// idgen_client_failovers_total); idgen_client_hedges_total counts the hedged calls.
+// HedgeAfter (50 ms by default), nor sent any other batch for as long, the next endpoint is asked
+// too, and the first answer fills the buffer; an empty buffer waits at most about HedgeAfter
+// plus the next endpoint's latency. One hedged call is in flight at a time (its batch fills the
+// buffer for every refill waiting). Both answers are batches of unique IDs issued to this client,
+// so neither is discarded: the later one goes into the buffer as well (which may then hold up to
+// two batches), and no ID is ever handed out twice; IDs that are never handed out (the buffer at
+// Close) are only skipped. While a call to an endpoint is still unanswered past HedgeAfter and no
+// batch has come from it since that call began, refills go straight to the next endpoint rather
+// than queue behind it. An endpoint whose batches keep coming is not frozen: a process whose
+// goroutines keep the CPU busy reads its answers late, and with several calls in flight each
+// looks unanswered long after the generator answered it. Hedging changes where IDs come from, not
+// which endpoint is active: the client still moves when the slow call ends in a timeout or a
+// health probe fails, and back when the local endpoint is healthy, as above
+// (idgen_client_active_endpoint, idgen_client_failovers_total); idgen_client_hedges_total counts
+// the hedged calls.
 //
 // A caller's endpoints come from the topology's client_config (ReadClientConfig, then
 // ClientConfig.ConfigFor with the caller's region): the same values Terraform lays the regions
@@ -93,8 +97,9 @@ type Config struct {
 	// CallTimeout bounds each call to a generator. Default: 2 s.
 	CallTimeout time.Duration
 	// HedgeAfter: while the buffer is empty, a refill that has had no answer from the endpoint it
-	// asked for this long asks the next endpoint too and takes the first answer (see the package
-	// doc). Default: 50 ms; negative: never hedge (wait for CallTimeout, then move).
+	// asked for this long, and no other batch from it for as long, asks the next endpoint too and
+	// takes the first answer, one such call at a time (see the package doc). Default: 50 ms;
+	// negative: never hedge (wait for CallTimeout, then move).
 	HedgeAfter time.Duration
 	// Schedule decodes IDs locally. Default: idcore.ScheduleV2.
 	Schedule idcore.Schedule
@@ -224,8 +229,8 @@ func H2CClient() *http.Client {
 }
 
 // Collectors returns the client's metrics (buffer level, failovers, IDs fetched, the active
-// endpoint, hedged calls, the low-water mark in force and, with TLS, its certificate's expiry and reloads) for the
-// application to register.
+// endpoint, hedged calls, the low-water mark in force and, with TLS, its certificate's expiry
+// and reloads) for the application to register.
 func (c *Client) Collectors() []prometheus.Collector {
 	return append([]prometheus.Collector{
 		c.failovers, c.fetched,

@@ -11,8 +11,8 @@ import (
 // refillLoop starts refills (fetch) while the buffer holds fewer IDs than the low-water mark in
 // force, each on its own goroutine, up to as many at once as there are batches in the mark
 // (wantLocked). Next kicks it (c.wake) when its taking brings the buffer below the mark, and each
-// refill's end brings it back to look again (with the mark its batch set, adaptLocked). After a refill that failed it waits (50 ms, doubling
-// to 1 s) before it starts another.
+// refill's end brings it back to look again (with the mark its batch set, adaptLocked). After a
+// refill that failed it waits (50 ms, doubling to 1 s) before it starts another.
 func (c *Client) refillLoop() {
 	defer c.done.Done()
 	ended := make(chan error)
@@ -67,8 +67,8 @@ type call struct {
 // to the active endpoint is already unanswered past HedgeAfter and nothing came from it since
 // that call began (overdue); and while the buffer is empty, that call is still unanswered
 // HedgeAfter after it began and nothing came from its endpoint for HedgeAfter, it asks the next
-// endpoint too. It
-// returns at the first batch, or once every call it made failed. A call still in flight when
+// endpoint too, if no other refill's hedge is in flight (mayHedge). It returns at the first
+// batch, or once every call it made failed. A call still in flight when
 // fetch returns goes on until its CallTimeout: its batch goes into the buffer as well, and its
 // error counts against its endpoint (moveFrom) as any other.
 func (c *Client) fetch() error {
