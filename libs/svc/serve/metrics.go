@@ -34,6 +34,7 @@ type RequestMetrics struct {
 type restRoute struct {
 	name     string
 	duration prometheus.Observer
+	ok       atomic.Pointer[prometheus.Counter] // byStatus's 200, the usual answer, without a map lookup
 	byStatus LabelCache[int, prometheus.Counter]
 }
 
@@ -90,9 +91,17 @@ func (m *RequestMetrics) restRoute(p string) *restRoute {
 
 // observe counts a request of the route answered with status and its duration.
 func (r *restRoute) observe(m *RequestMetrics, status int, d time.Duration) {
-	r.byStatus.Get(status, func() prometheus.Counter {
-		return m.requests.WithLabelValues(r.name, "rest", apierr.CodeOfStatus(status))
-	}).Inc()
+	if c := r.ok.Load(); c != nil && status == http.StatusOK {
+		(*c).Inc()
+	} else {
+		c := r.byStatus.Get(status, func() prometheus.Counter {
+			return m.requests.WithLabelValues(r.name, "rest", apierr.CodeOfStatus(status))
+		})
+		if status == http.StatusOK {
+			r.ok.Store(&c)
+		}
+		c.Inc()
+	}
 	r.duration.Observe(d.Seconds())
 }
 
