@@ -1,6 +1,7 @@
 // Package serve is the skeleton every idgen service runs on. Main starts the process (flags
 // parsed, a JSON log, a context SIGTERM ends); Serve runs the HTTP server: HTTP/1.1 and HTTP/2
-// (h2c in plaintext development mode, ALPN over TLS), bounded timeouts, and a graceful shutdown
+// (h2c in plaintext development mode, ALPN over TLS; HTTP/2 requests handed to pooled goroutines
+// whose stacks have grown, see grownStacks), bounded timeouts, and a graceful shutdown
 // in the order a load balancer needs (Shutdown): health turns to NOT_SERVING and /healthz to 503
 // draining at once while the API serves on for a deregistration delay, every response asking its
 // client to close its connection; only then does the listener close and requests in flight drain
@@ -71,16 +72,19 @@ func hurryOf(ctx context.Context) <-chan struct{} {
 // then no new connections, and requests in flight drained for up to sd.Drain.
 func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, sd Shutdown, log *slog.Logger) error {
 	var draining atomic.Bool
+	// HTTP/2 requests run on pooled goroutines with grown stacks (grownStacks).
+	stacks := newGrownStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			// HTTP/1.1: the server closes the connection after this response. HTTP/2: the
+			// header is not sent; the server sends a GOAWAY and closes the connection once
+			// its streams are done (net/http's HTTP/2 server does so for this header).
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer stacks.close()
 	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if draining.Load() {
-				// HTTP/1.1: the server closes the connection after this response. HTTP/2: the
-				// header is not sent; the server sends a GOAWAY and closes the connection once
-				// its streams are done (net/http's HTTP/2 server does so for this header).
-				w.Header().Set("Connection", "close")
-			}
-			h.ServeHTTP(w, r)
-		}),
+		Handler:           stacks,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
