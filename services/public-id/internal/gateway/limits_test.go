@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -528,6 +529,44 @@ func TestFailureLogHoldsNoValue(t *testing.T) {
 	for _, v := range []string{strconv.FormatInt(id, 10), strconv.FormatInt(id+1, 10), strconv.FormatInt(id, 16), "locked"} {
 		if strings.Contains(log, v) {
 			t.Errorf("the log holds %s:\n%s", v, log)
+		}
+	}
+}
+
+// TestPublishManyIDs: a response of many id fields (past the ones publish matches by a scan)
+// gets each ID's public ID, repeats included, and one ID declared as two resources there is
+// unsafe, as it is among a few.
+func TestPublishManyIDs(t *testing.T) {
+	var body atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body.Load().(string))
+	}))
+	t.Cleanup(up.Close)
+	g := newLimGateway(t, `{"routes": [{"name": "order", "public": "/orders/{public_id}",
+	  "upstream": "`+up.URL+`/internal/orders/{internal_id}", "resource": "ord",
+	  "response": {"type": "object", "fields": {"items": {"type": "array", "max_items": 100, "items": "id:ord"}, "customer": "id:cus"}}}]}`,
+		gateway.Options{})
+	pub := g.publish(t, limID(40), "ord")
+	for _, n := range []int{3, 30} {
+		var ids []string
+		for i := range n {
+			ids = append(ids, fmt.Sprintf(`"%d"`, limID(int64(41+i%(n/3+1)))))
+		}
+		body.Store(`{"items":[` + strings.Join(ids, ",") + `]}`)
+		a := limDo(t, "GET", g.url+"/orders/"+pub)
+		var got struct{ Items []string }
+		if err := json.Unmarshal([]byte(a.body), &got); a.code != 200 || err != nil || len(got.Items) != n {
+			t.Fatalf("%d ids: %d %s", n, a.code, a.body)
+		}
+		for i, p := range got.Items {
+			if j := i % (n/3 + 1); !strings.HasPrefix(p, "ord_") || p != got.Items[j] {
+				t.Errorf("%d ids: item %d is %q, item %d %q", n, i, p, j, got.Items[j])
+			}
+		}
+		body.Store(`{"items":[` + strings.Join(ids, ",") + `],"customer":` + ids[len(ids)-1] + `}`)
+		if a := limDo(t, "GET", g.url+"/orders/"+pub); a.code != 502 || !strings.Contains(g.log(), "one id is declared as ord and as cus") {
+			t.Errorf("%d ids, one also a customer's: %d %s; log:\n%s", n, a.code, a.body, g.log())
 		}
 	}
 }
