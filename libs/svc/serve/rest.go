@@ -4,6 +4,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		_ = c.JSON(ae.Status, ae.Body())
 		return ae.Status
 	}
+	options := allowed{}
 	e.OnAddRouteHandler = func(host string, route echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
 		for i := len(mw) - 1; i >= 0; i-- {
 			h = mw[i](h)
@@ -54,6 +56,18 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		router.Add(route.Method, route.Path, h) // in place of echo's, which applies mw per request
 		if route.Method == http.MethodGet {
 			router.Add(http.MethodHead, route.Path, h)
+		}
+		// An OPTIONS request at a routed path is answered as echo answers it (204, Allow), but
+		// by a route handler wrapped as the others, so that it is observed: echo's own answer is
+		// no handler's and returns no error, so neither the wrap nor the error handler sees it.
+		if route.Method != echo.RouteNotFound {
+			if first := options.add(host, route); first {
+				allow := options.header(host, route.Path)
+				router.Add(http.MethodOptions, route.Path, m.Echo(route.Path, jsonBodies, answer, func(c echo.Context) error {
+					c.Response().Header().Add(echo.HeaderAllow, allow())
+					return c.NoContent(http.StatusNoContent)
+				}))
+			}
 		}
 		if host == "" && route.Method != echo.RouteNotFound && static(route.Path) {
 			m.direct.add(e, route.Method, route.Path, h)
@@ -68,6 +82,71 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		m.echoUnrouted(err, c, jsonBodies, answer)
 	}
 	return e
+}
+
+// allowed is the methods routed at each path of an echo instance, for the Allow header of the
+// OPTIONS answer REST routes there (echo's, which REST's route takes the place of, lists the
+// same methods in this order).
+type allowed struct {
+	mu       sync.Mutex
+	methods  map[[2]string]map[string]bool // by host and path
+	explicit map[[2]string]bool            // paths with an OPTIONS route of the service's own
+}
+
+var allowOrder = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
+	http.MethodPatch, http.MethodPost, "PROPFIND", http.MethodPut, http.MethodTrace, "REPORT"}
+
+// add records route's method at its path and reports whether REST should route OPTIONS there:
+// at the path's first route, unless the service routes OPTIONS there itself.
+func (a *allowed) add(host string, route echo.Route) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := [2]string{host, route.Path}
+	if a.methods == nil {
+		a.methods, a.explicit = map[[2]string]map[string]bool{}, map[[2]string]bool{}
+	}
+	if route.Method == http.MethodOptions {
+		a.explicit[k] = true // the service's own route, added after this, takes REST's place
+		return false
+	}
+	first := a.methods[k] == nil
+	if first {
+		a.methods[k] = map[string]bool{}
+	}
+	a.methods[k][route.Method] = true
+	if route.Method == http.MethodGet {
+		a.methods[k][http.MethodHead] = true
+	}
+	return first && !a.explicit[k]
+}
+
+// header returns the Allow header of path's OPTIONS answer, made at the first OPTIONS request
+// from the methods routed by then (a service adds every route before it serves).
+func (a *allowed) header(host, path string) func() string {
+	k := [2]string{host, path}
+	var (
+		once sync.Once
+		v    string
+	)
+	return func() string {
+		once.Do(func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			parts := []string{http.MethodOptions}
+			for _, m := range allowOrder {
+				if a.methods[k][m] {
+					parts = append(parts, m)
+				}
+			}
+			for m := range a.methods[k] {
+				if !slices.Contains(allowOrder, m) {
+					parts = append(parts, m)
+				}
+			}
+			v = strings.Join(parts, ", ")
+		})
+		return v
+	}
 }
 
 // static reports whether an echo route path has no parameters (an escaped colon, \:, is none).

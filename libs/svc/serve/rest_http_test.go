@@ -247,3 +247,28 @@ func TestRESTUnroutedAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsObserved: an OPTIONS request that is no CORS preflight is answered as echo answers
+// it (204, Allow naming the path's methods) and counted and timed under its route, as every
+// other request is.
+func TestOptionsObserved(t *testing.T) {
+	base := "http://" + serveAPI(t, serve.Browsers{})
+	for p, allow := range map[string]string{"/things": "OPTIONS, POST", "/things/7": "OPTIONS, GET, HEAD"} {
+		req, _ := http.NewRequest("OPTIONS", base+p, nil)
+		if a := send(t, req); a.status != http.StatusNoContent || a.header.Get("Allow") != allow {
+			t.Fatalf("OPTIONS %s: %d, Allow %q; want 204, %q", p, a.status, a.header.Get("Allow"), allow)
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	m := send(t, req).body
+	for _, want := range []string{
+		`idgen_server_requests_total{code="ok",protocol="rest",route="/things"} 1`,
+		`idgen_server_requests_total{code="ok",protocol="rest",route="/things/:id"} 1`,
+		`idgen_server_request_duration_seconds_count{route="/things"} 1`,
+		`idgen_server_request_duration_seconds_count{route="/things/:id"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
