@@ -84,7 +84,7 @@ type Config struct {
 	// time a batch spends between its issue (its IDs' timestamp) and the buffer, which the
 	// caller's own process adds to each refill when its goroutines keep the CPU busy (see
 	// MaxLowWater); with nothing taken it is LowWater. Default: Batch/2, at least 1 (one refill at
-	// a time).
+	// a time), and at most MaxLowWater when that is set.
 	LowWater int
 	// MaxLowWater bounds the low-water mark in force (LowWater above): the rate IDs are taken
 	// (smoothed over 50 ms windows) times the peak delay from a batch's issue to the buffer
@@ -160,6 +160,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.LowWater == 0 {
 		cfg.LowWater = max(1, cfg.Batch/2) // with Batch 1, Batch/2 was 0: no refill ever started
+		if cfg.MaxLowWater > 0 {
+			cfg.LowWater = min(cfg.LowWater, cfg.MaxLowWater) // a bound set alone holds
+		}
 	}
 	if cfg.MaxLowWater == 0 {
 		cfg.MaxLowWater = max(cfg.LowWater, 16*cfg.Batch)

@@ -58,6 +58,12 @@ func TestLowWaterAdapts(t *testing.T) {
 	if _, err := idclient.New(idclient.Config{Endpoints: []string{"http://127.0.0.1:1"}, LowWater: 500, MaxLowWater: 400}); err == nil {
 		t.Fatal("MaxLowWater below LowWater accepted")
 	}
+	// MaxLowWater set alone bounds the default LowWater (Batch/2 = 500) too.
+	if c, err := idclient.New(idclient.Config{Endpoints: []string{"http://127.0.0.1:1"}, MaxLowWater: 100}); err != nil {
+		t.Fatalf("MaxLowWater 100 with the default LowWater: %v", err)
+	} else {
+		c.Close()
+	}
 	const batch, low, most = 100, 200, 1000
 	gen := &laggingGen{lag: 40 * time.Millisecond}
 	mux := http.NewServeMux()
