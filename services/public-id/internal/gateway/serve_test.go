@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,9 +15,6 @@ import (
 
 	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
-	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
-	"github.com/idgen/idgen/services/public-id/publicid"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // testClock is a clock a test moves by hand.
@@ -276,61 +272,4 @@ func TestOutcomeLabels(t *testing.T) {
 	for _, o := range []string{"not_found", "rate_limited", "busy"} {
 		g.count(t, "", o)
 	}
-}
-
-// BenchmarkServeHTTP: one customer GET through the gateway (admission, route, resolve, the
-// upstream call, rebuild with a lookup of the response's ID, the reply) over loopback HTTP,
-// against the same GET sent to the upstream directly: the difference is the gateway's hop.
-func BenchmarkServeHTTP(b *testing.B) {
-	id := limID(21)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"%d","note":"leave at the door"}`, id)
-	}))
-	b.Cleanup(up.Close)
-	c, err := gateway.ParseRoutes([]byte(twoRoutes("http://127.0.0.1:1", "", up.URL, "")))
-	if err != nil {
-		b.Fatal(err)
-	}
-	maker, err := publicid.NewMaker("ord", "cus")
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := sqlitemap.Open(context.Background(), filepath.Join(b.TempDir(), "map.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
-	pub, err := store.Publish(context.Background(), id, func() (string, error) { return maker.New("ord") })
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := gateway.New(c, maker, store, prometheus.NewRegistry(), gateway.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gw := httptest.NewServer(g)
-	b.Cleanup(gw.Close)
-	get := func(b *testing.B, url string) {
-		resp, err := http.Get(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("%s: %d", url, resp.StatusCode)
-		}
-	}
-	b.Run("baseline=upstream-direct", func(b *testing.B) {
-		for b.Loop() {
-			get(b, fmt.Sprintf("%s/internal/fast/%d", up.URL, id))
-		}
-	})
-	b.Run("gateway", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			get(b, gw.URL+"/orders/"+pub)
-		}
-	})
 }
