@@ -549,9 +549,15 @@ func TestPublishManyIDs(t *testing.T) {
 		gateway.Options{})
 	pub := g.publish(t, limID(40), "ord")
 	for _, n := range []int{3, 30} {
+		// Each distinct ID made once: limID reads the clock, which may pass a millisecond
+		// between two calls, and then the repeats would be other IDs.
+		distinct := make([]int64, n/3+1)
+		for k := range distinct {
+			distinct[k] = limID(int64(41 + k))
+		}
 		var ids []string
 		for i := range n {
-			ids = append(ids, fmt.Sprintf(`"%d"`, limID(int64(41+i%(n/3+1)))))
+			ids = append(ids, fmt.Sprintf(`"%d"`, distinct[i%len(distinct)]))
 		}
 		body.Store(`{"items":[` + strings.Join(ids, ",") + `]}`)
 		a := limDo(t, "GET", g.url+"/orders/"+pub)
