@@ -51,10 +51,11 @@ func (c *Client) levelLocked() int { return c.cur.Load().left() + c.queued }
 
 // putLocked adds a batch behind the current one, before any waiting batch whose first ID is
 // higher: batches from one generator are handed out in the order it issued them unless one came
-// back after a later one was begun. It wakes every Next waiting for IDs.
-func (c *Client) putLocked(ids []int64) {
+// back after a later one was begun. It wakes every Next waiting for IDs, and reports whether it
+// put the batch (not when closed, or ids empty).
+func (c *Client) putLocked(ids []int64) bool {
 	if c.closed.Load() || len(ids) == 0 {
-		return // dropped, as the buffer at Close
+		return false // dropped, as the buffer at Close
 	}
 	b := newBatch(ids)
 	at := len(c.ready)
@@ -71,6 +72,7 @@ func (c *Client) putLocked(ids []int64) {
 	if c.dryClosed {
 		c.dry, c.dryClosed = make(chan struct{}), false
 	}
+	return true
 }
 
 // advanceLocked begins the next waiting batch if b, the current one, is used up; it reports

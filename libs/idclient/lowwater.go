@@ -28,13 +28,12 @@ const (
 
 // adapt is the state behind the mark, under Client.mu.
 type adapt struct {
-	put       int64     // IDs put into the buffer so far (taken = put - level)
-	winStart  time.Time // the rate window's start and the IDs taken by then
-	winTaken  int64
-	rate      float64       // IDs taken per second, smoothed over the windows
-	delay     time.Duration // the peak delay from a batch's issue to the buffer, decaying
-	delayAt   time.Time     // when delay was last raised or decayed
-	delaySeen bool
+	put      int64     // IDs put into the buffer so far (taken = put - level)
+	winStart time.Time // the rate window's start and the IDs taken by then
+	winTaken int64
+	rate     float64       // IDs taken per second, smoothed over the windows
+	delay    time.Duration // the peak delay from a batch's issue to the buffer, decaying
+	delayAt  time.Time     // when delay was last raised or decayed (zero: no delay seen yet)
 }
 
 // adaptLocked takes a batch just put into the buffer (the last of its IDs, ids non-empty) into
@@ -51,10 +50,10 @@ func (c *Client) adaptLocked(now time.Time, last int64) {
 		a.winStart, a.winTaken = now, taken
 	}
 	if d, ok := issueDelay(idcore.ID(last), now, c.cfg.CallTimeout); ok {
-		if a.delaySeen {
+		if !a.delayAt.IsZero() {
 			a.delay = time.Duration(float64(a.delay) * math.Exp2(-now.Sub(a.delayAt).Seconds()/delayHalfLife.Seconds()))
 		}
-		a.delay, a.delayAt, a.delaySeen = max(a.delay, d), now, true
+		a.delay, a.delayAt = max(a.delay, d), now
 	}
 	extra := math.Ceil(a.rate * a.delay.Seconds())
 	c.mark = c.cfg.LowWater + int(min(extra, float64(c.cfg.MaxLowWater-c.cfg.LowWater)))

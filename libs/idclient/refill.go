@@ -211,8 +211,7 @@ func (c *Client) get(i int) error {
 	ids := resp.Msg.GetIds()
 	now := time.Now()
 	c.mu.Lock()
-	if !c.closed.Load() && len(ids) > 0 {
-		c.putLocked(ids)
+	if c.putLocked(ids) {
 		c.adaptLocked(now, ids[len(ids)-1])
 	}
 	c.answered[i] = now
