@@ -59,9 +59,6 @@ func readBody(c echo.Context, buf []byte, allowEmpty bool, into any) error {
 	if len(b) > maxBody {
 		return apierr.TooLarge(maxBody)
 	}
-	if allowEmpty && string(b) == "{}" {
-		return nil // the usual POST /v1/ids body: nothing to decode
-	}
 	b = bytes.Trim(b, " \t\r\n")
 	if len(b) == 0 {
 		if allowEmpty {
@@ -70,7 +67,7 @@ func readBody(c echo.Context, buf []byte, allowEmpty bool, into any) error {
 		return apierr.BadRequest(`the body is missing: want a JSON object such as {"count": 100}`)
 	}
 	if allowEmpty && string(b) == "{}" {
-		return nil
+		return nil // the usual POST /v1/ids body: nothing to decode
 	}
 	// Field names match exactly ({"COUNT": 2} is not {"count": 2}); unknown and repeated fields
 	// are refused by name, as the Connect face refuses them.
