@@ -26,7 +26,8 @@ type RequestMetrics struct {
 	inFlight prometheus.Gauge
 	children LabelCache[childKey, *child]   // a request costs no label hashing
 	routes   LabelCache[string, *restRoute] // REST series by echo route path
-	direct   directRoutes                   // REST's static routes, for API's exact paths (restPath)
+	restMu   sync.Mutex
+	rest     map[*echo.Echo]*restRoutes // the routes of the echo instances REST built (restPath)
 }
 
 // restRoute is a REST route's series: its name as exported, its duration and its requests by

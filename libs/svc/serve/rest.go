@@ -43,7 +43,7 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		_ = c.JSON(ae.Status, ae.Body())
 		return ae.Status
 	}
-	options := allowed{}
+	routes := m.restRoutesOf(e)
 	e.OnAddRouteHandler = func(host string, route echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
 		for i := len(mw) - 1; i >= 0; i-- {
 			h = mw[i](h)
@@ -53,27 +53,26 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 		if host != "" {
 			router = e.Routers()[host]
 		}
-		router.Add(route.Method, route.Path, h) // in place of echo's, which applies mw per request
+		add := func(method string, h echo.HandlerFunc) {
+			router.Add(method, route.Path, h) // in place of echo's, which applies mw per request
+			if route.Method != echo.RouteNotFound {
+				routes.add(host, route.Path, method, h)
+			}
+		}
+		add(route.Method, h)
 		if route.Method == http.MethodGet {
-			router.Add(http.MethodHead, route.Path, h)
+			add(http.MethodHead, h)
 		}
 		// An OPTIONS request at a routed path is answered as echo answers it (204, Allow), but
 		// by a route handler wrapped as the others, so that it is observed: echo's own answer is
 		// no handler's and returns no error, so neither the wrap nor the error handler sees it.
-		if route.Method != echo.RouteNotFound {
-			if first := options.add(host, route); first {
-				allow := options.header(host, route.Path)
-				router.Add(http.MethodOptions, route.Path, m.Echo(route.Path, jsonBodies, answer, func(c echo.Context) error {
-					c.Response().Header().Add(echo.HeaderAllow, allow())
-					return c.NoContent(http.StatusNoContent)
-				}))
-			}
-		}
-		if host == "" && route.Method != echo.RouteNotFound && static(route.Path) {
-			m.direct.add(e, route.Method, route.Path, h)
-			if route.Method == http.MethodGet {
-				m.direct.add(e, http.MethodHead, route.Path, h)
-			}
+		// A service's own OPTIONS route, added before or after, takes its place.
+		if route.Method != echo.RouteNotFound && !routes.has(host, route.Path, http.MethodOptions) {
+			allow := routes.allow(host, route.Path)
+			add(http.MethodOptions, m.Echo(route.Path, jsonBodies, answer, func(c echo.Context) error {
+				c.Response().Header().Add(echo.HeaderAllow, allow())
+				return c.NoContent(http.StatusNoContent)
+			}))
 		}
 	}
 	// Only what no route's handler answered comes here (route handlers answer their own errors):
@@ -84,106 +83,90 @@ func REST(m *RequestMetrics, errs apierr.Mapper) *echo.Echo {
 	return e
 }
 
-// allowed is the methods routed at each path of an echo instance, for the Allow header of the
-// OPTIONS answer REST routes there (echo's, which REST's route takes the place of, lists the
-// same methods in this order).
-type allowed struct {
-	mu       sync.Mutex
-	methods  map[[2]string]map[string]bool // by host and path
-	explicit map[[2]string]bool            // paths with an OPTIONS route of the service's own
+// restRoutes are the routes of an echo instance REST built: each path's handlers by method, as
+// REST wrapped them (RouteNotFound's aside). They give the Allow header of the OPTIONS answer
+// REST routes at each path, and the handlers an API's exact paths take directly (restPath).
+type restRoutes struct {
+	mu    sync.Mutex
+	paths map[[2]string]map[string]echo.HandlerFunc // by host and echo path, then method
 }
 
+// restRoutesOf returns e's routes, made empty the first time.
+func (m *RequestMetrics) restRoutesOf(e *echo.Echo) *restRoutes {
+	m.restMu.Lock()
+	defer m.restMu.Unlock()
+	if m.rest == nil {
+		m.rest = map[*echo.Echo]*restRoutes{}
+	}
+	if m.rest[e] == nil {
+		m.rest[e] = &restRoutes{paths: map[[2]string]map[string]echo.HandlerFunc{}}
+	}
+	return m.rest[e]
+}
+
+func (t *restRoutes) add(host, path, method string, h echo.HandlerFunc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := [2]string{host, path}
+	if t.paths[k] == nil {
+		t.paths[k] = map[string]echo.HandlerFunc{}
+	}
+	t.paths[k][method] = h
+}
+
+func (t *restRoutes) has(host, path, method string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.paths[[2]string{host, path}][method] != nil
+}
+
+// allowOrder is the order echo lists methods in an Allow header, after OPTIONS.
 var allowOrder = []string{http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead,
 	http.MethodPatch, http.MethodPost, "PROPFIND", http.MethodPut, http.MethodTrace, "REPORT"}
 
-// add records route's method at its path and reports whether REST should route OPTIONS there:
-// at the path's first route, unless the service routes OPTIONS there itself.
-func (a *allowed) add(host string, route echo.Route) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	k := [2]string{host, route.Path}
-	if a.methods == nil {
-		a.methods, a.explicit = map[[2]string]map[string]bool{}, map[[2]string]bool{}
-	}
-	if route.Method == http.MethodOptions {
-		a.explicit[k] = true // the service's own route, added after this, takes REST's place
-		return false
-	}
-	first := a.methods[k] == nil
-	if first {
-		a.methods[k] = map[string]bool{}
-	}
-	a.methods[k][route.Method] = true
-	if route.Method == http.MethodGet {
-		a.methods[k][http.MethodHead] = true
-	}
-	return first && !a.explicit[k]
-}
-
-// header returns the Allow header of path's OPTIONS answer, made at the first OPTIONS request
-// from the methods routed by then (a service adds every route before it serves).
-func (a *allowed) header(host, path string) func() string {
-	k := [2]string{host, path}
-	var (
-		once sync.Once
-		v    string
-	)
-	return func() string {
-		once.Do(func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			parts := []string{http.MethodOptions}
-			for _, m := range allowOrder {
-				if a.methods[k][m] {
-					parts = append(parts, m)
-				}
+// allow returns the Allow header of path's OPTIONS answer, as echo's lists it, made at the first
+// OPTIONS request from the methods routed by then (a service adds every route before it serves).
+func (t *restRoutes) allow(host, path string) func() string {
+	return sync.OnceValue(func() string {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		methods := t.paths[[2]string{host, path}]
+		parts := []string{http.MethodOptions}
+		for _, m := range allowOrder {
+			if methods[m] != nil {
+				parts = append(parts, m)
 			}
-			for m := range a.methods[k] {
-				if !slices.Contains(allowOrder, m) {
-					parts = append(parts, m)
-				}
+		}
+		for m := range methods {
+			if m != http.MethodOptions && !slices.Contains(allowOrder, m) {
+				parts = append(parts, m)
 			}
-			v = strings.Join(parts, ", ")
-		})
-		return v
+		}
+		return strings.Join(parts, ", ")
+	})
+}
+
+// static returns the handlers of the default host's route at p as a ServeMux matches it (an
+// escaped colon, \:, plain), when that route has no parameters.
+func (t *restRoutes) static(p string) []directRoute {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []directRoute
+	for k, methods := range t.paths {
+		path := k[1]
+		if k[0] != "" || strings.ContainsAny(strings.ReplaceAll(path, `\:`, ""), ":*") || strings.ReplaceAll(path, `\:`, ":") != p {
+			continue
+		}
+		for method, h := range methods {
+			out = append(out, directRoute{method, path, h})
+		}
 	}
-}
-
-// static reports whether an echo route path has no parameters (an escaped colon, \:, is none).
-func static(p string) bool {
-	p = strings.ReplaceAll(p, `\:`, "")
-	return !strings.ContainsAny(p, ":*")
-}
-
-// directRoutes are the handlers of the static routes of the echo instances REST built, each
-// wrapped as REST wraps it, by instance, then method and path, for restPath.
-type directRoutes struct {
-	mu sync.Mutex
-	by map[*echo.Echo]map[string][]directRoute // by path as a ServeMux matches it (\: unescaped)
+	return out
 }
 
 type directRoute struct {
 	method, path string // path as echo has it
 	h            echo.HandlerFunc
-}
-
-func (d *directRoutes) add(e *echo.Echo, method, path string, h echo.HandlerFunc) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.by == nil {
-		d.by = map[*echo.Echo]map[string][]directRoute{}
-	}
-	if d.by[e] == nil {
-		d.by[e] = map[string][]directRoute{}
-	}
-	p := strings.ReplaceAll(path, `\:`, ":")
-	for i, r := range d.by[e][p] {
-		if r.method == method {
-			d.by[e][p][i].h = h
-			return
-		}
-	}
-	d.by[e][p] = append(d.by[e][p], directRoute{method, path, h})
 }
 
 // restPath returns the handler for the requests of path p that a ServeMux pattern matches exactly
@@ -197,9 +180,13 @@ func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
 	if !ok {
 		return rest
 	}
-	m.direct.mu.Lock()
-	routes := m.direct.by[e][p]
-	m.direct.mu.Unlock()
+	m.restMu.Lock()
+	t := m.rest[e]
+	m.restMu.Unlock()
+	if t == nil {
+		return rest
+	}
+	routes := t.static(p)
 	if len(routes) == 0 {
 		return rest
 	}
