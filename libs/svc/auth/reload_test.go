@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -21,19 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// syncBuffer is a log destination the test reads while the watcher writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // edge is a service's edge files in a temporary folder, served by a Gate on a loopback listener.
 type edge struct {
 	dir  string
@@ -41,7 +27,7 @@ type edge struct {
 	ca   *testenv.CA
 	gate *auth.Gate
 	reg  *prometheus.Registry
-	log  *syncBuffer
+	log  *testenv.LogBuffer
 	addr string
 }
 
@@ -57,7 +43,7 @@ func writePair(t *testing.T, e auth.Edge, cert tls.Certificate) {
 func newEdge(t *testing.T, every time.Duration, watch bool) *edge {
 	t.Helper()
 	dir := t.TempDir()
-	ed := &edge{dir: dir, ca: testenv.NewCA(t, "CA"), reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+	ed := &edge{dir: dir, ca: testenv.NewCA(t, "CA"), reg: prometheus.NewRegistry(), log: &testenv.LogBuffer{}}
 	ed.e = auth.Edge{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
 		ClientCA: filepath.Join(dir, "ca.pem"), CallersFile: filepath.Join(dir, "callers.json"), ReloadEvery: every}
 	writePair(t, ed.e, ed.ca.Server(t))

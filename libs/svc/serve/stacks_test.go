@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // goroutineID is the number of the goroutine that calls it, from its stack's first line.
@@ -23,33 +23,15 @@ func goroutineID() string {
 	return f[1]
 }
 
-// syncBuffer is a log's output that the test reads while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveH serves h with serve.Serve on a loopback port until the test ends; it returns the base
 // URL and the server's log.
-func serveH(t *testing.T, h http.Handler) (string, *syncBuffer) {
+func serveH(t *testing.T, h http.Handler) (string, *testenv.LogBuffer) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,21 +50,10 @@ type limGateway struct {
 	reg   *prometheus.Registry
 	maker *publicid.Maker
 	store *sqlitemap.Store
-	mu    sync.Mutex
-	logs  bytes.Buffer
+	logs  testenv.LogBuffer
 }
 
-func (g *limGateway) Write(p []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.logs.Write(p)
-}
-
-func (g *limGateway) log() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.logs.String()
-}
+func (g *limGateway) log() string { return g.logs.String() }
 
 func newLimGateway(t *testing.T, routes string, o gateway.Options) *limGateway {
 	t.Helper()
@@ -81,7 +69,7 @@ func newLimGateway(t *testing.T, routes string, o gateway.Options) *limGateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.store.Close() })
-	o.Logger = slog.New(slog.NewJSONHandler(g, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o.Logger = slog.New(slog.NewJSONHandler(&g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h, err := gateway.New(c, g.maker, g.store, g.reg, o)
 	if err != nil {
 		t.Fatal(err)
