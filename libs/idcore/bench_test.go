@@ -171,26 +171,27 @@ func BenchmarkBatchConcurrent(b *testing.B) {
 func BenchmarkSleepToNextMillisecond(b *testing.B) {
 	clock := idcore.SystemClock()
 	ctx := context.Background()
-	waits := map[string]func(time.Duration){
-		"clock": func(d time.Duration) {
+	for _, w := range []struct {
+		name string
+		wait func(*testing.B, time.Duration)
+	}{
+		{"clock", func(b *testing.B, d time.Duration) {
 			if err := clock.Sleep(ctx, d); err != nil {
 				b.Fatal(err)
 			}
-		},
-		"nanosleep": func(d time.Duration) {
+		}},
+		{"nanosleep", func(_ *testing.B, d time.Duration) {
 			ts := syscall.NsecToTimespec(int64(d))
 			_ = syscall.Nanosleep(&ts, nil)
-		},
-	}
-	for _, name := range []string{"clock", "nanosleep"} {
-		wait := waits[name]
-		b.Run(name, func(b *testing.B) {
+		}},
+	} {
+		b.Run(w.name, func(b *testing.B) {
 			var late time.Duration
 			cpu0 := cpuTime()
 			for b.Loop() {
 				now := clock.Now()
 				next := now.Truncate(time.Millisecond).Add(time.Millisecond)
-				wait(next.Sub(now))
+				w.wait(b, next.Sub(now))
 				late += clock.Now().Sub(next)
 			}
 			b.ReportMetric(float64(late.Microseconds())/float64(b.N), "late-µs")
