@@ -12,19 +12,51 @@ cpu_wait_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{w += $2} END
 # (its stderr) so far; 0 without FILE.
 gc_count() { if [[ -n $1 && -f $1 ]]; then grep -c '^gc ' "$1" || true; else echo 0; fi; }
 
+# Durable writes are bounded by fsyncs, and how long an fsync takes on a virtual machine's disk
+# moves from second to second (here by four times within a minute), so the write benchmarks also
+# count the store's fsync calls: writes per fsync does not depend on the disk's speed.
+# have_fsync_count says whether perf can count a process's fsync and fdatasync calls (the
+# syscalls tracepoints; perf is Debian's linux-perf).
+have_fsync_count() {
+  command -v perf >/dev/null && perf stat -e syscalls:sys_enter_fdatasync -p $$ -o /dev/null -- true >/dev/null 2>&1
+}
+
+# with_fsyncs PID FILE CMD…: runs CMD (its output passes through) while perf counts the fsync and
+# fdatasync calls of process PID, and writes their number to FILE (empty without perf; see
+# have_fsync_count, whose answer FSYNC_COUNT=1 carries).
+with_fsyncs() {
+  local pid=$1 file=$2
+  shift 2
+  if [[ ${FSYNC_COUNT:-} != 1 ]]; then
+    : >"$file"
+    "$@"
+    return
+  fi
+  perf stat -x, -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -p "$pid" -o "$file.perf" -- "$@"
+  awk -F, '$1 ~ /^[0-9]+$/ {n += $1} END {print n + 0}' "$file.perf" >"$file"
+}
+
 # measure NAME ROUND PID LOADGEN-ARGS…: one timed run of loadgen on core 1 against the server PID,
 # appended to $out/results.jsonl with the server's CPU time per request and how long its threads
 # waited for a CPU during the run (server_cpu_wait_ms; loadgen gives its own, loadgen_cpu_wait_ms:
 # a run where either waited is one the machine's other load disturbed). With GCLOG set to the
 # server's stderr (started with GODEBUG=gctrace=1), also its garbage collections (server_gcs).
+# With STORE_PID set (the server's Redis), also that process's CPU time per request
+# (store_cpu_us_per_req) and its fsync calls during the run (store_fsyncs; see with_fsyncs).
 measure() {
-  local name=$1 round=$2 pid=$3 t0 t1 w0 w1 g0 g1 res
+  local name=$1 round=$2 pid=$3 t0 t1 w0 w1 g0 g1 s0 s1 res
   shift 3
   g0=$(gc_count "${GCLOG:-}")
   w0=$(cpu_wait_ns "$pid")
+  s0=$(store_ticks)
   t0=$(cpu_ticks "$pid")
-  res=$(taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@")
+  if [[ -n ${STORE_PID:-} ]]; then
+    res=$(with_fsyncs "$STORE_PID" "$out/fsyncs" taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@")
+  else
+    res=$(taskset -c 1 "$out/loadgen" -c "$conns" -d "$dur" "$@")
+  fi
   t1=$(cpu_ticks "$pid")
+  s1=$(store_ticks)
   w1=$(cpu_wait_ns "$pid")
   g1=$(gc_count "${GCLOG:-}")
   python3 -c '
@@ -34,9 +66,18 @@ r["server_cpu_us_per_req"] = ticks / hz / max(r["requests"], 1) * 1e6
 r["server_cpu_wait_ms"] = int(sys.argv[5]) / 1e6
 if sys.argv[6]:
     r["server_gcs"] = int(sys.argv[6])
+if sys.argv[7]:
+    r["store_cpu_us_per_req"] = int(sys.argv[7]) / hz / max(r["requests"], 1) * 1e6
+    fsyncs = open(sys.argv[8]).read().strip()
+    if fsyncs:
+        r["store_fsyncs"] = int(fsyncs)
 r["name"], r["round"] = sys.argv[3], int(sys.argv[4])
-print(json.dumps(r))' "$res" "$((t1 - t0))" "$name" "$round" "$((w1 - w0))" "${GCLOG:+$((g1 - g0))}" >>"$out/results.jsonl"
+print(json.dumps(r))' "$res" "$((t1 - t0))" "$name" "$round" "$((w1 - w0))" "${GCLOG:+$((g1 - g0))}" \
+    "${STORE_PID:+$((s1 - s0))}" "$out/fsyncs" >>"$out/results.jsonl"
 }
+
+# store_ticks: cpu_ticks of STORE_PID, or nothing without it.
+store_ticks() { if [[ -n ${STORE_PID:-} ]]; then cpu_ticks "$STORE_PID"; fi; }
 
 # record NAME ROUND JSON: a result measured another way (redis-benchmark), as measure writes it.
 record() {

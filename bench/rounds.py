@@ -97,10 +97,34 @@ def publicid(rows, instr):
     print("resolve: %s x of 1/(1/bare + 1/redis GET); p99/p50 %s (the bare handler's: %s)" % (spread(res), spread(tail, "%.1f"), spread(baretail, "%.1f")))
     print("resolve p50 %s ms, p99 %s ms" % (spread([rd["resolve"]["p50_ms"] for rd in full]), spread([rd["resolve"]["p99_ms"] for rd in full])))
     print("publish: %s x of redis-benchmark's AOF-always SET" % spread(pub))
+    durable_writes(full)
     print("gateway, one client: adds %s ms at p50, %s ms at p99 over calling the upstream directly" % (spread(gw50), spread(gw99)))
     print("gateway CPU per request (the public-id process) over the bare upstream's own: %s x" % spread(gwcpu, "%.1f"))
     harness_table(rounds, ("bare", "resolve", "publish", "direct", "gateway"))
     instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get")])
+
+
+def durable_writes(rounds):
+    """Publish and SET by Redis's fsyncs, which bound both: writes per fsync (how many acknowledged
+    writes share one, which the disk's speed does not set), the time from one fsync to the next
+    (which it does: the req/s ratio moves with it), and core 0's CPU per write (Redis's, plus the
+    service's for publish)."""
+    def per(rd, name):
+        r = rd[name]
+        if not r.get("store_fsyncs"):
+            return None
+        return (r["requests"] / r["store_fsyncs"], r["requests"] / r["req_per_s"] / r["store_fsyncs"] * 1000,
+                r.get("server_cpu_us_per_req", 0) + r["store_cpu_us_per_req"] if name == "publish" else r["store_cpu_us_per_req"])
+    pairs = [(per(rd, "publish"), per(rd, "redis-set")) for rd in rounds]
+    pairs = [(p, s) for p, s in pairs if p and s]
+    if not pairs:
+        print("writes per fsync: not counted (perf missing, or it cannot trace syscalls here)")
+        return
+    print("writes per fsync: publish %s, SET %s (%s x); ms from one fsync to the next: publish %s, SET %s" % (
+        spread([p[0] for p, _ in pairs], "%.1f"), spread([s[0] for _, s in pairs], "%.1f"), spread([p[0] / s[0] for p, s in pairs]),
+        spread([p[1] for p, _ in pairs]), spread([s[1] for _, s in pairs])))
+    print("core 0's CPU per write: publish (service + Redis) %s us, SET (Redis alone) %s us" % (
+        spread([p[2] for p, _ in pairs], "%.0f"), spread([s[2] for _, s in pairs], "%.0f")))
 
 
 def harness_table(rounds, names):

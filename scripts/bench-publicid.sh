@@ -27,6 +27,9 @@ go build -o "$out/public-id" ./services/public-id/cmd/public-id
 rport=7290
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
+redispid=$!
+FSYNC_COUNT=0
+if have_fsync_count; then FSYNC_COUNT=1; else echo "perf cannot count fsyncs here (Debian's linux-perf): no writes per fsync" >&2; fi
 GODEBUG=gctrace=1 taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 2>"$out/bare.stderr" &
 barepid=$!
 cat >"$out/routes.json" <<JSON
@@ -40,10 +43,21 @@ wait_healthy http://127.0.0.1:7291/
 wait_healthy http://127.0.0.1:7292/healthz
 pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
-# redis-benchmark's rate as loadgen's JSON (it runs a number of requests, sized to about $dur).
+# redis-benchmark's rate as loadgen's JSON (it runs a number of requests, sized to about $dur), with
+# Redis's CPU time per request and its fsyncs, as measure gives them with STORE_PID.
 rb() { # TEST N
-  taskset -c 1 redis-benchmark -p $rport -c "$conns" -n "$2" -t "$1" -q --csv | tail -1 |
-    python3 -c 'import json, sys; print(json.dumps({"req_per_s": float(sys.stdin.read().split(",")[1].strip("\""))}))'
+  local t0 t1 csv
+  t0=$(cpu_ticks "$redispid")
+  csv=$(with_fsyncs "$redispid" "$out/fsyncs" taskset -c 1 redis-benchmark -p $rport -c "$conns" -n "$2" -t "$1" -q --csv | tail -1)
+  t1=$(cpu_ticks "$redispid")
+  python3 -c '
+import json, os, sys
+n = int(sys.argv[2]); r = {"req_per_s": float(sys.argv[1].split(",")[1].strip("\"")), "requests": n}
+r["store_cpu_us_per_req"] = int(sys.argv[3]) / os.sysconf("SC_CLK_TCK") / n * 1e6
+fsyncs = open(sys.argv[4]).read().strip()
+if fsyncs:
+    r["store_fsyncs"] = int(fsyncs)
+print(json.dumps(r))' "$csv" "$2" "$((t1 - t0))" "$out/fsyncs"
 }
 secs=${dur%s}
 # Warm both servers up (discarded), so that the first round is not the coldest.
@@ -55,7 +69,7 @@ for r in $(seq "$rounds"); do
   record redis-get "$r" "$(rb get $((60000 * secs)))"
   GCLOG=$out/public-id.stderr measure resolve "$r" "$gwpid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
   record redis-set "$r" "$(rb set $((10000 * secs)))"
-  GCLOG=$out/public-id.stderr measure publish "$r" "$gwpid" -url http://127.0.0.1:7292 -mode publish
+  STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$gwpid" -url http://127.0.0.1:7292 -mode publish
   # The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
   # calling that upstream directly, one client: the latency the gateway adds (resolve, call,
   # rewrite). CPU per request: the bare upstream's during the direct run (the baseline), the
