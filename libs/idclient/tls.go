@@ -15,10 +15,11 @@ import (
 // verifies the generators' certificates. New refuses a certificate that is expired or not yet
 // valid, or a key that is not the certificate's. Until Close, the files are re-read when their
 // folder changes (certificate agents rename new files into place), every ReloadEvery, and on
-// SIGHUP when asked: a good new certificate or bundle is used from the next connection, a bad
-// one is refused, logged and counted (idgen_tls_reloads_total{kind="client"|"server_ca"}), and
-// the one in use stays. idgen_tls_certificate_expiry_timestamp_seconds{kind="client"} is the
-// certificate's expiry (Collectors).
+// SIGHUP when asked: a good new certificate or bundle is used from the next call, on a new
+// connection (calls in flight finish on theirs); a bad one is refused, logged and counted
+// (idgen_tls_reloads_total{kind="client"|"server_ca"}), and the one in use stays.
+// idgen_tls_certificate_expiry_timestamp_seconds{kind="client"} is the certificate's expiry
+// (Collectors).
 type TLSFiles struct {
 	Cert, Key string
 	// CA verifies the generators. Empty: the system's roots.

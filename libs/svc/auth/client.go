@@ -31,7 +31,7 @@ type ClientTLS struct {
 	dial  net.Dialer
 
 	mu         sync.Mutex
-	transports []*http.Transport // Transport's, whose idle connections a reload closes
+	transports []*reloadingTransport // Transport's, which a reload moves to new connections
 }
 
 // NewClientTLS reads f, refusing a certificate that is expired or not yet valid, or a key that
@@ -101,9 +101,20 @@ func (c *ClientTLS) DialTLSContext(ctx context.Context, network, addr string) (n
 }
 
 // Transport returns an HTTP transport whose https:// connections use DialTLSContext: HTTP/2 when
-// the server offers it, else HTTP/1.1 (http:// ones speak HTTP/1.1). A reload closes its idle
-// connections, so the next call presents the new certificate.
-func (c *ClientTLS) Transport() *http.Transport {
+// the server offers it, else HTTP/1.1 (http:// ones speak HTTP/1.1). After a reload the next
+// request goes on a new connection, which presents the new certificate (and verifies with the
+// new bundle); a connection made before takes no new request, and closes once the requests it
+// carries have ended (they finish on it) and it has been idle for a minute.
+func (c *ClientTLS) Transport() http.RoundTripper {
+	t := &reloadingTransport{}
+	c.mu.Lock()
+	t.cur.Store(c.newTransport())
+	c.transports = append(c.transports, t)
+	c.mu.Unlock()
+	return t
+}
+
+func (c *ClientTLS) newTransport() *http.Transport {
 	t := &http.Transport{
 		DialContext:         c.dial.DialContext,
 		DialTLSContext:      c.DialTLSContext,
@@ -114,19 +125,33 @@ func (c *ClientTLS) Transport() *http.Transport {
 	}
 	t.Protocols.SetHTTP1(true)
 	t.Protocols.SetHTTP2(true)
-	c.mu.Lock()
-	c.transports = append(c.transports, t)
-	c.mu.Unlock()
 	return t
 }
 
-// reconnect closes the idle connections of the transports made so far, so that the next call
-// connects with the material just loaded (a connection in use keeps the one it started with).
+// reloadingTransport sends each request on the http.Transport of the material loaded last.
+// Closing the idle connections at a reload would not be enough: an HTTP/2 connection that always
+// has a request in flight is never idle, and would go on with the old certificate for ever.
+type reloadingTransport struct {
+	cur atomic.Pointer[http.Transport]
+}
+
+func (t *reloadingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.cur.Load().RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the transport in use (as
+// http.Client.CloseIdleConnections asks).
+func (t *reloadingTransport) CloseIdleConnections() { t.cur.Load().CloseIdleConnections() }
+
+// reconnect gives every transport made so far a new http.Transport, so that the next request
+// connects with the material just loaded. The old one gets no request any more: its idle
+// connections are closed now, and each of the others once its requests have ended and it has
+// been idle for the transport's IdleConnTimeout.
 func (c *ClientTLS) reconnect() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range c.transports {
-		t.CloseIdleConnections()
+		t.cur.Swap(c.newTransport()).CloseIdleConnections()
 	}
 }
 

@@ -346,9 +346,9 @@ func TestClientTLS(t *testing.T) {
 	srv2.StartTLS()
 	defer srv2.Close()
 	get2 := func() error {
-		tr := ct.Transport()
-		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr, Timeout: 2 * time.Second}).Get(srv2.URL)
+		hc := &http.Client{Transport: ct.Transport(), Timeout: 2 * time.Second}
+		defer hc.CloseIdleConnections()
+		resp, err := hc.Get(srv2.URL)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -362,6 +362,72 @@ func TestClientTLS(t *testing.T) {
 		err := get2()
 		return err == nil, "the added server CA is not trusted: " + errString(err)
 	})
+}
+
+// A reload moves the next request to a new connection even while the old one always has a
+// request in flight (an HTTP/2 connection that is never idle), and the request in flight across
+// the reload finishes on the old one.
+func TestClientTLSBusyConnection(t *testing.T) {
+	dir := t.TempDir()
+	ca := testenv.NewCA(t, "CA")
+	hour := time.Now().Add(time.Hour)
+	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key"), CA: filepath.Join(dir, "ca.pem")}
+	first := ca.Client(t, hour, "spiffe://idgen.test/svc/orders")
+	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, first)
+	testenv.RenameInto(t, f.CA, ca.PEM)
+	held, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			close(held)
+			<-release
+		}
+		_, _ = io.WriteString(w, r.TLS.PeerCertificates[0].SerialNumber.String()+" "+r.Proto)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server(t)}, ClientAuth: tls.RequireAnyClientCert, NextProtos: []string{"h2", "http/1.1"}}
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	ct, err := auth.NewClientTLS(f, auth.Reload{Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { ct.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	hc := &http.Client{Transport: ct.Transport(), Timeout: 10 * time.Second}
+	get := func(path string) (string, error) {
+		resp, err := hc.Get(srv.URL + path)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	want := func(c tls.Certificate) string { return leaf(t, c).SerialNumber.String() + " HTTP/2.0" }
+	if got, err := get("/"); err != nil || got != want(first) {
+		t.Fatalf("first request: %q, %v; want %q", got, err, want(first))
+	}
+	type answer struct {
+		body string
+		err  error
+	}
+	inFlight := make(chan answer, 1)
+	go func() { b, err := get("/hold"); inFlight <- answer{b, err} }()
+	<-held // the connection has a request in flight from now on
+	renewed := ca.Client(t, hour, "spiffe://idgen.test/svc/orders")
+	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, renewed)
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return ct.Certificate().Leaf.SerialNumber.Cmp(leaf(t, renewed).SerialNumber) == 0, "the renewed certificate is not loaded"
+	})
+	if got, err := get("/"); err != nil || got != want(renewed) {
+		t.Errorf("the request after the reload, with the old connection busy: %q, %v; want %q", got, err, want(renewed))
+	}
+	close(release)
+	if a := <-inFlight; a.err != nil || a.body != want(first) {
+		t.Errorf("the request in flight across the reload: %q, %v; want it answered on its connection (%q)", a.body, a.err, want(first))
+	}
 }
 
 func errString(err error) string {
