@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -31,7 +33,7 @@ type ClientTLS struct {
 	dial  net.Dialer
 
 	mu         sync.Mutex
-	transports []*reloadingTransport // Transport's, which a reload moves to new connections
+	transports []weak.Pointer[reloadingTransport] // Transport's still in use, which a reload moves to new connections
 }
 
 // NewClientTLS reads f, refusing a certificate that is expired or not yet valid, or a key that
@@ -107,11 +109,17 @@ func (c *ClientTLS) DialTLSContext(ctx context.Context, network, addr string) (n
 // carries have ended (they finish on it) and it has been idle for a minute.
 func (c *ClientTLS) Transport() http.RoundTripper {
 	t := &reloadingTransport{}
-	c.mu.Lock()
 	t.cur.Store(c.newTransport())
-	c.transports = append(c.transports, t)
-	c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.transports = append(c.live(), weak.Make(t))
 	return t
+}
+
+// live drops the transports nothing uses any more from c.transports and returns the rest
+// (c.mu held).
+func (c *ClientTLS) live() []weak.Pointer[reloadingTransport] {
+	return slices.DeleteFunc(c.transports, func(p weak.Pointer[reloadingTransport]) bool { return p.Value() == nil })
 }
 
 func (c *ClientTLS) newTransport() *http.Transport {
@@ -150,8 +158,11 @@ func (t *reloadingTransport) CloseIdleConnections() { t.cur.Load().CloseIdleConn
 func (c *ClientTLS) reconnect() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, t := range c.transports {
-		t.cur.Swap(c.newTransport()).CloseIdleConnections()
+	c.transports = c.live()
+	for _, p := range c.transports {
+		if t := p.Value(); t != nil {
+			t.cur.Swap(c.newTransport()).CloseIdleConnections()
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -428,6 +429,27 @@ func TestClientTLSBusyConnection(t *testing.T) {
 	if a := <-inFlight; a.err != nil || a.body != want(first) {
 		t.Errorf("the request in flight across the reload: %q, %v; want it answered on its connection (%q)", a.body, a.err, want(first))
 	}
+}
+
+// A transport nothing uses any more is not kept for the reloads.
+func TestClientTLSDropsUnusedTransports(t *testing.T) {
+	dir := t.TempDir()
+	ca := testenv.NewCA(t, "CA")
+	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key")}
+	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, ca.Client(t, time.Now().Add(time.Hour), "spiffe://idgen.test/svc/orders"))
+	ct, err := auth.NewClientTLS(f, auth.Reload{Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := ct.Transport()
+	for range 100 {
+		_ = ct.Transport()
+	}
+	runtime.GC()
+	if n := auth.TransportsHeld(ct); n != 1 {
+		t.Errorf("%d transports held after 100 were dropped, want the 1 in use", n)
+	}
+	runtime.KeepAlive(kept)
 }
 
 func errString(err error) string {
