@@ -280,13 +280,8 @@ func TestParseCABundle(t *testing.T) {
 // call, over HTTP/2 and the same transport; a bad renewal is refused and the certificate in use
 // stays.
 func TestClientTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca := testenv.NewCA(t, "CA")
+	ca, f, first := clientFiles(t)
 	hour := time.Now().Add(time.Hour)
-	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key"), CA: filepath.Join(dir, "ca.pem")}
-	first := ca.Client(t, hour, "spiffe://idgen.test/svc/orders")
-	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, first)
-	testenv.RenameInto(t, f.CA, ca.PEM)
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -365,17 +360,26 @@ func TestClientTLS(t *testing.T) {
 	})
 }
 
+// clientFiles writes a client certificate of spiffe://idgen.test/svc/orders valid for an hour,
+// its key and its CA's bundle into a temporary folder, and returns the CA, the files and the
+// certificate.
+func clientFiles(t *testing.T) (*testenv.CA, auth.ClientFiles, tls.Certificate) {
+	t.Helper()
+	dir := t.TempDir()
+	ca := testenv.NewCA(t, "CA")
+	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key"), CA: filepath.Join(dir, "ca.pem")}
+	cert := ca.Client(t, time.Now().Add(time.Hour), "spiffe://idgen.test/svc/orders")
+	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, cert)
+	testenv.RenameInto(t, f.CA, ca.PEM)
+	return ca, f, cert
+}
+
 // A reload moves the next request to a new connection even while the old one always has a
 // request in flight (an HTTP/2 connection that is never idle), and the request in flight across
 // the reload finishes on the old one.
 func TestClientTLSBusyConnection(t *testing.T) {
-	dir := t.TempDir()
-	ca := testenv.NewCA(t, "CA")
+	ca, f, first := clientFiles(t)
 	hour := time.Now().Add(time.Hour)
-	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key"), CA: filepath.Join(dir, "ca.pem")}
-	first := ca.Client(t, hour, "spiffe://idgen.test/svc/orders")
-	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, first)
-	testenv.RenameInto(t, f.CA, ca.PEM)
 	held, release := make(chan struct{}), make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hold" {
@@ -433,10 +437,7 @@ func TestClientTLSBusyConnection(t *testing.T) {
 
 // A transport nothing uses any more is not kept for the reloads.
 func TestClientTLSDropsUnusedTransports(t *testing.T) {
-	dir := t.TempDir()
-	ca := testenv.NewCA(t, "CA")
-	f := auth.ClientFiles{Cert: filepath.Join(dir, "client.crt"), Key: filepath.Join(dir, "client.key")}
-	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, ca.Client(t, time.Now().Add(time.Hour), "spiffe://idgen.test/svc/orders"))
+	_, f, _ := clientFiles(t)
 	ct, err := auth.NewClientTLS(f, auth.Reload{Every: time.Hour})
 	if err != nil {
 		t.Fatal(err)
