@@ -202,7 +202,8 @@ func (p *Proc) Kill() error {
 }
 
 // WaitHealthy waits until the process passes the Spec's health checks (at once if it has none). It
-// returns an error when the process ends first, or when ctx ends, naming the last check's failure.
+// returns an error when the process ends first, or when ctx ends, naming the last check's failure
+// (the last that ctx did not cut short).
 // It checks at once, then at intervals growing from 1 ms to 50 ms.
 func (p *Proc) WaitHealthy(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -236,16 +237,20 @@ func (p *Proc) WaitHealthy(ctx context.Context) error {
 		return nil
 	}
 	poll := time.Millisecond
+	var last error // the last check's answer, not one the deadline cut short
 	for {
 		err := check()
 		if err == nil {
 			return nil
 		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		select {
 		case <-p.done:
 			return fmt.Errorf("proc: %s ended before it was healthy (%v): last check: %w", p.spec.Name, p.err, err)
 		case <-ctx.Done():
-			return fmt.Errorf("proc: %s not healthy: %w (%w)", p.spec.Name, err, ctx.Err())
+			return fmt.Errorf("proc: %s not healthy: %w (%w)", p.spec.Name, last, ctx.Err())
 		case <-time.After(poll): // the polling interval, not a wait for health
 		}
 		poll = min(2*poll, 50*time.Millisecond)

@@ -98,7 +98,18 @@ func TestWaitHealthyWhenTheProcessExits(t *testing.T) {
 func TestWaitHealthyGivesUpWithContext(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	p := proc.StartT(t, proc.Spec{Bin: child(t), Args: []string{"--listen", addr, "--healthy-after", "1h"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// The server answers (503) before the deadline starts: on a loaded machine a process can take
+	// longer than the deadline to start listening, and WaitHealthy would then have no status to
+	// report.
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false, "the 503 server does not answer: " + err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable, "status " + resp.Status
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	q, err := proc.Start(ctx, proc.Spec{Bin: child(t), HealthURL: "http://" + addr + "/healthz"})
 	if err != nil {
