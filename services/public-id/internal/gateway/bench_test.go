@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/cached"
@@ -94,7 +95,7 @@ func benchGateway(b *testing.B, withCache bool) {
 		_, _ = w.Write(body)
 	}))
 	b.Cleanup(up.Close)
-	c, err := gateway.ParseRoutes([]byte(`{"routes": [{"name": "order", "public": "/orders/{public_id}",
+	c, err := routes.Parse([]byte(`{"routes": [{"name": "order", "public": "/orders/{public_id}",
 	  "upstream": "` + up.URL + `/internal/orders/{internal_id}", "resource": "ord",
 	  "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}`))
 	if err != nil {

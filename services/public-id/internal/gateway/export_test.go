@@ -1,6 +1,10 @@
 package gateway
 
-import "net/url"
+import (
+	"net/url"
+
+	"github.com/idgen/idgen/libs/routes"
+)
 
 // DetectorFind exposes the detector's scan to the tests.
 func DetectorFind(d Detector, text string) string { return d.scanner().find([]byte(text)) }
@@ -18,4 +22,6 @@ func KnownContains(k *Known, text string) bool { return k.contains([]byte(text))
 func AppendQuoted(dst []byte, s string) []byte { return appendQuoted(dst, s) }
 
 // RouteTarget is the upstream URL of route r for internal ID id and the encoded query.
-func RouteTarget(r *Route, id int64, query string) (*url.URL, error) { return r.target(id, query) }
+func RouteTarget(r *routes.Route, id int64, query string) (*url.URL, error) {
+	return r.Target(id, query)
+}

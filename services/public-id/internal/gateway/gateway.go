@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/healthz"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
@@ -59,7 +60,7 @@ type Options struct {
 
 // Gateway is the customer-facing handler.
 type Gateway struct {
-	routes   []*Route
+	routes   []*routes.Route
 	maker    *publicid.Maker
 	store    mapping.Store
 	client   *http.Transport // upstream.go: the upstream transport
@@ -71,7 +72,7 @@ type Gateway struct {
 	inFlight chan struct{}
 	rewrites chan struct{}
 	bodies   *semaphore.Weighted // BodyBudget
-	perRoute map[*Route]*routeLimits
+	perRoute map[*routes.Route]*routeLimits
 	healthMu sync.Mutex
 	healthAt time.Time
 	healthIs healthz.Service
@@ -96,7 +97,7 @@ type routeLimits struct {
 
 // New builds the gateway. It takes the mapping store through its interface, so a decorator of
 // the store (a cache, say) serves the gateway as the store itself does.
-func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.Registerer, o Options) (*Gateway, error) {
+func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prometheus.Registerer, o Options) (*Gateway, error) {
 	o.UpstreamTimeout = cmp(o.UpstreamTimeout, 5*time.Second)
 	o.MaxBody = cmp(o.MaxBody, 1<<20)
 	o.MaxDepth = cmp(o.MaxDepth, 64)
@@ -117,7 +118,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 		o.Now = time.Now
 	}
 	for _, r := range c.Routes {
-		if r.prefix == "/healthz" || strings.HasPrefix(r.Public, "/healthz/") {
+		if pre, _ := r.PublicPath(); pre == "/healthz" || strings.HasPrefix(r.Public, "/healthz/") {
 			return nil, fmt.Errorf("gateway: route %q: /healthz is the gateway's own", r.Name)
 		}
 	}
@@ -126,7 +127,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 			return nil, fmt.Errorf("gateway: resource %q is not one the public-ID maker knows", res)
 		}
 	}
-	perRoute := make(map[*Route]*routeLimits, len(c.Routes))
+	perRoute := make(map[*routes.Route]*routeLimits, len(c.Routes))
 	for _, r := range c.Routes {
 		if r.MaxInFlight > o.MaxInFlight {
 			return nil, fmt.Errorf("gateway: route %q: max_in_flight %d is above the gateway's %d", r.Name, r.MaxInFlight, o.MaxInFlight)
@@ -135,7 +136,7 @@ func New(c *Config, maker *publicid.Maker, store mapping.Store, reg prometheus.R
 			return nil, fmt.Errorf("gateway: route %q: max_rewrites %d is above the gateway's %d", r.Name, r.MaxRewrites, o.MaxRewrites)
 		}
 		perRoute[r] = &routeLimits{
-			timeout:  cmp(r.timeout, o.UpstreamTimeout),
+			timeout:  cmp(r.TimeoutDuration(), o.UpstreamTimeout),
 			inFlight: make(chan struct{}, cmp(r.MaxInFlight, max(o.MaxInFlight/2, 1))),
 			rewrites: make(chan struct{}, cmp(r.MaxRewrites, max(o.MaxRewrites/2, 1))),
 			bodies:   semaphore.NewWeighted(o.BodyBudget / 2),

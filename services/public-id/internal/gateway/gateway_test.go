@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
@@ -41,9 +42,9 @@ const orderRoutes = `{"routes": [{
   }}
 }]}`
 
-func orderType(t testing.TB) *gateway.Type {
+func orderType(t testing.TB) *routes.Type {
 	t.Helper()
-	c, err := gateway.ParseRoutes([]byte(orderRoutes))
+	c, err := routes.Parse([]byte(orderRoutes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestParseRoutesRefuses(t *testing.T) {
 		{"object query", strings.Replace(orderRoutes, `"limit": {"type": "int", "min": 1, "max": 50}`, `"limit": {"type": "object", "fields": {"a": "int"}}`, 1), "query parameter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gateway.ParseRoutes([]byte(tt.routes))
+			_, err := routes.Parse([]byte(tt.routes))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one saying %q", err, tt.want)
 			}
@@ -337,9 +338,9 @@ func TestRouteTarget(t *testing.T) {
 		"http://[::1]:9000/o/{internal_id}",
 		"https://orders.internal:/o/{internal_id}",
 	} {
-		routes := strings.Replace(orderRoutes, "http://orders.internal/internal/orders/{internal_id}", up, 1)
-		routes = strings.Replace(routes, `"query": {"expand": {"type": "enum", "values": ["items"]}, "limit": {"type": "int", "min": 1, "max": 50}},`, "", 1)
-		c, err := gateway.ParseRoutes([]byte(routes))
+		file := strings.Replace(orderRoutes, "http://orders.internal/internal/orders/{internal_id}", up, 1)
+		file = strings.Replace(file, `"query": {"expand": {"type": "enum", "values": ["items"]}, "limit": {"type": "int", "min": 1, "max": 50}},`, "", 1)
+		c, err := routes.Parse([]byte(file))
 		if err != nil {
 			t.Fatalf("%s: %v", up, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/idgen/idgen/libs/routes"
 )
 
 // redirect passes an upstream redirect only when the route declares Location and it names a
@@ -15,7 +17,7 @@ func (g *Gateway) redirect(q *request, resp *http.Response) (*answer, *failure) 
 	default:
 		return nil, upstreamStatus(resp.StatusCode)
 	}
-	if q.route.headers["Location"] != "location" {
+	if q.route.HeaderKinds()["Location"] != "location" {
 		return nil, fail(outcomeUnsafe, unsafe("Location", "an upstream redirect, and the route declares no location"))
 	}
 	headers, err := g.headers(q.r.Context(), q.route, resp.Header, &q.known)
@@ -31,11 +33,11 @@ func (g *Gateway) redirect(q *request, resp *http.Response) (*answer, *failure) 
 // headers returns the upstream headers the route declares, checked: a plain header that holds an
 // internal ID (the response's own, or any that looks like one) makes the response unsafe, and a
 // location is rewritten to a public path.
-func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, known *Known) (http.Header, error) {
+func (g *Gateway) headers(ctx context.Context, route *routes.Route, in http.Header, known *Known) (http.Header, error) {
 	var out http.Header // made for the first header that passes
 	var scan *scanner   // made for the first plain header
-	for name, kind := range route.headers {
-		vs := in[name] // route.headers holds canonical names, as the upstream's header does
+	for name, kind := range route.HeaderKinds() {
+		vs := in[name] // route.HeaderKinds() holds canonical names, as the upstream's header does
 		if len(vs) == 0 {
 			continue
 		}
@@ -69,20 +71,21 @@ func (g *Gateway) headers(ctx context.Context, route *Route, in http.Header, kno
 
 // location rewrites an upstream URL to the public path of the route whose upstream it names,
 // with its internal ID published under that route's resource. Any other location is unsafe.
-func (g *Gateway) location(ctx context.Context, route *Route, loc string) (string, error) {
-	u, err := route.up.Parse(loc)
+func (g *Gateway) location(ctx context.Context, route *routes.Route, loc string) (string, error) {
+	u, err := route.UpstreamURL().Parse(loc)
 	if err != nil {
 		return "", unsafe("Location", "not a URL")
 	}
 	for _, rt := range g.routes {
-		if rt.upPrefix == "" || u.Scheme != rt.up.Scheme || u.Host != rt.up.Host {
+		upPrefix, upSuffix := rt.UpstreamPath()
+		if up := rt.UpstreamURL(); upPrefix == "" || u.Scheme != up.Scheme || u.Host != up.Host {
 			continue
 		}
-		rest, ok := strings.CutPrefix(u.EscapedPath(), rt.upPrefix)
+		rest, ok := strings.CutPrefix(u.EscapedPath(), upPrefix)
 		if !ok {
 			continue
 		}
-		digits, ok := strings.CutSuffix(rest, rt.upSuffix)
+		digits, ok := strings.CutSuffix(rest, upSuffix)
 		if !ok {
 			continue
 		}
@@ -94,7 +97,8 @@ func (g *Gateway) location(ctx context.Context, route *Route, loc string) (strin
 		if err != nil {
 			return "", err
 		}
-		return rt.prefix + pubs[id] + rt.suffix, nil
+		pre, suf := rt.PublicPath()
+		return pre + pubs[id] + suf, nil
 	}
 	return "", unsafe("Location", "names no route's upstream")
 }

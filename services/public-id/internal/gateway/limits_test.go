@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
@@ -55,9 +56,9 @@ type limGateway struct {
 
 func (g *limGateway) log() string { return g.logs.String() }
 
-func newLimGateway(t *testing.T, routes string, o gateway.Options) *limGateway {
+func newLimGateway(t *testing.T, file string, o gateway.Options) *limGateway {
 	t.Helper()
-	c, err := gateway.ParseRoutes([]byte(routes))
+	c, err := routes.Parse([]byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +183,12 @@ func TestRouteKeys(t *testing.T) {
 		{`"max_rewrites": -2,`, "max_rewrites -2: want a positive number"},
 		{`"max_rewrite": 2,`, "unknown field"},
 	} {
-		_, err := gateway.ParseRoutes([]byte(twoRoutes("http://a", tt.keys, "http://b", "")))
+		_, err := routes.Parse([]byte(twoRoutes("http://a", tt.keys, "http://b", "")))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want one saying %q", tt.keys, err, tt.want)
 		}
 	}
-	if _, err := gateway.ParseRoutes([]byte(twoRoutes("http://a", `"timeout": "300ms", "max_in_flight": 3, "max_rewrites": 1,`, "http://b", ""))); err != nil {
+	if _, err := routes.Parse([]byte(twoRoutes("http://a", `"timeout": "300ms", "max_in_flight": 3, "max_rewrites": 1,`, "http://b", ""))); err != nil {
 		t.Fatal(err)
 	}
 	maker, _ := publicid.NewMaker("ord", "cus")
@@ -200,7 +201,7 @@ func TestRouteKeys(t *testing.T) {
 		{`"max_rewrites": 3,`, gateway.Options{MaxRewrites: 2}, `route "slow": max_rewrites 3 is above the gateway's 2`},
 		{``, gateway.Options{MaxBody: 1 << 20, BodyBudget: 1 << 20}, "body budget of 1048576 bytes is too small"},
 	} {
-		c, err := gateway.ParseRoutes([]byte(twoRoutes("http://a", tt.keys, "http://b", "")))
+		c, err := routes.Parse([]byte(twoRoutes("http://a", tt.keys, "http://b", "")))
 		if err != nil {
 			t.Fatal(err)
 		}

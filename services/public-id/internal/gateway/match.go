@@ -9,8 +9,9 @@ import (
 // not-found answer, on route ""), then checks the route allows the method (else 405 with Allow).
 func (g *Gateway) match(q *request) *failure {
 	for _, rt := range g.routes {
-		if rest, ok := strings.CutPrefix(q.r.URL.Path, rt.prefix); ok {
-			if id, ok := strings.CutSuffix(rest, rt.suffix); ok && id != "" && !strings.Contains(id, "/") {
+		pre, suf := rt.PublicPath()
+		if rest, ok := strings.CutPrefix(q.r.URL.Path, pre); ok {
+			if id, ok := strings.CutSuffix(rest, suf); ok && id != "" && !strings.Contains(id, "/") {
 				q.route, q.lim, q.pub, q.start = rt, g.perRoute[rt], id, g.now()
 				break
 			}
@@ -19,9 +20,9 @@ func (g *Gateway) match(q *request) *failure {
 	switch {
 	case q.route == nil:
 		return fail(outcomeNotFound, nil)
-	case !slices.Contains(q.route.methods, q.r.Method):
-		return &failure{outcome: outcomeMethodNotAllowed, allow: q.route.allow,
-			msg: "method " + q.r.Method + " is not allowed here; allowed: " + q.route.allow}
+	case !slices.Contains(q.route.AllowedMethods(), q.r.Method):
+		return &failure{outcome: outcomeMethodNotAllowed, allow: q.route.Allow(),
+			msg: "method " + q.r.Method + " is not allowed here; allowed: " + q.route.Allow()}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -34,7 +35,7 @@ func newMetrics() metrics {
 
 // register registers the gateway's series on reg. Every route's series exist from the first
 // scrape, at zero, and so do route ""'s (requests no route took: not_found, rate_limited, busy).
-func (g *Gateway) register(reg prometheus.Registerer, routes []*Route) {
+func (g *Gateway) register(reg prometheus.Registerer, routes []*routes.Route) {
 	for _, r := range routes {
 		lim := g.perRoute[r]
 		for o := range outcomes {

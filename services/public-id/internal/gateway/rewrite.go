@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/apierr"
 )
 
@@ -104,7 +105,7 @@ func (rw *Rewritten) IDs() (ids []int64, resources []string) {
 // exact name), each checked against its type; id fields are collected for Fill. A plain value
 // that looks like an internal ID (Detector) makes the body unsafe, as does any break of the
 // declared type, nesting deeper than the limit, or anything after the value.
-func Rewrite(body []byte, t *Type, d Detector, l Limits) (*Rewritten, error) {
+func Rewrite(body []byte, t *routes.Type, d Detector, l Limits) (*Rewritten, error) {
 	l.MaxDepth = cmp(l.MaxDepth, 64)
 	l.MaxIDs = cmp(l.MaxIDs, 10_000)
 	l.MaxOut = cmp(l.MaxOut, 4<<20)
@@ -128,7 +129,7 @@ func (r *rewriter) syntax(err error) error {
 	return unsafe("", "not valid JSON at byte %d", r.dec.InputOffset())
 }
 
-func (r *rewriter) value(t *Type, field string) error {
+func (r *rewriter) value(t *routes.Type, field string) error {
 	kind := r.dec.PeekKind()
 	if kind == 'n' {
 		if _, err := r.dec.ReadToken(); err != nil {
@@ -159,7 +160,7 @@ func (r *rewriter) value(t *Type, field string) error {
 	return r.leaf(t, field, kind, v)
 }
 
-func (r *rewriter) object(t *Type) error {
+func (r *rewriter) object(t *routes.Type) error {
 	if _, err := r.dec.ReadToken(); err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (r *rewriter) object(t *Type) error {
 		if err != nil {
 			return err
 		}
-		f := t.field(r.name(name))
+		f := t.Member(r.name(name))
 		if f == nil {
 			if err := r.skip(); err != nil { // undeclared: dropped
 				return err
@@ -181,8 +182,8 @@ func (r *rewriter) object(t *Type) error {
 			r.out = append(r.out, ',')
 		}
 		first = false
-		r.out = append(r.out, f.quoted...)
-		if err := r.value(f.typ, f.name); err != nil {
+		r.out = append(r.out, f.Quoted...)
+		if err := r.value(f.Type, f.Name); err != nil {
 			return err
 		}
 	}
@@ -202,7 +203,7 @@ func (r *rewriter) name(quoted jsontext.Value) []byte {
 	return r.scratch
 }
 
-func (r *rewriter) array(t *Type, field string) error {
+func (r *rewriter) array(t *routes.Type, field string) error {
 	if _, err := r.dec.ReadToken(); err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (r *rewriter) skip() error {
 	}
 }
 
-func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Value) error {
+func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v jsontext.Value) error {
 	switch t.Type {
 	case "id":
 		var s []byte
@@ -277,20 +278,20 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 			if len(s) > t.MaxLen {
 				return unsafe(field, "longer than %d bytes", t.MaxLen)
 			}
-			if !t.inCharset(s) {
+			if !t.InCharset(s) {
 				return unsafe(field, "outside the declared charset %s", t.Charset)
 			}
-			if !t.matches(s) {
+			if !t.Matches(s) {
 				return unsafe(field, "does not match the declared pattern")
 			}
 		case "time":
 			ts, err := time.Parse(time.RFC3339Nano, string(s))
-			if err != nil || !fourDigitYear(ts) {
+			if err != nil || !routes.FourDigitYear(ts) {
 				return unsafe(field, "want an RFC 3339 time")
 			}
 			// Written anew in UTC at the declared precision: never the upstream's text, and no
 			// digit finer than the route asks for (an ID's millisecond, by default).
-			r.scratch = t.appendTime(r.scratch[:0], ts)
+			r.scratch = t.AppendTime(r.scratch[:0], ts)
 			s = r.scratch
 		case "enum":
 			if !slices.Contains(t.Values, string(s)) {
@@ -318,7 +319,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want a 64-bit integer")
 		}
-		if !t.inBounds(n) {
+		if !t.InBounds(n) {
 			return unsafe(field, "outside the declared bounds")
 		}
 		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) || r.scan.find(v) != "" { // or its digits inside a longer number (the ID times ten)
@@ -332,7 +333,7 @@ func (r *rewriter) leaf(t *Type, field string, kind jsontext.Kind, v jsontext.Va
 		if err != nil {
 			return unsafe(field, "want a number")
 		}
-		if !t.inNumberBounds(f) {
+		if !t.InNumberBounds(f) {
 			return unsafe(field, "outside the declared bounds")
 		}
 		if r.scan.plausibleFloat(f) || r.scan.find(v) != "" { // 1.2e17, or the digits of one in a fraction

@@ -8,17 +8,18 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/serve"
 )
 
 // request is one customer request on its way through the steps.
 type request struct {
 	r     *http.Request
-	route *Route       // once matched
-	lim   *routeLimits // the route's bounds and series, once matched
-	pub   string       // the public ID of the path, once matched
-	start time.Time    // when it was matched, for the latency metric
-	known Known        // the internal IDs of the request, then of the response
+	route *routes.Route // once matched
+	lim   *routeLimits  // the route's bounds and series, once matched
+	pub   string        // the public ID of the path, once matched
+	start time.Time     // when it was matched, for the latency metric
+	known Known         // the internal IDs of the request, then of the response
 
 	// What admission took, freed after the reply (release).
 	inFlight   bool         // one of the gateway's slots for requests in flight

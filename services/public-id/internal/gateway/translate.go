@@ -23,7 +23,7 @@ func (g *Gateway) translate(q *request) (*url.URL, *failure) {
 	if f != nil {
 		return nil, f
 	}
-	target, err := q.route.target(internal, query)
+	target, err := q.route.Target(internal, query)
 	if err != nil {
 		return nil, fail(outcomeUpstreamError, err)
 	}
@@ -57,7 +57,7 @@ func (g *Gateway) query(q *request) (string, *failure) {
 			}
 			q.known.Add(id)
 			v = strconv.FormatInt(id, 10)
-		} else if v, err = t.queryValue(name, v); err != nil {
+		} else if v, err = t.QueryValue(name, v); err != nil {
 			return "", badRequest(err.Error())
 		}
 		pass.Set(name, v)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/idgen/idgen/services/public-id/publicid"
@@ -43,8 +44,8 @@ func typesRoutes(fields, query string) string {
   "response": {"type": "object", "fields": {` + fields + `}}}]}`
 }
 
-func typesParse(fields, query string) (*gateway.Config, error) {
-	return gateway.ParseRoutes([]byte(typesRoutes(fields, query)))
+func typesParse(fields, query string) (*routes.Config, error) {
+	return routes.Parse([]byte(typesRoutes(fields, query)))
 }
 
 // typesRewrite rebuilds body with the response type of a route declaring fields.
@@ -242,11 +243,11 @@ func TestTypesThroughTheGateway(t *testing.T) {
 	up := &typesUpstream{body: `{"at":"2026-11-30T11:00:00.987654Z","qty":3,"cur":"EUR"}`}
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
-	routes := strings.Replace(typesRoutes(`"at": "time", "qty": {"type": "int", "min": 1, "max": 1000}, "cur": {"type": "string", "pattern": "[A-Z]{3}"}`,
+	file := strings.Replace(typesRoutes(`"at": "time", "qty": {"type": "int", "min": 1, "max": 1000}, "cur": {"type": "string", "pattern": "[A-Z]{3}"}`,
 		`"q": {"type": "string", "charset": "printable-ascii", "pattern": "[a-z ]{1,20}"}, "sku": {"type": "string", "charset": "alphanumeric"},
 		 "w": {"type": "number", "min": 0, "max": 2.5}, "n": {"type": "int", "min": 1, "max": 50}, "since": "time"`),
 		"http://up.internal", upSrv.URL, 1)
-	c, err := gateway.ParseRoutes([]byte(routes))
+	c, err := routes.Parse([]byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"github.com/idgen/idgen/libs/routes"
 	"log/slog"
 	"net"
 	"net/http"
@@ -82,14 +83,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		}
 	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var routes *gateway.Config
+	var table *routes.Config
 	resources := strings.Split(cfg.Resources, ",")
 	if cfg.Routes != "" {
 		var err error
-		if routes, err = gateway.LoadRoutes(cfg.Routes); err != nil {
+		if table, err = routes.Load(cfg.Routes); err != nil {
 			return nil, err
 		}
-		resources = append(resources, routes.Resources()...)
+		resources = append(resources, table.Resources()...)
 	}
 	var err error
 	if s.maker, err = publicid.NewMaker(dedupe(append(resources, cfg.DefaultResource))...); err != nil {
@@ -111,8 +112,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		s.store.Close()
 		return nil, err
 	}
-	if routes != nil {
-		if s.gw, err = gateway.New(routes, s.maker, s.mappings, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
+	if table != nil {
+		if s.gw, err = gateway.New(table, s.maker, s.mappings, s.reg, gateway.Options{RatePerClient: cfg.RatePerClient,
 			TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log}); err != nil {
 			s.mappings.Close()
 			return nil, err

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/idgen/idgen/services/public-id/routecheck"
+	"github.com/idgen/idgen/libs/routes/routecheck"
 	"github.com/spf13/cobra"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idgen/idgen/services/public-id/internal/gateway"
-	"github.com/idgen/idgen/services/public-id/routecheck"
+	"github.com/idgen/idgen/libs/routes"
+	"github.com/idgen/idgen/libs/routes/routecheck"
 )
 
 // oneOfEach is a route file with one of each finding, and fields that pass beside them.
@@ -99,7 +99,7 @@ func TestCheckErrors(t *testing.T) {
 		strings.Replace(oneOfEach, `"paid": "bool"`, `"paid": {"type": "bool", "charset": "letters"}`, 1),
 	} {
 		f, err := routecheck.Check([]byte(bad))
-		_, gwErr := gateway.ParseRoutes([]byte(bad))
+		_, gwErr := routes.Parse([]byte(bad))
 		if err == nil || f != nil || gwErr == nil || err.Error() != gwErr.Error() {
 			t.Errorf("%.60s: findings %v, err %v; want the gateway's error %v", bad, f, err, gwErr)
 		}
@@ -109,7 +109,7 @@ func TestCheckErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := routecheck.CheckFile(path)
-	_, gwErr := gateway.LoadRoutes(path)
+	_, gwErr := routes.Load(path)
 	if err == nil || err.Error() != gwErr.Error() || !strings.Contains(err.Error(), path) {
 		t.Errorf("CheckFile: %v; want the gateway's %v", err, gwErr)
 	}
@@ -141,7 +141,7 @@ func lines(fs []routecheck.Finding) string {
 // TestReadmeExampleIsClean: the route in the service README's gateway section, the other file a
 // newcomer copies, has no findings.
 func TestReadmeExampleIsClean(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../../../services/public-id/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,9 @@
-package gateway
+// Package routes is the customer gateway's route table: the schema of a route file (public
+// paths, upstreams, declared query parameters, headers and response types), read and checked
+// once, and the compiled form the gateway serves from. It depends on the standard library and
+// golang.org/x/net only, so a tool that lints route files (idgenctl routes check, through
+// routecheck) builds without the service.
+package routes
 
 import (
 	"bytes"
@@ -106,16 +111,18 @@ type Type struct {
 	// MaxItems bounds an array's length. Default 1000.
 	MaxItems int `json:"max_items,omitempty"`
 
-	names          []fieldName     // Fields in a fixed order, with their JSON-quoted names
+	names          []Member        // Fields in a fixed order, with their JSON-quoted names
 	pattern        *regexp.Regexp  // Pattern, compiled and anchored
 	charset        func(rune) bool // Charset's test of one character
 	minRaw, maxRaw json.RawMessage // "min" and "max" as the route file wrote them, until check
 }
 
-type fieldName struct {
-	name   string
-	quoted []byte // "name":
-	typ    *Type
+// Member is a declared member of an object type: its name, the name JSON-quoted with its colon
+// ("name":, as a rebuilt body writes it), and its type.
+type Member struct {
+	Name   string
+	Quoted []byte
+	Type   *Type
 }
 
 const (
@@ -194,20 +201,20 @@ var (
 )
 
 // LoadRoutes reads and checks a route table (JSON; unknown keys are an error).
-func LoadRoutes(path string) (*Config, error) {
+func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: routes: %w", err)
+		return nil, fmt.Errorf("routes: %w", err)
 	}
-	c, err := ParseRoutes(b)
+	c, err := Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: routes %s: %w", path, err)
+		return nil, fmt.Errorf("routes %s: %w", path, err)
 	}
 	return c, nil
 }
 
 // ParseRoutes reads and checks a route table.
-func ParseRoutes(b []byte) (*Config, error) {
+func Parse(b []byte) (*Config, error) {
 	var c Config
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -268,8 +275,7 @@ func (r *Route) check() error {
 	r.up = u
 	upPath, _, _ := strings.Cut(r.Upstream, "?")
 	if p, s, ok := strings.Cut(upPath, "{internal_id}"); ok {
-		scheme, rest, _ := strings.Cut(p, "://")
-		_ = scheme
+		_, rest, _ := strings.Cut(p, "://")
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			r.upPrefix, r.upSuffix = rest[i:], s
 		}
@@ -357,11 +363,11 @@ func (r *Route) check() error {
 	return nil
 }
 
-// target is the upstream URL for internal ID id: Upstream with the ID in place, then query
+// Target is the upstream URL for internal ID id: Upstream with the ID in place, then query
 // (encoded; "" for none) after the upstream's own parameters. Where the ID is in a path that
 // needs no escaping (upPath), it is the route's parsed URL with the ID's digits in its path,
 // what parsing the written-out URL gives; otherwise that URL written out and parsed.
-func (r *Route) target(id int64, query string) (*url.URL, error) {
+func (r *Route) Target(id int64, query string) (*url.URL, error) {
 	sep := "?"
 	if strings.Contains(r.Upstream, "?") {
 		sep = "&"
@@ -423,9 +429,9 @@ func (t *Type) check(query bool) error {
 				return fmt.Errorf("field %q: %w", name, err)
 			}
 			q, _ := json.Marshal(name)
-			t.names = append(t.names, fieldName{name: name, quoted: append(q, ':'), typ: ft})
+			t.names = append(t.names, Member{Name: name, Quoted: append(q, ':'), Type: ft})
 		}
-		slices.SortFunc(t.names, func(a, b fieldName) int { return strings.Compare(a.name, b.name) })
+		slices.SortFunc(t.names, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	case "array":
 		if err := t.Items.check(false); err != nil {
 			return fmt.Errorf("items: %w", err)
@@ -537,8 +543,8 @@ func charsetNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// inCharset says whether every character of s is in the declared charset (true when none is).
-func (t *Type) inCharset(s []byte) bool {
+// InCharset says whether every character of s is in the declared charset (true when none is).
+func (t *Type) InCharset(s []byte) bool {
 	if t.charset == nil {
 		return true
 	}
@@ -550,16 +556,16 @@ func (t *Type) inCharset(s []byte) bool {
 	return true
 }
 
-// matches says whether s matches the declared pattern as a whole (true when none is declared).
-func (t *Type) matches(s []byte) bool { return t.pattern == nil || t.pattern.Match(s) }
+// Matches says whether s matches the declared pattern as a whole (true when none is declared).
+func (t *Type) Matches(s []byte) bool { return t.pattern == nil || t.pattern.Match(s) }
 
-// inBounds says whether an int is within the declared min and max.
-func (t *Type) inBounds(n int64) bool {
+// InBounds says whether an int is within the declared min and max.
+func (t *Type) InBounds(n int64) bool {
 	return (t.Min == nil || n >= *t.Min) && (t.Max == nil || n <= *t.Max)
 }
 
-// inNumberBounds says whether a number is within the declared min and max.
-func (t *Type) inNumberBounds(f float64) bool {
+// InNumberBounds says whether a number is within the declared min and max.
+func (t *Type) InNumberBounds(f float64) bool {
 	return (t.MinNumber == nil || f >= *t.MinNumber) && (t.MaxNumber == nil || f <= *t.MaxNumber)
 }
 
@@ -570,16 +576,16 @@ var timeLayouts = map[string]string{
 	"day": "2006-01-02T00:00:00Z",
 }
 
-// fourDigitYear says whether ts in UTC is still an RFC 3339 time (0000-01-01T00:00:00+01:00 is
+// FourDigitYear says whether ts in UTC is still an RFC 3339 time (0000-01-01T00:00:00+01:00 is
 // year -1 in UTC, which RFC 3339 cannot write).
-func fourDigitYear(ts time.Time) bool {
+func FourDigitYear(ts time.Time) bool {
 	y := ts.UTC().Year()
 	return y >= 0 && y <= 9999
 }
 
-// appendTime writes ts anew in UTC at the declared precision: the fraction beyond it is cut
+// AppendTime writes ts anew in UTC at the declared precision: the fraction beyond it is cut
 // (never rounded up into the next second or day).
-func (t *Type) appendTime(dst []byte, ts time.Time) []byte {
+func (t *Type) AppendTime(dst []byte, ts time.Time) []byte {
 	layout, ok := timeLayouts[t.Precision]
 	if !ok {
 		layout = timeLayouts["s"]
@@ -587,17 +593,17 @@ func (t *Type) appendTime(dst []byte, ts time.Time) []byte {
 	return ts.UTC().AppendFormat(dst, layout)
 }
 
-// field returns the declared member of an object type by exact name.
-func (t *Type) field(name []byte) *fieldName {
+// Member returns the declared member of an object type by exact name.
+func (t *Type) Member(name []byte) *Member {
 	if len(t.names) <= 8 {
 		for i := range t.names {
-			if t.names[i].name == string(name) {
+			if t.names[i].Name == string(name) {
 				return &t.names[i]
 			}
 		}
 		return nil
 	}
-	i, ok := slices.BinarySearchFunc(t.names, name, func(f fieldName, n []byte) int { return strings.Compare(f.name, string(n)) })
+	i, ok := slices.BinarySearchFunc(t.names, name, func(f Member, n []byte) int { return strings.Compare(f.Name, string(n)) })
 	if !ok {
 		return nil
 	}
@@ -631,19 +637,19 @@ func (c *Config) Resources() []string {
 	return slices.Compact(out)
 }
 
-// queryValue checks one customer query value against its declared type and returns the value
+// QueryValue checks one customer query value against its declared type and returns the value
 // the upstream gets: numbers and times written anew by the gateway, never the customer's text.
 // A public ID is the caller's to resolve.
-func (t *Type) queryValue(name, v string) (string, error) {
+func (t *Type) QueryValue(name, v string) (string, error) {
 	switch t.Type {
 	case "string":
 		if len(v) > t.MaxLen {
 			return "", fmt.Errorf("query parameter %s: longer than %d bytes", name, t.MaxLen)
 		}
-		if !t.inCharset([]byte(v)) {
+		if !t.InCharset([]byte(v)) {
 			return "", fmt.Errorf("query parameter %s: outside the declared charset %s", name, t.Charset)
 		}
-		if !t.matches([]byte(v)) {
+		if !t.Matches([]byte(v)) {
 			return "", fmt.Errorf("query parameter %s: does not match the declared pattern", name)
 		}
 		return v, nil
@@ -652,8 +658,8 @@ func (t *Type) queryValue(name, v string) (string, error) {
 		if err != nil || len(v) > 20 {
 			return "", fmt.Errorf("query parameter %s: want an integer", name)
 		}
-		if !t.inBounds(n) {
-			return "", fmt.Errorf("query parameter %s: want an integer in %s", name, t.bounds())
+		if !t.InBounds(n) {
+			return "", fmt.Errorf("query parameter %s: want an integer in %s", name, t.Bounds())
 		}
 		return strconv.FormatInt(n, 10), nil
 	case "bool":
@@ -671,13 +677,13 @@ func (t *Type) queryValue(name, v string) (string, error) {
 		if err != nil || len(v) > 32 || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(v, "xX_") {
 			return "", fmt.Errorf("query parameter %s: want a decimal number", name)
 		}
-		if !t.inNumberBounds(f) {
-			return "", fmt.Errorf("query parameter %s: want a number in %s", name, t.bounds())
+		if !t.InNumberBounds(f) {
+			return "", fmt.Errorf("query parameter %s: want a number in %s", name, t.Bounds())
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	case "time":
 		ts, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil || len(v) > 40 || !fourDigitYear(ts) {
+		if err != nil || len(v) > 40 || !FourDigitYear(ts) {
 			return "", fmt.Errorf("query parameter %s: want an RFC 3339 time such as 2026-11-30T12:00:00Z", name)
 		}
 		return ts.UTC().Format(time.RFC3339Nano), nil
@@ -685,9 +691,9 @@ func (t *Type) queryValue(name, v string) (string, error) {
 	return "", fmt.Errorf("query parameter %s: type %s", name, t.Type)
 }
 
-// bounds writes an int's or a number's declared min and max as "1–50" ("…" for a side not
+// Bounds writes an int's or a number's declared min and max as "1–50" ("…" for a side not
 // declared).
-func (t *Type) bounds() string {
+func (t *Type) Bounds() string {
 	lo, hi := "…", "…"
 	if t.Min != nil {
 		lo = strconv.FormatInt(*t.Min, 10)
@@ -705,3 +711,31 @@ func (t *Type) bounds() string {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// PublicPath returns the public path around its {public_id}: "/orders/" and "" for
+// "/orders/{public_id}".
+func (r *Route) PublicPath() (prefix, suffix string) { return r.prefix, r.suffix }
+
+// UpstreamURL is Upstream parsed, with 0 in place of {internal_id}. The caller must not change it.
+func (r *Route) UpstreamURL() *url.URL { return r.up }
+
+// UpstreamPath returns the upstream's path around its {internal_id} ("" and "" when the ID is
+// not in the path).
+func (r *Route) UpstreamPath() (prefix, suffix string) { return r.upPrefix, r.upSuffix }
+
+// AllowedMethods are the methods the route accepts, sorted, with HEAD beside GET; Allow is them
+// as a 405's Allow header.
+func (r *Route) AllowedMethods() []string { return r.methods }
+
+// Allow is the route's methods as an Allow header ("GET, HEAD").
+func (r *Route) Allow() string { return r.allow }
+
+// HeaderKinds maps each declared response header, by its canonical name, to its kind: "plain" or
+// "location".
+func (r *Route) HeaderKinds() map[string]string { return r.headers }
+
+// TimeoutDuration is Timeout parsed; 0 when the route sets none (the gateway's default).
+func (r *Route) TimeoutDuration() time.Duration { return r.timeout }
+
+// Members lists an object type's declared members, sorted by name.
+func (t *Type) Members() []Member { return t.names }

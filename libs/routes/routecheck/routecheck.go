@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idgen/idgen/services/public-id/internal/gateway"
+	"github.com/idgen/idgen/libs/routes"
 )
 
 // Finding is one field whose type leaves room for an internal ID.
@@ -66,8 +66,8 @@ const namedInts = 3
 
 // Check lints a route file. The error is the gateway's own when the file does not parse or does
 // not pass its check (the gateway would not start on it); there are no findings then.
-func Check(routes []byte) ([]Finding, error) {
-	c, err := gateway.ParseRoutes(routes)
+func Check(file []byte) ([]Finding, error) {
+	c, err := routes.Parse(file)
 	if err != nil {
 		return nil, err
 	}
@@ -75,16 +75,16 @@ func Check(routes []byte) ([]Finding, error) {
 }
 
 // CheckFile lints the route file at path; its error is the one the gateway's start-up gives
-// (gateway.LoadRoutes).
+// (routes.Load).
 func CheckFile(path string) ([]Finding, error) {
-	c, err := gateway.LoadRoutes(path)
+	c, err := routes.Load(path)
 	if err != nil {
 		return nil, err
 	}
 	return check(c), nil
 }
 
-func check(c *gateway.Config) []Finding {
+func check(c *routes.Config) []Finding {
 	out := []Finding{}
 	for _, r := range c.Routes {
 		add := func(field, problem, declare string) {
@@ -94,7 +94,7 @@ func check(c *gateway.Config) []Finding {
 			leaf(r.Query[name], "query."+name, add)
 		}
 		var ints, msTimes []string
-		walk(r.Response, "response", func(t *gateway.Type, path string) {
+		walk(r.Response, "response", func(t *routes.Type, path string) {
 			leaf(t, path, add)
 			switch {
 			case t.Type == "int" || t.Type == "number":
@@ -118,7 +118,7 @@ func check(c *gateway.Config) []Finding {
 
 // walk calls f for each leaf type under t (object fields in name order; an array's items as
 // PATH[]).
-func walk(t *gateway.Type, path string, f func(t *gateway.Type, path string)) {
+func walk(t *routes.Type, path string, f func(t *routes.Type, path string)) {
 	if t == nil {
 		return
 	}
@@ -135,7 +135,7 @@ func walk(t *gateway.Type, path string, f func(t *gateway.Type, path string)) {
 }
 
 // leaf reports an unbounded int or number and a free-form string.
-func leaf(t *gateway.Type, path string, add func(field, problem, declare string)) {
+func leaf(t *routes.Type, path string, add func(field, problem, declare string)) {
 	switch t.Type {
 	case "int":
 		if t.Min == nil || t.Max == nil {
