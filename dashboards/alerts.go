@@ -285,27 +285,27 @@ var Rules = []Rule{
 		Expr:    `sum by (job, instance) (rate(idgen_gateway_requests_total{outcome="store_unavailable"}[5m]))`,
 		Summary: "Gateway {{ $labels.instance }} cannot reach the public-ID store",
 		Fire: func(th float64) []Series {
-			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id", instance="pid-1", route="order", outcome="store_unavailable"}`, perMinute(th + 1)}}
+			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id-gateway", instance="pid-1", route="order", outcome="store_unavailable"}`, perMinute(th + 1)}}
 		},
 		Calm: func(th float64) []Series {
 			return []Series{
-				{`idgen_gateway_requests_total{job="idgen-public-id", instance="pid-1", route="order", outcome="store_unavailable"}`, constant(th + 4)},
-				{`idgen_gateway_requests_total{job="idgen-public-id", instance="pid-1", route="order", outcome="ok"}`, perMinute(5)},
+				{`idgen_gateway_requests_total{job="idgen-public-id-gateway", instance="pid-1", route="order", outcome="store_unavailable"}`, constant(th + 4)},
+				{`idgen_gateway_requests_total{job="idgen-public-id-gateway", instance="pid-1", route="order", outcome="ok"}`, perMinute(5)},
 			}
 		},
-		FireLabels: map[string]string{"job": "idgen-public-id", "instance": "pid-1"},
+		FireLabels: map[string]string{"job": "idgen-public-id-gateway", "instance": "pid-1"},
 	},
 	{
 		Name:    "IdgenGatewayUnsafeResponse",
 		Expr:    `sum by (job, instance, route) (` + events(`idgen_gateway_requests_total{outcome="unsafe_response"}`) + `)`,
 		Summary: "Gateway {{ $labels.instance }} blocked an upstream response on route {{ $labels.route }} that held an internal ID",
 		Fire: func(th float64) []Series {
-			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id", instance="pid-1", route="order", outcome="unsafe_response"}`, "_x20 " + strconv.FormatFloat(th+1, 'g', -1, 64) + "x10"}}
+			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id-gateway", instance="pid-1", route="order", outcome="unsafe_response"}`, "_x20 " + strconv.FormatFloat(th+1, 'g', -1, 64) + "x10"}}
 		},
 		Calm: func(th float64) []Series {
-			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id", instance="pid-1", route="order", outcome="unsafe_response"}`, constant(th + 1)}}
+			return []Series{{`idgen_gateway_requests_total{job="idgen-public-id-gateway", instance="pid-1", route="order", outcome="unsafe_response"}`, constant(th + 1)}}
 		},
-		FireLabels: map[string]string{"job": "idgen-public-id", "instance": "pid-1", "route": "order"},
+		FireLabels: map[string]string{"job": "idgen-public-id-gateway", "instance": "pid-1", "route": "order"},
 	},
 	{
 		Name:    "IdgenPublicIDStoreVolatile",

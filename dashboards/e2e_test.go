@@ -129,11 +129,12 @@ func TestAlertsOnRealServers(t *testing.T) {
 		{Name: "gen-c", Region: "eu-west-1"},
 		{Name: "gen-f", Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "leases-frozen.db"), Args: []string{"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms"}},
 		tlsGenerator(t, dir, "us-east-1"),
-	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
+	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--redis-durability-check", "200ms"},
+		GatewayArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
 		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
 	svc := ls.Service
 	genA, genB, genC, genF, genT := svc("gen-a"), svc("gen-b"), svc("gen-c"), svc("gen-f"), svc("gen-t")
-	reg, pid := svc("registry"), svc("public-id")
+	reg, pid, gws := svc("registry"), svc("public-id"), svc("public-id-gateway")
 	gwAddr, ordersAddr := localstack.GatewayAddr(ls.Services), svc("demo-orders").Addr
 	root, err := testenv.Root()
 	if err != nil {
@@ -244,6 +245,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		target(genA, "us-east-1") + target(genB, "us-east-1") + target(genC, "eu-west-1") + target(genF, "eu-west-1") + target(genT, "us-east-1") +
 		"  - job_name: idgen-registry\n    static_configs:\n" + target(reg, "global") +
 		"  - job_name: idgen-public-id\n    static_configs:\n" + target(pid, "us-east-1") +
+		"  - job_name: idgen-public-id-gateway\n    static_configs:\n" + target(gws, "us-east-1") +
 		"  - job_name: orders\n    static_configs:\n" + fmt.Sprintf("      - targets: [%q]\n        labels: {region: us-east-1}\n", cln.Addr().String())
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -261,7 +263,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 				up = append(up, u.Metric["name"]+u.Metric["job"])
 			}
 		}
-		return len(up) == 8, fmt.Sprintf("every target up (8); up: %v", up)
+		return len(up) == 9, fmt.Sprintf("every target up (9); up: %v", up)
 	})
 	time.Sleep(6 * time.Second)
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
@@ -330,7 +332,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"IdgenLeaseStoreErrors":        {"instance": genB.HealthAddr},
 		"IdgenQuotaRejections":         {"region": "us-east-1", "caller": "dev"},
 		"IdgenClientOnPeerRegion":      {"job": "orders"},
-		"IdgenGatewayStoreUnavailable": {"instance": pid.HealthAddr},
+		"IdgenGatewayStoreUnavailable": {"instance": gws.HealthAddr},
 		"IdgenPublicIDStoreVolatile":   {"instance": pid.HealthAddr},
 		"IdgenClockCheckWarnMode":      {"instance": genB.HealthAddr},
 	}

@@ -84,6 +84,7 @@ func startStack(t *testing.T) *stack {
 		"IDGEN_LEASE_STORE="+strings.Join(stores, ","),
 		"IDGEN_GENERATORS="+strings.Join(urls, ","),
 		"IDGEN_PUBLIC_ID="+ls.Service("public-id").URL(),
+		"IDGEN_GATEWAY_OPS=http://"+ls.Service("public-id-gateway").HealthAddr,
 		"IDGEN_REDIS_URL=redis://"+redis.Addr,
 	)
 	return s

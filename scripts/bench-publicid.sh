@@ -23,6 +23,7 @@ out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 go build -o "$out/public-id" ./services/public-id/cmd/public-id
+go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
 rport=7290
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
@@ -36,11 +37,15 @@ cat >"$out/routes.json" <<JSON
 {"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
              "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
-pid_args=(--insecure-dev --store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error)
-GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7292 --gateway-listen 127.0.0.1:7293 2>"$out/public-id.stderr" &
+pid_args=(--insecure-dev --store "redis:127.0.0.1:$rport" --log-level error)
+gw_args=(--store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error --deregistration-delay 0)
+GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7292 2>"$out/public-id.stderr" &
+apipid=$!
+GODEBUG=gctrace=1 taskset -c 0 "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7293 --metrics-listen 127.0.0.1:7297 2>"$out/gateway.stderr" &
 gwpid=$!
 wait_healthy http://127.0.0.1:7291/
 wait_healthy http://127.0.0.1:7292/healthz
+wait_healthy http://127.0.0.1:7293/healthz
 pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 # redis-benchmark's rate as loadgen's JSON (it runs a number of requests, sized to about $dur), with
@@ -67,21 +72,21 @@ for r in $(seq "$rounds"); do
   echo "round $r of $rounds" >&2
   GCLOG=$out/bare.stderr measure bare "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /
   record redis-get "$r" "$(rb get $((60000 * secs)))"
-  GCLOG=$out/public-id.stderr measure resolve "$r" "$gwpid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
+  GCLOG=$out/public-id.stderr measure resolve "$r" "$apipid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
   record redis-set "$r" "$(rb set $((10000 * secs)))"
-  STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$gwpid" -url http://127.0.0.1:7292 -mode publish
+  STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$apipid" -url http://127.0.0.1:7292 -mode publish
   # The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
   # calling that upstream directly, one client: the latency the gateway adds (resolve, call,
   # rewrite). CPU per request: the bare upstream's during the direct run (the baseline), the
-  # public-id process's during the gateway run.
+  # gateway process's during the gateway run.
   conns=1 GCLOG=$out/bare.stderr measure direct "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040
-  conns=1 GCLOG=$out/public-id.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
+  conns=1 GCLOG=$out/gateway.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
 done
 # The resolves above ask for one public ID again and again: the cache of resolved mappings
 # answers all but the first (its hit ratio, as exported, is printed with the summary).
 curl -s http://127.0.0.1:7292/metrics | grep '^idgen_publicid_cache_hit_ratio' >"$out/hit_ratio" || true
-kill "$barepid" "$gwpid"; wait "$barepid" "$gwpid" 2>/dev/null || true
-grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" >&2 || true # what the servers said besides their collections
+kill "$barepid" "$apipid" "$gwpid"; wait "$barepid" "$apipid" "$gwpid" 2>/dev/null || true
+grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" "$out/gateway.stderr" >&2 || true # what the servers said besides their collections
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
@@ -90,9 +95,11 @@ if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   cg_count bare-get "$CG_PID" "$instr_n" -url http://127.0.0.1:7294 -mode get -path /
   cg_stop "$CG_PID"
   wait_healthy http://127.0.0.1:7291/
-  cg_start public-id http://127.0.0.1:7295/healthz "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7295 --gateway-listen 127.0.0.1:7296
+  cg_start public-id http://127.0.0.1:7295/healthz "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7295
   cg_count resolve "$CG_PID" "$instr_n" -url http://127.0.0.1:7295 -mode get -path "/v1/public-ids/$pub"
   cg_count publish "$CG_PID" "$instr_n" -url http://127.0.0.1:7295 -mode publish
+  cg_stop "$CG_PID"
+  cg_start gateway http://127.0.0.1:7296/healthz "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7296 --metrics-listen 127.0.0.1:7298
   cg_count gateway "$CG_PID" "$instr_n" -url http://127.0.0.1:7296 -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
 elif [[ ${BENCH_INSTR:-1} != 0 ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts Prometheus and Alertmanager (Debian's, from make setup) against the local stack of
-# `make run` (registry :7000, generators :7001 and :7002, public-ID :7003), with idgen's alert
+# `make run` (registry :7000, generators :7001 and :7002, public-ID :7003, its gateway's operator listener :7006), with idgen's alert
 # rules from dashboards/prometheus. State under .idgen/observe/; Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,8 @@ scrape_configs:
     static_configs: [{targets: ["127.0.0.1:7000"], labels: {region: global}}]
   - job_name: idgen-public-id
     static_configs: [{targets: ["127.0.0.1:7003"], labels: {region: us-east-1}}]
+  - job_name: idgen-public-id-gateway
+    static_configs: [{targets: ["127.0.0.1:7006"], labels: {region: us-east-1}}]
 YML
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true' EXIT INT TERM

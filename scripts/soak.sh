@@ -54,7 +54,7 @@ for svc in $which; do
     go build -o "$out/public-id" ./services/public-id/cmd/public-id
     taskset -c 0 redis-server --port 7394 --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
       --save '' --daemonize yes --pidfile "$out/redis.pid" --logfile "$out/redis.log"
-    taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7395 --gateway-listen '' \
+    taskset -c 0 "$out/public-id" --insecure-dev --listen 127.0.0.1:7395 \
       --store redis:127.0.0.1:7394 --log-level error & pid=$!
     for _ in $(seq 100); do curl -fs http://127.0.0.1:7395/healthz >/dev/null 2>&1 && break; sleep 0.1; done
     pub=$(curl -s -X POST http://127.0.0.1:7395/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')

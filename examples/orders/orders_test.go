@@ -51,7 +51,7 @@ func startPublicIDs(t *testing.T, resources string) string {
 	r := testenv.StartRedis(t, t.TempDir())
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--insecure-dev",
-		"--listen", addr, "--gateway-listen", "", "--store", "redis:" + r.Addr, "--resources", resources,
+		"--listen", addr, "--store", "redis:" + r.Addr, "--resources", resources,
 		"--default-resource", strings.Split(resources, ",")[0]}})
 	return "http://" + addr
 }

@@ -29,6 +29,7 @@ func (s *Stack) Banner(logs string) string {
 	}
 	row("public-id (internal)", pub, "POST /v1/public-ids, GET /v1/public-ids/{public_id}")
 	row("gateway (customers)", gw, "/orders/{public_id}, /customers/{public_id}/orders -> demo orders, public IDs only")
+	row("gateway (operator)", "http://"+s.Service("public-id-gateway").HealthAddr, "/metrics, /healthz")
 	row("demo orders", demo, "internal upstream: POST /internal/checkout, GET /internal/orders/{id}, ...")
 
 	first, second := gens[0].URL(), gens[len(gens)-1].URL()

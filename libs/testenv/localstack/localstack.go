@@ -33,6 +33,7 @@ var Binaries = []Binary{
 	{"registry", "./services/registry/cmd/registry"},
 	{"generator", "./services/generator/cmd/generator"},
 	{"public-id", "./services/public-id/cmd/public-id"},
+	{"public-id-gateway", "./services/public-id/cmd/public-id-gateway"},
 	{"demo-orders", "./examples/orders/cmd/demo-orders"}, // the demo orders upstream (examples/orders)
 	{"idgenctl", "./tools/idgenctl"},
 }
@@ -44,10 +45,11 @@ const (
 	PublicIDPort   = 7003
 	GatewayPort    = 7004
 	DemoOrdersPort = 7005
+	GatewayOpsPort = 7006 // the gateway's /metrics and /healthz for the operator
 )
 
 // FixedPorts lists make run's ports, in order.
-var FixedPorts = []int{RegistryPort, GeneratorPort, GeneratorPort + 1, PublicIDPort, GatewayPort, DemoOrdersPort}
+var FixedPorts = []int{RegistryPort, GeneratorPort, GeneratorPort + 1, PublicIDPort, GatewayPort, DemoOrdersPort, GatewayOpsPort}
 
 // Service is one process of the stack, resolved: what it runs, where it listens, how its health
 // is checked and what must be healthy before it starts.
@@ -59,7 +61,7 @@ type Service struct {
 	HealthAddr string   // host:port of its /healthz and /metrics: Addr unless it has a health listener of its own
 	Needs      []string // services that must be healthy before it starts
 	Region     string   // a generator's region; "" for the others
-	Gateway    string   // host:port of the public-ID service's customer gateway; "" for the others
+	Gateway    string   // host:port of the customer gateway's customers' listener; "" for the others
 }
 
 // HealthURL is where the service's health is checked.
@@ -93,8 +95,9 @@ type Options struct {
 
 	RegistryStore string      // "": sqlite:State/registry.db
 	Generators    []Generator // nil: DefaultGenerators
-	PublicIDStore string      // "": sqlite:State/public-ids.db
-	PublicIDArgs  []string    // flags after the public-ID service's own
+	PublicIDStore string      // "": sqlite:State/public-ids.db, for the internal API and the gateway
+	PublicIDArgs  []string    // flags after the public-ID internal API's own
+	GatewayArgs   []string    // flags after the customer gateway's own
 }
 
 var errNoState = errors.New("localstack: Options.State is required")
@@ -178,14 +181,18 @@ func Plan(o Options) ([]Service, error) {
 	}
 
 	// The public-ID service: the internal API (publishes "ord" orders and "cus" customers) and
-	// the customer gateway, whose routes front the demo orders upstream: a customer asks for
-	// /orders/<public id> or /customers/<public id>/orders, and every ID in the answer comes back
-	// as a public ID.
+	// the customer gateway, a program of its own on the same store, whose routes front the demo
+	// orders upstream: a customer asks for /orders/<public id> or /customers/<public id>/orders,
+	// and every ID in the answer comes back as a public ID.
 	pubAddr, err := port(PublicIDPort)
 	if err != nil {
 		return nil, err
 	}
 	gwAddr, err := port(GatewayPort)
+	if err != nil {
+		return nil, err
+	}
+	gwOps, err := port(GatewayOpsPort)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +204,15 @@ func Plan(o Options) ([]Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr, Gateway: gwAddr,
-		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--gateway-listen", gwAddr,
-			"--store", or(o.PublicIDStore, "sqlite:"+state("public-ids.db")), "--routes", routes, "--resources", "ord,cus"},
+	pubStore := or(o.PublicIDStore, "sqlite:"+state("public-ids.db"))
+	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr,
+		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--store", pubStore, "--resources", "ord,cus"},
 			o.PublicIDArgs...)}
 	out = append(out, pub)
+	// No load balancer in front locally: a stop is at once.
+	out = append(out, Service{Name: "public-id-gateway", Bin: "public-id-gateway", Addr: gwAddr, HealthAddr: gwOps, Gateway: gwAddr,
+		Args: append([]string{"--listen", gwAddr, "--metrics-listen", gwOps, "--store", pubStore, "--routes", routes,
+			"--deregistration-delay", "0"}, o.GatewayArgs...)})
 
 	// The demo orders upstream: orders keyed by internal IDs from its region's generators, then
 	// its peer's, as the client config file (ClientConfigFile, written by Start's

@@ -23,14 +23,14 @@ func TestPlanMakeRun(t *testing.T) {
 	for _, s := range services {
 		names = append(names, s.Name)
 		addrs = append(addrs, s.Addr)
-		if s.HealthAddr != s.Addr {
+		if s.HealthAddr != s.Addr && s.Name != "public-id-gateway" {
 			t.Errorf("%s: health on %s, API on %s: want one listener", s.Name, s.HealthAddr, s.Addr)
 		}
 	}
-	if want := []string{"registry", "generator-us-east-1", "generator-eu-west-1", "public-id", "demo-orders"}; !slices.Equal(names, want) {
+	if want := []string{"registry", "generator-us-east-1", "generator-eu-west-1", "public-id", "public-id-gateway", "demo-orders"}; !slices.Equal(names, want) {
 		t.Fatalf("services %v, want %v", names, want)
 	}
-	want := []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003", "127.0.0.1:7005"}
+	want := []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003", "127.0.0.1:7004", "127.0.0.1:7005"}
 	if !slices.Equal(addrs, want) {
 		t.Errorf("addresses %v, want %v", addrs, want)
 	}
@@ -45,8 +45,9 @@ func TestPlanMakeRun(t *testing.T) {
 		"registry": "--insecure-dev --listen 127.0.0.1:7000 --store sqlite:" + state + "/registry.db",
 		"generator-eu-west-1": "--insecure-dev --clock-check warn --schedule v2 --registry http://127.0.0.1:7000 --region eu-west-1 " +
 			"--listen 127.0.0.1:7002 --lease-store sqlite:" + state + "/leases-eu-west-1.db",
-		"public-id": "--insecure-dev --listen 127.0.0.1:7003 --gateway-listen 127.0.0.1:7004 --store sqlite:" + state + "/public-ids.db " +
-			"--routes " + state + "/routes.json --resources ord,cus",
+		"public-id": "--insecure-dev --listen 127.0.0.1:7003 --store sqlite:" + state + "/public-ids.db --resources ord,cus",
+		"public-id-gateway": "--listen 127.0.0.1:7004 --metrics-listen 127.0.0.1:7006 --store sqlite:" + state + "/public-ids.db " +
+			"--routes " + state + "/routes.json --deregistration-delay 0",
 		"demo-orders": "--listen 127.0.0.1:7005 --db " + state + "/demo-orders.db --client-config " + state + "/client_config.json " +
 			"--region us-east-1 --public-ids http://127.0.0.1:7003",
 	} {
@@ -72,7 +73,8 @@ func TestPlanMakeRun(t *testing.T) {
 
 func TestPlanOptions(t *testing.T) {
 	state := t.TempDir()
-	services, err := Plan(Options{State: state, PublicIDStore: "redis:127.0.0.1:1", PublicIDArgs: []string{"--rate-per-client", "0"},
+	services, err := Plan(Options{State: state, PublicIDStore: "redis:127.0.0.1:1", PublicIDArgs: []string{"--mapping-cache-bytes", "0"},
+		GatewayArgs: []string{"--rate-per-client", "0"},
 		Generators: []Generator{
 			{Name: "gen-c", Region: "eu-west-1", Args: []string{"--lease", "3s"}},
 			{Name: "gen-a", Region: "us-east-1", LeaseStore: "dynamodb:http://127.0.0.1:2"},
@@ -93,7 +95,7 @@ func TestPlanOptions(t *testing.T) {
 		}
 	}
 	gw := GatewayAddr(services)
-	if gw == "" || seen[gw] != "" || slices.Contains(FixedPorts, portOf(t, gw)) {
+	if gw == "" || seen[gw] != "public-id-gateway" || slices.Contains(FixedPorts, portOf(t, gw)) {
 		t.Errorf("gateway on %q: want a free port of its own", gw)
 	}
 	demo := strings.Join(byName["demo-orders"].Args, " ")
@@ -116,8 +118,11 @@ func TestPlanOptions(t *testing.T) {
 		!strings.HasSuffix(tArgs, "--tls-cert c.pem") || gt.HealthURL() != "http://"+gt.HealthAddr+"/healthz" {
 		t.Errorf("gen-t (mTLS): %s, health %s: want no --insecure-dev, a health listener of its own, its own flags last", tArgs, gt.HealthURL())
 	}
-	if p := strings.Join(byName["public-id"].Args, " "); !strings.Contains(p, "--store redis:127.0.0.1:1 ") || !strings.HasSuffix(p, "--rate-per-client 0") {
+	if p := strings.Join(byName["public-id"].Args, " "); !strings.Contains(p, "--store redis:127.0.0.1:1 ") || !strings.HasSuffix(p, "--mapping-cache-bytes 0") {
 		t.Errorf("public-id: %s", p)
+	}
+	if p := strings.Join(byName["public-id-gateway"].Args, " "); !strings.Contains(p, "--store redis:127.0.0.1:1 ") || !strings.HasSuffix(p, "--rate-per-client 0") {
+		t.Errorf("public-id-gateway: %s", p)
 	}
 	routes, err := os.ReadFile(filepath.Join(state, "routes.json"))
 	if err != nil {
@@ -177,6 +182,7 @@ idgen is running locally (state in .idgen/, logs in .idgen/logs/20260101T000000Z
   generator eu-west-1   http://127.0.0.1:7002
   public-id (internal)  http://127.0.0.1:7003   POST /v1/public-ids, GET /v1/public-ids/{public_id}
   gateway (customers)   http://127.0.0.1:7004   /orders/{public_id}, /customers/{public_id}/orders -> demo orders, public IDs only
+  gateway (operator)    http://127.0.0.1:7006   /metrics, /healthz
   demo orders           http://127.0.0.1:7005   internal upstream: POST /internal/checkout, GET /internal/orders/{id}, ...
 
 Try:

@@ -30,6 +30,12 @@ import (
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
+// gatewayBin builds the customer gateway, once for every test binary of the run (proc's cache).
+func gatewayBin(t *testing.T) string {
+	t.Helper()
+	return proc.BuildT(t, "../cmd/public-id-gateway")[0]
+}
+
 // publicIDBin builds the public-id service, once for every test binary of the run (proc's cache).
 func publicIDBin(t *testing.T) string {
 	t.Helper()
@@ -119,10 +125,12 @@ func newTrap(t *testing.T, body string) *trap {
 	return tr
 }
 
-// gw is a public-id process: the internal API and the customer gateway.
+// gw is a region's public-ID programs on one store: the internal API and the customer gateway.
 type gw struct {
-	p        *proc.Proc
-	api, url string
+	p        *proc.Proc // the gateway
+	apiProc  *proc.Proc // the internal API
+	api, url string     // the internal API's and the gateway's customers' listener
+	ops      string     // the gateway's operator listener (/metrics)
 	mu       sync.Mutex
 	seen     []seen // every response a customer got
 }
@@ -148,14 +156,18 @@ func routesFile(t *testing.T, up string) string {
 	return p
 }
 
+// startGateway starts the internal API and the gateway (extra: the gateway's flags) on the Redis
+// at redisAddr.
 func startGateway(t *testing.T, redisAddr, routes string, extra ...string) *gw {
 	t.Helper()
-	apiPort, gwPort := testenv.FreePort(t), testenv.FreePort(t)
-	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort)}
-	args := append([]string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort),
-		"--gateway-listen", fmt.Sprintf("127.0.0.1:%d", gwPort), "--store", "redis:" + redisAddr,
-		"--routes", routes, "--resources", "ord,cus", "--rate-per-client", "0"}, extra...)
-	g.p = proc.StartT(t, proc.Spec{Bin: publicIDBin(t), Args: args, HealthURL: g.url + "/healthz"})
+	apiPort, gwPort, opsPort := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
+	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort),
+		ops: fmt.Sprintf("http://127.0.0.1:%d", opsPort)}
+	g.apiProc = proc.StartT(t, proc.Spec{Bin: publicIDBin(t), HealthURL: g.api + "/healthz",
+		Args: []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--store", "redis:" + redisAddr, "--resources", "ord,cus"}})
+	args := append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", gwPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", opsPort),
+		"--store", "redis:" + redisAddr, "--routes", routes, "--rate-per-client", "0", "--deregistration-delay", "0"}, extra...)
+	g.p = proc.StartT(t, proc.Spec{Bin: gatewayBin(t), Args: args, HealthURL: g.url + "/healthz"})
 	return g
 }
 
@@ -275,7 +287,7 @@ func TestAttackGateway(t *testing.T) {
 	customer := newID()
 	cus := g.publish(t, customer, "cus")
 	// Every route's series exist at zero from the first scrape.
-	if resp, err := http.Get(g.api + "/metrics"); err == nil {
+	if resp, err := http.Get(g.ops + "/metrics"); err == nil {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !strings.Contains(string(b), `idgen_gateway_requests_total{outcome="unsafe_response",region="us-east-1",route="order"} 0`) {

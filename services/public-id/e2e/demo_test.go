@@ -120,7 +120,7 @@ func TestLocalDemo(t *testing.T) {
 
 // TestHelp: --help prints the usage and exits 0, as every command-line tool does.
 func TestHelp(t *testing.T) {
-	for _, bin := range proc.BuildT(t, "../cmd/public-id", "../../../examples/orders/cmd/demo-orders", "../../generator/cmd/generator", "../../registry/cmd/registry") {
+	for _, bin := range proc.BuildT(t, "../cmd/public-id", "../cmd/public-id-gateway", "../../../examples/orders/cmd/demo-orders", "../../generator/cmd/generator", "../../registry/cmd/registry") {
 		out, err := exec.Command(bin, "--help").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "-listen") {
 			t.Errorf("%s --help: %v\n%s", filepath.Base(bin), err, out)

@@ -37,10 +37,10 @@ func limitRoutesFile(t *testing.T, routes ...string) string {
 	return p
 }
 
-// metrics returns the internal API's /metrics text.
+// metrics returns the gateway's /metrics text.
 func (g *gw) metrics(t *testing.T) string {
 	t.Helper()
-	resp, err := http.Get(g.api + "/metrics")
+	resp, err := http.Get(g.ops + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestLogHoldsNoUpstreamBytes(t *testing.T) {
 			continue
 		}
 		t.Logf("the log: %s", line)
-		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"service":"public-id"`) {
+		if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"service":"public-id-gateway"`) {
 			t.Errorf("not a record of the service's log: %s", line)
 		}
 	}

@@ -40,3 +40,14 @@ type Store interface {
 	Resolve(ctx context.Context, public string) (int64, error)
 	Close() error
 }
+
+// Durability is what a store says of its own persistence; the service reads it through this
+// interface, so a decorator or a new driver that does not implement it counts as not durable
+// (ReadsDurable false: nothing is cached) rather than as durable by default.
+type Durability interface {
+	// Volatile reports whether the store can lose an acknowledged mapping now, and why.
+	Volatile() (bool, string)
+	// ReadsDurable reports whether whatever the store answers now is durable, so that an answer
+	// may be kept by a cache.
+	ReadsDurable() bool
+}

@@ -1,5 +1,5 @@
-// Command public-id is the public-ID service: the internal API and the customer gateway (see
-// services/public-id/README.md).
+// Command public-id is the public-ID service's internal API, for the company's services (see
+// services/public-id/README.md). The customer gateway is cmd/public-id-gateway.
 package main
 
 import (
@@ -27,12 +27,5 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var gw net.Listener
-	if cfg.GatewayListen != "" && srv.Gateway() != nil {
-		if gw, err = net.Listen("tcp", cfg.GatewayListen); err != nil {
-			api.Close()
-			return err
-		}
-	}
-	return srv.Serve(ctx, api, gw)
+	return srv.Serve(ctx, api)
 }

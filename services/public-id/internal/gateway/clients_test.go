@@ -76,4 +76,3 @@ func TestClientKey(t *testing.T) {
 		t.Fatal("a bad CIDR range was accepted")
 	}
 }
-

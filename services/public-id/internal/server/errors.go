@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/idgen/idgen/services/public-id/internal/mapstore"
 	"net/http"
 
 	"connectrpc.com/connect"
@@ -20,7 +21,7 @@ var errs apierr.Mapper = func(err error) *apierr.Error {
 	case errors.Is(err, mapping.ErrUnavailable):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "store_unavailable", Msg: "mapping store unavailable"}
 	case errors.Is(err, mapping.ErrVolatile):
-		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: reasonVolatile,
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: mapstore.ReasonVolatile,
 			Msg: "the mapping store cannot keep new mappings durably now: publishes are refused until it can (nothing was published; resolves work)"}
 	}
 	return nil
@@ -36,7 +37,7 @@ func outcome(err error) string {
 	case errors.Is(err, mapping.ErrUnavailable):
 		return "store_unavailable"
 	case errors.Is(err, mapping.ErrVolatile):
-		return reasonVolatile
+		return mapstore.ReasonVolatile
 	}
 	return "error"
 }

@@ -55,7 +55,7 @@ func (s *Server) getHealthz(c echo.Context) error {
 	if err := s.gate.CertificateProblem(); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))
 	}
-	if h := s.storeHealth(); h != nil {
+	if h := s.store.Health(); h != nil {
 		return c.JSON(http.StatusOK, h)
 	}
 	return c.JSON(http.StatusOK, healthz.OK)

@@ -37,7 +37,7 @@ func start(t *testing.T, store string, extra ...string) string {
 	}
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	done := make(chan struct{})
-	go func() { srv.Serve(ctx, l, nil); close(done) }()
+	go func() { srv.Serve(ctx, l); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + l.Addr().String()
 }

@@ -178,6 +178,22 @@ func versionAtLeast(info string, major, minor int) bool {
 	return false
 }
 
+// ACL is the Redis ACL a user of this store needs, and all it needs (ACL SETUSER NAME on >PASSWORD
+// followed by these rules): the store's keys and the commands its publishes, lookups, resolves
+// and durability readings send. Each program that opens the store (the internal API, the
+// gateway) gets a user of its own with these rules, so that its password can be rotated or
+// revoked apart. They forbid what no program of the service sends (FLUSHALL, KEYS, CONFIG SET,
+// another key space), but not a SET without NX over an existing key, which the store never sends
+// and Redis's ACL cannot tell from its own SET XX of a pending key.
+// On Redis 7.2 and later add ACL72 (WAITAOF, and the client name go-redis sets), which older
+// servers do not know.
+const ACL = "resetkeys ~pid:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
+	"+info +config|get +ping +hello +client|setname +readonly " +
+	"+cluster|slots +cluster|shards +cluster|nodes +command"
+
+// ACL72 are the rules ACL needs beside it on Redis 7.2 and later.
+const ACL72 = "+waitaof +client|setinfo"
+
 func pKey(public string) string  { return "pid:p:" + public }
 func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
 

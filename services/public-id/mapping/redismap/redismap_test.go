@@ -48,6 +48,42 @@ func TestConformanceStandalone(t *testing.T) {
 	})
 }
 
+// TestConformanceACL: the whole contract holds for a user granted ACL alone, and that user cannot
+// flush, list or reconfigure the server.
+func TestConformanceACL(t *testing.T) {
+	r := testenv.StartRedis(t, t.TempDir())
+	admin := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer admin.Close()
+	ctx := context.Background()
+	if err := admin.Do(ctx, append([]any{"ACL", "SETUSER", "gateway", "on", ">pw"}, aclArgs()...)...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	user := func() *redis.Client {
+		return redis.NewClient(&redis.Options{Addr: r.Addr, Username: "gateway", Password: "pw"})
+	}
+	mappingtest.Run(t, func(t *testing.T) mapping.Store { return newStore(t, user()) }, func(t *testing.T) mapping.Store {
+		down := testenv.StartRedis(t, t.TempDir())
+		s := newStore(t, redis.NewClient(&redis.Options{Addr: down.Addr}))
+		down.Stop()
+		return s
+	})
+	c := user()
+	defer c.Close()
+	for _, cmd := range [][]any{{"FLUSHALL"}, {"KEYS", "*"}, {"CONFIG", "SET", "appendonly", "no"}, {"SET", "other:1", "x"}, {"ACL", "LIST"}} {
+		if err := c.Do(ctx, cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+			t.Errorf("%v as the store's user: %v, want NOPERM", cmd, err)
+		}
+	}
+}
+
+func aclArgs() []any {
+	var out []any
+	for _, f := range strings.Fields(redismap.ACL) {
+		out = append(out, f)
+	}
+	return out
+}
+
 func TestConformanceCluster(t *testing.T) {
 	addrs := testenv.StartRedisCluster(t)
 	mappingtest.Run(t, func(t *testing.T) mapping.Store {

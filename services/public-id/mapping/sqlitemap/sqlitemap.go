@@ -91,6 +91,12 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 }
 
 // Close implements mapping.Store. Calls after Close fail with mapping.ErrUnavailable.
+// Volatile is never true: a commit is on disk (synchronous=FULL) before Publish returns.
+func (s *Store) Volatile() (bool, string) { return false, "" }
+
+// ReadsDurable is always true: a read answers committed rows only.
+func (s *Store) ReadsDurable() bool { return true }
+
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	return s.db.Close()

@@ -91,7 +91,7 @@ func TestRoutesCheckLocalStack(t *testing.T) {
 // with the gateway's message; no file is bad usage.
 func TestRoutesCheckRefuses(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.json")
-	if code, out := run(t, "routes", "check", missing); code != 2 || !strings.Contains(out, "gateway: routes: open "+missing) {
+	if code, out := run(t, "routes", "check", missing); code != 2 || !strings.Contains(out, "routes: open "+missing) {
 		t.Errorf("missing file: exit %d\n%s", code, out)
 	}
 	for _, tt := range []struct{ body, want string }{
@@ -102,7 +102,7 @@ func TestRoutesCheckRefuses(t *testing.T) {
 	} {
 		p := writeRoutes(t, tt.body)
 		code, out := run(t, "routes", "check", p)
-		if code != 2 || !strings.Contains(out, "idgenctl: routes check: gateway: routes "+p+": ") || !strings.Contains(out, tt.want) {
+		if code != 2 || !strings.Contains(out, "idgenctl: routes check: routes "+p+": ") || !strings.Contains(out, tt.want) {
 			t.Errorf("%.50s: exit %d, want 2 saying %q\n%s", tt.body, code, tt.want, out)
 		}
 	}

@@ -1,4 +1,4 @@
-package server_test
+package gatewayserver_test
 
 import (
 	"context"
@@ -15,35 +15,64 @@ import (
 	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/config"
+	"github.com/idgen/idgen/services/public-id/internal/gatewayserver"
 	"github.com/idgen/idgen/services/public-id/internal/server"
 )
 
-// TestDrainBothListeners: on shutdown the internal API's /healthz and the gateway's answer 503
-// draining at once, while both listeners serve on for the deregistration delay (a publish, a
-// gateway answer), each response with Connection: close; then both refuse connections.
-func TestDrainBothListeners(t *testing.T) {
+func call(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDrainBothPrograms: on shutdown the internal API's /healthz and the gateway's (on its
+// customers' listener and on its operator's) answer 503 draining at once, while both programs
+// serve on for the deregistration delay (a publish, a gateway answer), each response with
+// Connection: close; then every listener refuses connections. The two run on one SQLite file, as
+// two processes of a region share their store.
+func TestDrainBothPrograms(t *testing.T) {
 	dir := t.TempDir()
 	routes := filepath.Join(dir, "routes.json")
 	if err := os.WriteFile(routes, []byte(`{"routes":[{"name":"order","public":"/orders/{public_id}","methods":["GET"],
 		"upstream":"http://127.0.0.1:1/internal/orders/{internal_id}","resource":"ord","response":{"type":"object","fields":{"id":"id:ord"}}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]string{"--insecure-dev", "--store", "sqlite:" + filepath.Join(dir, "m.db"), "--routes", routes,
-		"--deregistration-delay", "1m"}, func(string) string { return "" }, io.Discard)
+	store := "sqlite:" + filepath.Join(dir, "m.db")
+	cfg, err := config.Parse([]string{"--insecure-dev", "--store", store, "--deregistration-delay", "1m"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcfg, err := config.ParseGateway([]string{"--store", store, "--routes", routes, "--deregistration-delay", "1m"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hurry := make(chan struct{})
 	ctx, cancel := context.WithCancel(serve.WithHurry(context.Background(), hurry))
-	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	gws, err := gatewayserver.New(ctx, gcfg, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	api, _ := net.Listen("tcp", "127.0.0.1:0")
 	gw, _ := net.Listen("tcp", "127.0.0.1:0")
+	ops, _ := net.Listen("tcp", "127.0.0.1:0")
+	apiDone, gwDone := make(chan struct{}), make(chan struct{})
+	go func() { srv.Serve(ctx, api); close(apiDone) }()
+	go func() { gws.Serve(ctx, gw, ops); close(gwDone) }()
 	done := make(chan struct{})
-	go func() { srv.Serve(ctx, api, gw); close(done) }()
+	go func() { <-apiDone; <-gwDone; close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -53,14 +82,20 @@ func TestDrainBothListeners(t *testing.T) {
 		}
 		<-done
 	})
-	apiURL, gwURL := "http://"+api.Addr().String(), "http://"+gw.Addr().String()
-	for _, u := range []string{apiURL, gwURL} {
+	apiURL, gwURL, opsURL := "http://"+api.Addr().String(), "http://"+gw.Addr().String(), "http://"+ops.Addr().String()
+	if code, body := call(t, "GET", opsURL+"/metrics", ""); code != 200 || !strings.Contains(body, `idgen_gateway_requests_total{`) || !strings.Contains(body, `region="us-east-1"`) {
+		t.Fatalf("the gateway's operator listener: /metrics %d:\n%.400s", code, body)
+	}
+	if code, _ := call(t, "GET", gwURL+"/metrics", ""); code != 404 {
+		t.Fatalf("the customers' listener serves /metrics: %d, want the gateway's 404", code)
+	}
+	for _, u := range []string{apiURL, gwURL, opsURL} {
 		if code, body := call(t, "GET", u+"/healthz", ""); code != 200 {
 			t.Fatalf("%s/healthz before the shutdown: %d %s", u, code, body)
 		}
 	}
 	cancel() // SIGTERM
-	for _, u := range []string{apiURL, gwURL} {
+	for _, u := range []string{apiURL, gwURL, opsURL} {
 		testenv.Eventually(t, 5*time.Second, func() (bool, string) {
 			code, body := call(t, "GET", u+"/healthz", "")
 			return code == 503 && strings.Contains(body, `"reason":"draining"`), u + "/healthz during the delay: " + body
@@ -93,7 +128,7 @@ func TestDrainBothListeners(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return 30 s after the delay ended")
 	}
-	for _, l := range []net.Listener{api, gw} {
+	for _, l := range []net.Listener{api, gw, ops} {
 		if c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second); err == nil {
 			c.Close()
 			t.Fatalf("%s accepts after the shutdown", l.Addr())

@@ -1,0 +1,119 @@
+// Package gatewayserver is the customer gateway's process (cmd/public-id-gateway): the route
+// table, the mapping store opened with the gateway's own credentials (internal/mapstore, as the
+// internal API opens it), the gateway on the customers' listener and /metrics with /healthz on the
+// operator's. It shares no process with the internal API: customers from the internet and the
+// company's services over mutual TLS reach different programs behind different load balancers.
+package gatewayserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/idgen/idgen/libs/routes"
+	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/services/public-id/internal/config"
+	"github.com/idgen/idgen/services/public-id/internal/gateway"
+	"github.com/idgen/idgen/services/public-id/internal/mapstore"
+	"github.com/idgen/idgen/services/public-id/publicid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Server is the gateway's process, built and not yet listening.
+type Server struct {
+	cfg     config.GatewayConfig
+	log     *slog.Logger
+	store   *mapstore.Opened
+	gw      *gateway.Gateway
+	health  *serve.Health // drained from the start of a shutdown
+	metrics http.Handler
+}
+
+// New loads the route table, opens the mapping store and builds the gateway.
+func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Server, error) {
+	table, err := routes.Load(cfg.Routes)
+	if err != nil {
+		return nil, err
+	}
+	maker, err := publicid.NewMaker(table.Resources()...)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	store, err := mapstore.Open(ctx, cfg.Flags, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RatePerClient: cfg.RatePerClient,
+		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, store: store, gw: gw, health: serve.NewHealth(true)}
+	s.metrics = serve.MetricsHandler(serve.RegionLabeled(reg, cfg.Region))
+	return s, nil
+}
+
+// Handler is what the customers' listener serves: the gateway, with /healthz answering 503
+// draining from the start of a shutdown.
+func (s *Server) Handler() http.Handler { return serve.HealthzWhileDraining(s.health, s.gw) }
+
+// OperatorHandler is what the operator's listener serves: /metrics, and /healthz as customers'
+// load balancer sees it.
+func (s *Server) OperatorHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", s.metrics)
+	mux.Handle("/healthz", s.Handler())
+	return mux
+}
+
+// Serve serves customers on l and the operator on ops (nil for none) until ctx ends, then shuts
+// both down as the internal API does (503 draining at once, the deregistration delay, the drain)
+// and closes the store.
+func (s *Server) Serve(ctx context.Context, l, ops net.Listener) error {
+	sd := s.cfg.Shutdown(s.health)
+	errc := make(chan error, 2)
+	n := 1
+	go func() { errc <- serve.Serve(ctx, l, s.Handler(), nil, sd, s.log) }()
+	if ops != nil {
+		n++
+		go func() {
+			errc <- serve.Serve(ctx, ops, s.OperatorHandler(), nil, sd, s.log.With("listener", "operator"))
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	s.store.Close()
+	return first
+}
+
+// Run builds the gateway, listens and serves until ctx ends.
+func Run(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) error {
+	s, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.store.Close()
+		return err
+	}
+	var ops net.Listener
+	if cfg.MetricsListen != "" {
+		if ops, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			l.Close()
+			s.store.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+	}
+	return s.Serve(ctx, l, ops)
+}

@@ -1,0 +1,154 @@
+// Package mapstore opens the mapping store the way both public-ID programs do (the internal API,
+// cmd/public-id, and the customer gateway, cmd/public-id-gateway): the same flags, the same
+// drivers, the same durability watch and the same cache of resolved mappings in front. Each
+// process opens the store with credentials of its own; the rules of a mapping (never
+// overwritten, first writer wins, refused while the store is volatile) are the drivers', so
+// both programs apply them alike.
+package mapstore
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/idgen/idgen/libs/svc/healthz"
+	"github.com/idgen/idgen/libs/svc/storespec"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/mapping/cached"
+	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ReasonVolatile names a mapping store that can lose acknowledged mappings: the reason of a
+// refused publish (503) and of /healthz's degraded answer.
+const ReasonVolatile = "store_volatile"
+
+// Flags are the store's settings, the same flags in both programs. Defaults are in Register.
+type Flags struct {
+	Store               string // sqlite:PATH, redis:HOST:PORT, redis://…, rediss://…, redis-cluster:…
+	RedisCA             string
+	RedisReplicas       int
+	AcceptVolatileStore bool
+	RedisCheckEvery     time.Duration // how often the Redis store re-reads its nodes' persistence
+	MappingCacheBytes   uint64        // the in-process cache of resolved mappings; 0 for none
+}
+
+// Register defines the store's flags on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL")
+	fs.StringVar(&f.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
+	fs.IntVar(&f.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
+	fs.BoolVar(&f.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed), at start-up and when it turns so while the service runs, instead of refusing to start and then refusing publishes (store_volatile); logged and exported as idgen_publicid_store_volatile")
+	fs.DurationVar(&f.RedisCheckEvery, "redis-durability-check", 10*time.Second, "how often the Redis store re-reads the persistence of every node that takes writes (INFO persistence, CONFIG GET appendfsync), as at start-up; a store found volatile refuses publishes (store_volatile) unless --accept-volatile-store")
+	fs.Uint64Var(&f.MappingCacheBytes, "mapping-cache-bytes", 32<<20, "bytes of the in-process cache of resolved mappings (each entry: its strings plus 128 bytes); only mappings the store answered durably are kept, never misses; 0 for none")
+}
+
+// Check validates the settings.
+func (f Flags) Check() error {
+	if _, err := f.Spec(); err != nil {
+		return err
+	}
+	if f.RedisReplicas < 0 {
+		return fmt.Errorf("--redis-replicas %d: want 0 or more", f.RedisReplicas)
+	}
+	if f.RedisCheckEvery <= 0 {
+		return fmt.Errorf("--redis-durability-check %v: want a positive duration", f.RedisCheckEvery)
+	}
+	return nil
+}
+
+// Spec returns --store parsed: SQLite, Redis or Redis Cluster.
+func (f Flags) Spec() (storespec.Spec, error) {
+	return storespec.Parse("--store", f.Store, storespec.SQLite, storespec.Redis, storespec.RedisCluster)
+}
+
+// Opened is an open mapping store.
+type Opened struct {
+	// Store is the store --store names; Mappings is the same behind the cache of resolved
+	// mappings (--mapping-cache-bytes), or Store itself with no cache. Callers use Mappings.
+	Store, Mappings mapping.Store
+	durability      mapping.Durability // Store's, when it says; nil counts as volatile
+	accept          bool
+}
+
+// Open opens the store f names (making a SQLite file's directory when missing), exports
+// idgen_publicid_store_volatile and the cache's metrics on reg, and puts the cache in front. Its
+// errors never repeat a URL (it may hold a password).
+func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registerer) (*Opened, error) {
+	spec, err := f.Spec()
+	if err != nil {
+		return nil, err
+	}
+	openRedis := func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+		return redismap.Open(ctx, redismap.Target{Addr: spec.Where, Cluster: spec.Kind == storespec.RedisCluster, CAFile: f.RedisCA},
+			redismap.Options{WaitReplicas: f.RedisReplicas, AcceptVolatile: f.AcceptVolatileStore, CheckEvery: f.RedisCheckEvery, Logger: log})
+	}
+	st, err := storespec.Open(ctx, spec, storespec.Drivers[mapping.Store]{
+		storespec.SQLite: func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+			return sqlitemap.Open(ctx, spec.Where)
+		},
+		storespec.Redis:        openRedis,
+		storespec.RedisCluster: openRedis,
+	})
+	if err != nil {
+		return nil, err
+	}
+	o := &Opened{Store: st, Mappings: st, accept: f.AcceptVolatileStore}
+	o.durability, _ = st.(mapping.Durability)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_publicid_store_volatile",
+		Help: "1 while the mapping store's last reading of its persistence (at start-up, then every --redis-durability-check) " +
+			"found it can lose acknowledged mappings (AOF off, or an fsync policy that loses or cannot confirm writes): publishes " +
+			"are refused (store_volatile) unless --accept-volatile-store. Else 0."},
+		func() float64 {
+			if v, _ := o.Volatile(); v {
+				return 1
+			}
+			return 0
+		}))
+	if v, why := o.Volatile(); v {
+		log.Error("the mapping store is volatile: acknowledged mappings can be lost, and links customers hold would stop resolving; accepted by --accept-volatile-store",
+			"reason", why)
+	}
+	if f.MappingCacheBytes > 0 {
+		c, err := cached.New(st, cached.Options{MaxBytes: f.MappingCacheBytes, Registerer: reg, Durable: o.readsDurable})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		o.Mappings = c
+	}
+	return o, nil
+}
+
+// Volatile reports whether the store can lose an acknowledged mapping now, and why; a store that
+// does not say counts as volatile.
+func (o *Opened) Volatile() (bool, string) {
+	if o.durability == nil {
+		return true, "the store does not report its durability"
+	}
+	return o.durability.Volatile()
+}
+
+func (o *Opened) readsDurable() bool { return o.durability != nil && o.durability.ReadsDurable() }
+
+// Health is /healthz's answer about the store: nil when it is durable, else a degraded body
+// (served with 200: resolves still work, so the instance stays in rotation) that says whether
+// publishes are refused.
+func (o *Opened) Health() *healthz.Service {
+	v, why := o.Volatile()
+	if !v {
+		return nil
+	}
+	what := "publishes are refused until the store is durable again; resolves work: "
+	if o.accept {
+		what = "publishes go on (--accept-volatile-store), and a mapping acknowledged now can be lost: "
+	}
+	h := healthz.Degraded(ReasonVolatile, "the mapping store is volatile: "+what+why)
+	return &h
+}
+
+// Close closes the store (through the cache, which closes what it wraps).
+func (o *Opened) Close() error { return o.Mappings.Close() }
