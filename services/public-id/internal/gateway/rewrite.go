@@ -374,9 +374,9 @@ func (r *rewriter) span(field string, n int) {
 
 // Fill returns the body with the public ID of each id field in place, and the handle of each
 // token field (set by the gateway before; a body with tokens and no handles is unsafe). pubs maps
-// each internal ID to its public ID. known lists internal IDs the response must not show in any form (the ids of
-// the request and of the id fields); a plain value that holds one, in decimal or hexadecimal, as
-// a whole or inside a longer run, makes the body unsafe.
+// each internal ID to its public ID. known lists internal IDs the response must not show in any
+// form (the ids of the request and of the id fields); a plain value that holds one, in decimal or
+// hexadecimal, as a whole or inside a longer run, makes the body unsafe.
 func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
 	if at := known.find(rw.out); at >= 0 {
 		return nil, unsafe(rw.fieldAt(at), "a plain field holds an internal ID of this response")
