@@ -13,7 +13,7 @@
 // Endpoints (internal IDs as decimal strings):
 //
 //	GET  /internal/orders/{id}                                          the order
-//	GET  /internal/customers/{id}/orders?status=placed|shipped&limit=N  a customer's orders, newest first
+//	GET  /internal/customers/{id}/orders?status=placed|shipped&limit=N&cursor=C  a customer's orders, newest first; next_cursor continues
 //	POST /internal/checkout                                             {"customer","items"} -> {"order","customer"} public IDs
 //	POST /internal/orders/{id}:ship                                     marks the order shipped, returns it
 //	GET  /healthz                                                       the database answers
@@ -72,6 +72,8 @@ type Order struct {
 	Currency   string    `json:"currency"`
 	CreatedAt  string    `json:"created_at"`
 	Items      []Item    `json:"items"`
+
+	created int64 // Unix nanoseconds: a listing's cursor continues after it
 }
 
 // IDSource hands out internal IDs: an *idclient.Client.

@@ -194,6 +194,7 @@ func TestCheckoutThenRead(t *testing.T) {
 	}
 	e.checkout(`{"customer":"Grace","items":[{"sku":"x","quantity":1,"unit_cents":1}]}`)
 
+	var next string // the last listing's next_cursor
 	list := func(query string) []order {
 		t.Helper()
 		code, body := e.do("GET", "/internal/customers/"+cid+"/orders"+query, "")
@@ -203,11 +204,13 @@ func TestCheckoutThenRead(t *testing.T) {
 		var out struct {
 			CustomerID string  `json:"customer_id"`
 			Orders     []order `json:"orders"`
+			NextCursor *string `json:"next_cursor"`
 		}
 		decodeStrict(t, body, &out)
-		if out.CustomerID != cid || out.Orders == nil {
+		if out.CustomerID != cid || out.Orders == nil || out.NextCursor == nil {
 			t.Fatalf("list %s: %s", query, body)
 		}
+		next = *out.NextCursor
 		return out.Orders
 	}
 	ids := func(os []order) string {
@@ -223,6 +226,16 @@ func TestCheckoutThenRead(t *testing.T) {
 	}
 	if got := ids(list("?limit=1")); got != oid2 {
 		t.Fatalf("limit=1: got %s, want %s", got, oid2)
+	}
+	// The next page, after the cursor; the last page has none.
+	if next == "" {
+		t.Fatal("limit=1 of two orders gave no next_cursor")
+	}
+	if got := ids(list("?limit=1&cursor=" + next)); got != oid || next != "" {
+		t.Fatalf("limit=1 after the cursor: got %s and next %q, want %s and none", got, next, oid)
+	}
+	if list(""); next != "" {
+		t.Fatalf("every order in one page, yet next_cursor %q", next)
 	}
 
 	code, body = e.do("POST", "/internal/orders/"+oid+":ship", "")
@@ -325,6 +338,8 @@ func TestErrors(t *testing.T) {
 		{"GET", "/internal/customers/" + cid + "/orders?limit=0", "", 400, "want 1 to 50"},
 		{"GET", "/internal/customers/" + cid + "/orders?limit=51", "", 400, "want 1 to 50"},
 		{"GET", "/internal/customers/" + cid + "/orders?sort=asc", "", 400, "unknown query parameter"},
+		{"GET", "/internal/customers/" + cid + "/orders?cursor=eyJpZCI6MH0", "", 400, "cursor: not a cursor this service gave"},
+		{"GET", "/internal/customers/" + cid + "/orders?cursor=%7B%7D", "", 400, "cursor: not a cursor this service gave"},
 		{"POST", "/internal/checkout", `not json`, 400, "not a valid JSON object (at byte 1); want {\\\"customer\\\""},
 		{"POST", "/internal/checkout", `{"customer":"Ada","items":[],"coupon":"x"}`, 400, `unknown field \"coupon\"`},
 		{"POST", "/internal/checkout", `{"customer":"Ada","items":[{"sku":"a","quantity":1,"unit_cents":1}]} {}`, 400, "more than one JSON value"},

@@ -77,8 +77,8 @@ func (s *Service) customerOrders(c echo.Context) error {
 	}
 	q := c.QueryParams()
 	for k := range q {
-		if k != "status" && k != "limit" {
-			return apierr.BadRequest("unknown query parameter %q: want status and limit", k)
+		if k != "status" && k != "limit" && k != "cursor" {
+			return apierr.BadRequest("unknown query parameter %q: want status, limit and cursor", k)
 		}
 	}
 	status := q.Get("status")
@@ -91,14 +91,23 @@ func (s *Service) customerOrders(c echo.Context) error {
 			return apierr.BadRequest("limit %q: want 1 to %d", v, MaxLimit)
 		}
 	}
-	orders, err := s.listOrders(c.Request().Context(), cid, status, limit)
+	var after *cursor
+	if v := q.Get("cursor"); v != "" {
+		cur, err := parseCursor(v)
+		if err != nil {
+			return apierr.BadRequest("cursor: %v; want the next_cursor of a page", err)
+		}
+		after = &cur
+	}
+	orders, next, err := s.listOrders(c.Request().Context(), cid, status, limit, after)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, struct {
 		CustomerID idcore.ID `json:"customer_id"`
 		Orders     []Order   `json:"orders"`
-	}{cid, orders})
+		NextCursor string    `json:"next_cursor"` // "" on the last page
+	}{cid, orders, next})
 }
 
 type checkoutRequest struct {

@@ -1,8 +1,10 @@
 package orders
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +39,7 @@ func scanOrder(row interface{ Scan(...any) error }) (Order, error) {
 	if err := row.Scan(&id, &cid, &o.Status, &o.TotalCents, &o.Currency, &created, &items); err != nil {
 		return o, err
 	}
-	o.ID, o.CustomerID = idcore.ID(id), idcore.ID(cid)
+	o.ID, o.CustomerID, o.created = idcore.ID(id), idcore.ID(cid), created
 	o.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339)
 	if err := json.Unmarshal([]byte(items), &o.Items); err != nil {
 		return o, fmt.Errorf("order %d: items: %w", id, err)
@@ -66,13 +68,42 @@ func (s *Service) ship(ctx context.Context, id idcore.ID) (Order, error) {
 	return s.order(ctx, id)
 }
 
-// listOrders returns a customer's orders, newest first, of one status ("" for any).
-func (s *Service) listOrders(ctx context.Context, cid idcore.ID, status string, limit int) ([]Order, error) {
+// cursor is where a listing goes on: after the order made at CreatedAt (Unix nanoseconds) with
+// ID, in the listing's order (newest first). It travels as base64url of its JSON, as upstreams'
+// cursors do, internal ID and all: the gateway swaps it for a handle of its own (a token).
+type cursor struct {
+	CreatedAt int64 `json:"created_at"`
+	ID        int64 `json:"id"`
+}
+
+func (c cursor) String() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// parseCursor reads a cursor that String wrote.
+func parseCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&c)
+	}
+	if err != nil || c.ID <= 0 || c.String() != s {
+		return cursor{}, errors.New("not a cursor this service gave")
+	}
+	return c, nil
+}
+
+// listOrders returns a customer's orders, newest first, of one status ("" for any), after the
+// cursor (nil: from the newest), and the cursor of the page after them ("" when there is none).
+func (s *Service) listOrders(ctx context.Context, cid idcore.ID, status string, limit int, after *cursor) ([]Order, string, error) {
 	var one int
 	if err := s.db.QueryRowContext(ctx, `SELECT 1 FROM customers WHERE id = ?`, int64(cid)).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(fmt.Sprintf("customer %d not found", cid))
+		return nil, "", notFound(fmt.Sprintf("customer %d not found", cid))
 	} else if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	query := `SELECT ` + orderColumns + ` FROM orders WHERE customer_id = ?`
 	args := []any{int64(cid)}
@@ -80,22 +111,35 @@ func (s *Service) listOrders(ctx context.Context, cid idcore.ID, status string, 
 		query += ` AND status = ?`
 		args = append(args, status)
 	}
+	if after != nil {
+		query += ` AND (created_at < ? OR created_at = ? AND id < ?)`
+		args = append(args, after.CreatedAt, after.CreatedAt, after.ID)
+	}
 	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit)
+	args = append(args, limit+1) // one more tells whether a page follows
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer rows.Close()
 	orders := []Order{}
 	for rows.Next() {
 		o, err := scanOrder(rows)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		orders = append(orders, o)
 	}
-	return orders, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(orders) > limit {
+		orders = orders[:limit]
+		last := orders[limit-1]
+		next = cursor{CreatedAt: last.created, ID: int64(last.ID)}.String()
+	}
+	return orders, next, nil
 }
 
 func (s *Service) insertOrder(ctx context.Context, oid, cid idcore.ID, total int64, items []Item) error {

@@ -75,14 +75,22 @@ type Route struct {
 
 // Type is the type of a JSON value: a route's response body, a field of it, or a query parameter.
 // In a route file a type is an object ({"type": "string", "max_len": 64}) or, for the common
-// cases, one word: "string", "int", "number", "bool", "time", or "id:RES" (an ID of resource RES).
+// cases, one word: "string", "int", "number", "bool", "time", "token", or "id:RES" (an ID of
+// resource RES).
 type Type struct {
-	// Type is one of object, array, id, string, int, number, bool, time, enum.
+	// Type is one of object, array, id, string, int, number, bool, time, enum, token.
 	Type string `json:"type"`
 	// Resource is the public-ID prefix of an id.
 	Resource string `json:"resource,omitempty"`
-	// MaxLen bounds a string's length in bytes. Default 1024.
+	// MaxLen bounds a string's length in bytes, and a response token's upstream value's. Default
+	// 1024; a token's at most MaxTokenLen.
 	MaxLen int `json:"max_len,omitempty"`
+	// TTL is how long a response token's handle can be redeemed, a Go duration ("1h", "15m"):
+	// default DefaultTokenTTL, at least MinTokenTTL, at most MaxTokenTTL. A token (an upstream's
+	// page cursor or continuation token) never reaches the customer as the upstream wrote it:
+	// the gateway keeps the value under a random handle of its own and gives the customer that;
+	// a query parameter of type token takes the handle back, and the upstream gets its value.
+	TTL string `json:"ttl,omitempty"`
 	// Pattern is an RE2 expression (Go's regexp syntax) a string must match as a whole: it is
 	// anchored at both ends, so "[A-Z]{3}" refuses "EURO".
 	Pattern string `json:"pattern,omitempty"`
@@ -114,6 +122,7 @@ type Type struct {
 	names          []Member        // Fields in a fixed order, with their JSON-quoted names
 	pattern        *regexp.Regexp  // Pattern, compiled and anchored
 	charset        func(rune) bool // Charset's test of one character
+	ttl            time.Duration   // TTL parsed, with its default
 	minRaw, maxRaw json.RawMessage // "min" and "max" as the route file wrote them, until check
 }
 
@@ -128,6 +137,14 @@ type Member struct {
 const (
 	defaultMaxLen   = 1024
 	defaultMaxItems = 1000
+)
+
+// A response token's bounds: its TTL (default, least and most) and its upstream value's length.
+const (
+	DefaultTokenTTL = time.Hour
+	MinTokenTTL     = time.Second
+	MaxTokenTTL     = 24 * time.Hour
+	MaxTokenLen     = 8192
 )
 
 // UnmarshalJSON reads a type from its object form or its one-word form.
@@ -314,6 +331,9 @@ func (r *Route) check() error {
 		if err := t.check(true); err != nil {
 			return fmt.Errorf("query parameter %q: %w", name, err)
 		}
+		if t.Type == "token" && !r.Response.HasToken() {
+			return fmt.Errorf("query parameter %q: a token is redeemed only on the route that issued it, and this route's response declares none", name)
+		}
 	}
 	r.headers = map[string]string{}
 	for name, kind := range r.Headers {
@@ -415,7 +435,7 @@ func (t *Type) check(query bool) error {
 	switch t.Type {
 	case "object", "array":
 		if query {
-			return fmt.Errorf("a query parameter is an id, string, int, bool or enum")
+			return fmt.Errorf("a query parameter is an id, string, int, number, bool, time, enum or token")
 		}
 	}
 	switch t.Type {
@@ -497,9 +517,33 @@ func (t *Type) check(query bool) error {
 		default:
 			return fmt.Errorf("precision %q: want s (the default), ms or day", t.Precision)
 		}
+	case "token":
+		if query && (t.TTL != "" || t.MaxLen != 0) {
+			return fmt.Errorf("ttl and max_len are a response token's: a query token is the handle the gateway issued")
+		}
+		if query {
+			break
+		}
+		if t.MaxLen == 0 {
+			t.MaxLen = defaultMaxLen
+		}
+		if t.MaxLen > MaxTokenLen {
+			return fmt.Errorf("max_len %d: a token's is at most %d", t.MaxLen, MaxTokenLen)
+		}
+		t.ttl = DefaultTokenTTL
+		if t.TTL != "" {
+			d, err := time.ParseDuration(t.TTL)
+			switch {
+			case err != nil:
+				return fmt.Errorf("ttl %q: want a duration such as \"1h\" or \"15m\"", t.TTL)
+			case d < MinTokenTTL || d > MaxTokenTTL:
+				return fmt.Errorf("ttl %q: want %s to %s", t.TTL, MinTokenTTL, MaxTokenTTL)
+			}
+			t.ttl = d
+		}
 	case "bool":
 	default:
-		return fmt.Errorf("type %q: want object, array, id, string, int, number, bool, time or enum", t.Type)
+		return fmt.Errorf("type %q: want object, array, id, string, int, number, bool, time, enum or token", t.Type)
 	}
 	if t.MaxLen < 0 || t.MaxItems < 0 {
 		return fmt.Errorf("negative bound")
@@ -507,7 +551,8 @@ func (t *Type) check(query bool) error {
 	// A key that does not apply to the type is a mistake in the route file, not a no-op.
 	for key, applies := range map[string]bool{
 		"resource":  t.Resource == "" || t.Type == "id",
-		"max_len":   t.MaxLen == 0 || t.Type == "string",
+		"max_len":   t.MaxLen == 0 || t.Type == "string" || t.Type == "token",
+		"ttl":       t.TTL == "" || t.Type == "token",
 		"pattern":   t.Pattern == "" || t.Type == "string",
 		"charset":   t.Charset == "" || t.Type == "string",
 		"min, max":  (t.Min == nil && t.Max == nil || t.Type == "int") && (t.MinNumber == nil && t.MaxNumber == nil || t.Type == "number"),
@@ -739,3 +784,22 @@ func (r *Route) TimeoutDuration() time.Duration { return r.timeout }
 
 // Members lists an object type's declared members, sorted by name.
 func (t *Type) Members() []Member { return t.names }
+
+// TokenTTL is a response token's TTL, parsed, with its default.
+func (t *Type) TokenTTL() time.Duration { return t.ttl }
+
+// HasToken says whether t declares a token anywhere.
+func (t *Type) HasToken() bool {
+	if t == nil {
+		return false
+	}
+	if t.Type == "token" {
+		return true
+	}
+	for _, f := range t.Fields {
+		if f.HasToken() {
+			return true
+		}
+	}
+	return t.Items.HasToken()
+}

@@ -140,12 +140,12 @@ func routesFile(t *testing.T, up string) string {
 	routes := `{"routes": [{
   "name": "order", "public": "/orders/{public_id}", "upstream": "` + up + `/internal/orders/{internal_id}",
   "resource": "ord",
-  "query": {"expand": {"type": "enum", "values": ["items"]}, "customer": "id:cus", "limit": {"type": "int", "min": 1, "max": 50}},
+  "query": {"expand": {"type": "enum", "values": ["items"]}, "customer": "id:cus", "limit": {"type": "int", "min": 1, "max": 50}, "cursor": "token"},
   "headers": {"ETag": "plain", "Location": "location", "Cache-Control": "plain"},
   "response": {"type": "object", "fields": {
     "id": "id:ord", "customer_id": "id:cus", "status": {"type": "enum", "values": ["placed", "shipped"]},
     "total_cents": "int", "weight": "number", "note": {"type": "string", "max_len": 200},
-    "placed_at": "time", "warehouse": "int", "bin": "int", "line": "int",
+    "placed_at": "time", "warehouse": "int", "bin": "int", "line": "int", "next": "token",
     "items": {"type": "array", "max_items": 1000, "items": {"type": "object", "fields": {"sku": "string", "order_id": "id:ord"}}}
   }}
 }]}`
@@ -549,6 +549,49 @@ func TestAttackGateway(t *testing.T) {
 		wantQ := url.Values{"expand": {"items"}, "customer": {fmt.Sprint(customer)}}.Encode()
 		if len(h.queries) != 3 || h.queries[0] != "" || h.queries[1] != "" || h.queries[2] != wantQ {
 			t.Errorf("the upstream received queries %q, want \"\" (GET), \"\" (HEAD, as a GET) and %q", h.queries, wantQ)
+		}
+	})
+	t.Run("IDs in a cursor declared token", func(t *testing.T) {
+		// The upstream puts its IDs in its cursors in every spelling (the classic first: base64 of
+		// JSON with the last order's ID); the customer gets a handle, and the handle brings the
+		// upstream its cursor back exactly.
+		in := func() int64 { id := newID(); h.send(id); return id } // scanned for at the end
+		cursors := []string{base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(`{"after":%d}`, in())))}
+		for _, sp := range leakcheck.Spellings {
+			cursors = append(cursors, "after "+sp.Fn(in()))
+		}
+		var handles []string
+		for _, cursor := range cursors {
+			var mu sync.Mutex
+			var got []string
+			id := h.on(func(w http.ResponseWriter, r *http.Request, id int64) {
+				mu.Lock()
+				got = append(got, r.URL.Query().Get("cursor"))
+				mu.Unlock()
+				next, _ := json.Marshal(cursor)
+				jsonBody(200, `{"id":"%d","next":%s}`, id, next)(w, r, id)
+			})
+			pub := g.publish(t, id, "ord")
+			a := g.do(t, "GET", "/orders/"+pub)
+			var body struct{ ID, Next string }
+			if err := json.Unmarshal([]byte(a.body), &body); a.code != 200 || err != nil || body.ID != pub || !strings.HasPrefix(body.Next, "tok_") {
+				t.Fatalf("a cursor holding an ID: %d %s, want 200 with a token handle", a.code, a.body)
+			}
+			if a := g.do(t, "GET", "/orders/"+pub+"?cursor="+body.Next); a.code != 200 {
+				t.Fatalf("the handle back: %d %s", a.code, a.body)
+			}
+			mu.Lock()
+			if len(got) != 2 || got[0] != "" || got[1] != cursor {
+				t.Errorf("the upstream received cursors %q, want none, then %q", got, cursor)
+			}
+			mu.Unlock()
+			handles = append(handles, body.Next)
+		}
+		// A handle made up, or the upstream's own cursor sent as one, reaches no upstream.
+		for _, c := range []string{handles[0] + "x", url.QueryEscape(cursors[0])} {
+			if a := g.do(t, "GET", "/orders/"+goodPub+"?cursor="+c); a.code != 400 || strings.TrimSpace(a.body) != `{"error":"query parameter cursor: unknown or expired token"}` {
+				t.Errorf("cursor %s: %d %s, want 400 unknown or expired token", c, a.code, a.body)
+			}
 		}
 	})
 	t.Run("strict resources", func(t *testing.T) {

@@ -76,6 +76,26 @@ func TestLocalDemo(t *testing.T) {
 	if a.code != 200 || !strings.Contains(a.body, ord1) || !strings.Contains(a.body, ord2) || strings.Contains(a.body, ord3) {
 		t.Fatalf("GET /customers/%s/orders: %d %s", ada, a.code, a.body)
 	}
+	// A page of one order, then the next through its cursor: the demo's cursor holds the last
+	// order's internal ID, so the customer holds it only as a token handle.
+	type page struct {
+		Orders []struct {
+			ID string `json:"id"`
+		} `json:"orders"`
+		NextCursor string `json:"next_cursor"`
+	}
+	var p1, p2 page
+	a = g.do(t, "GET", "/customers/"+ada+"/orders?limit=1")
+	if err := json.Unmarshal([]byte(a.body), &p1); a.code != 200 || err != nil || len(p1.Orders) != 1 || p1.Orders[0].ID != ord2 || !strings.HasPrefix(p1.NextCursor, "tok_") {
+		t.Fatalf("GET /customers/%s/orders?limit=1: %d %s, want %s and a token handle", ada, a.code, a.body, ord2)
+	}
+	a = g.do(t, "GET", "/customers/"+ada+"/orders?limit=1&cursor="+p1.NextCursor)
+	if err := json.Unmarshal([]byte(a.body), &p2); a.code != 200 || err != nil || len(p2.Orders) != 1 || p2.Orders[0].ID != ord1 || p2.NextCursor != "" {
+		t.Fatalf("the page after the cursor: %d %s, want %s and no cursor", a.code, a.body, ord1)
+	}
+	if a := g.do(t, "GET", "/customers/"+bob+"/orders?cursor="+p1.NextCursor+"x"); a.code != 400 || !strings.Contains(a.body, "unknown or expired token") {
+		t.Fatalf("a made-up cursor: %d %s", a.code, a.body)
+	}
 	if a := g.do(t, "GET", "/customers/"+ada+"/orders?status=lost"); a.code != 400 {
 		t.Fatalf("status=lost: %d %s", a.code, a.body)
 	}

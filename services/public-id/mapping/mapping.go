@@ -1,11 +1,13 @@
 // Package mapping is the contract of the public-ID mapping store: public → internal and
-// internal → public, created once and never overwritten. Drivers: redismap (Redis, standalone or
-// Cluster) and sqlitemap (the embedded default); mappingtest is the conformance suite.
+// internal → public, created once and never overwritten; and the gateway's tokens, values kept
+// under random handles until they expire. Drivers: redismap (Redis, standalone or Cluster) and
+// sqlitemap (the embedded default); mappingtest is the conformance suite.
 package mapping
 
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Portable errors. Drivers map their native errors to these, wrapping the native error (so
@@ -23,6 +25,9 @@ var (
 	// off while the service ran, say), so the driver refuses to write one. Nothing was written;
 	// reads still answer, and a publish works again once the store is durable.
 	ErrVolatile = errors.New("mapping: store volatile")
+	// ErrTokenTaken: PutToken's handle holds a token already (one not yet expired); nothing was
+	// written.
+	ErrTokenTaken = errors.New("mapping: token handle taken")
 )
 
 // Store maps internal IDs to public IDs and back.
@@ -38,6 +43,17 @@ type Store interface {
 	Lookup(ctx context.Context, internal int64) (string, error)
 	// Resolve returns the internal ID of a public ID, looked up by the exact string, or ErrNotFound.
 	Resolve(ctx context.Context, public string) (int64, error)
+	// PutToken keeps value under handle until ttl has passed (ttl is rounded up to a whole
+	// millisecond and must be positive), for GetToken. It never overwrites: a handle that holds
+	// a token not yet expired fails with ErrTokenTaken. Tokens live apart from the mappings (a
+	// handle spelled like a public ID touches no mapping). A token is not a mapping: a lost one
+	// costs its customer a restart of what it continued, so a driver may keep tokens less
+	// durably than mappings (its documented setting), and a store that refuses new mappings as
+	// volatile still keeps tokens.
+	PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error
+	// GetToken returns the value PutToken kept under handle, byte for byte, or ErrNotFound when
+	// there is none or its ttl has passed.
+	GetToken(ctx context.Context, handle string) ([]byte, error)
 	Close() error
 }
 

@@ -14,7 +14,9 @@
 //   - upstream.go: the upstream transport, and what the upstream's status means;
 //   - rebuild.go: the body, read within the body budget and rebuilt in a rewrite slot;
 //   - headers.go: the header and Location policy, redirects included;
-//   - publish.go: the public ID of every internal ID of a response.
+//   - publish.go: the public ID of every internal ID of a response;
+//   - token.go: the handles of a response's tokens (an upstream's cursors), kept in the store,
+//     and the handle of a query's token swapped back for the upstream's value.
 //
 // ServeHTTP (serve.go) runs them, writes the reply and counts its outcome once; health.go is
 // the gateway's /healthz.

@@ -13,6 +13,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	upstream *prometheus.HistogramVec
 	held     *prometheus.GaugeVec // body budget in use, by route
+	tokens   *prometheus.CounterVec
 }
 
 func newMetrics() metrics {
@@ -30,6 +31,9 @@ func newMetrics() metrics {
 			Help: "Upstream call latency (to the response headers), by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"route"}),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "idgen_gateway_body_bytes",
 			Help: "Bytes of upstream bodies held (being read, or read and waiting for their rewrite), by route; a route holds at most half of the gateway's body budget."}, []string{"route"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_tokens_total",
+			Help: "Token handles by route and op: issued (kept in the store for a response), redeemed (swapped back for a query), refused (unknown, expired, malformed or another route's)."},
+			[]string{"route", "op"}),
 	}
 }
 
@@ -44,11 +48,16 @@ func (g *Gateway) register(reg prometheus.Registerer, routes []*routes.Route) {
 		lim.duration = g.duration.WithLabelValues(r.Name)
 		lim.upstream = g.upstream.WithLabelValues(r.Name)
 		lim.held = g.held.WithLabelValues(r.Name)
+		if r.Response.HasToken() {
+			for _, op := range []string{"issued", "redeemed", "refused"} {
+				g.tokens.WithLabelValues(r.Name, op)
+			}
+		}
 	}
 	for _, o := range []outcome{outcomeNotFound, outcomeRateLimited, outcomeBusy} {
 		g.requests.WithLabelValues("", o.String())
 	}
-	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, g.tokens, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
 		func() float64 { return float64(g.limits.len()) }))
 }

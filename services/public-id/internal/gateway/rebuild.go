@@ -61,7 +61,7 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 }
 
 // rewrite rebuilds a body under a rewrite slot of the route and of the gateway: Rewrite, then the
-// publish of the new IDs, then Fill. The slot is given back on every path out, a panic's too, so
+// publish of the new IDs, then Fill (with the tokens' handles, token.go). The slot is given back on every path out, a panic's too, so
 // no failure can take the route's slots for good.
 func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64) ([]byte, error) {
 	if err := g.rewriteSlot(q.r.Context(), lim); err != nil {
@@ -78,7 +78,7 @@ func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64)
 	if err != nil {
 		return nil, err
 	}
-	return rw.Fill(pubs, &q.known)
+	return g.fill(q, rw, pubs)
 }
 
 // readBody reads an upstream body whole, taking the body budget of the route and of the gateway

@@ -75,6 +75,7 @@ type rewriter struct {
 	dec      jsontext.Decoder
 	out      []byte
 	ids      []pendingID
+	toks     []pendingToken
 	spans    []span
 	norms    []normalized
 	scan     scanner
@@ -86,10 +87,12 @@ type rewriter struct {
 
 // Rewritten is a body rebuilt from its declared type, its ID fields still to be filled in.
 type Rewritten struct {
-	out   []byte
-	ids   []pendingID
-	spans []span
-	norms []normalized
+	out     []byte
+	ids     []pendingID
+	toks    []pendingToken // the token fields, for handles (token.go)
+	handles []string       // each token's handle, set before Fill
+	spans   []span
+	norms   []normalized
 }
 
 // IDs returns the internal IDs of the declared id fields, in order, with their resources.
@@ -117,7 +120,7 @@ func Rewrite(body []byte, t *routes.Type, d Detector, l Limits) (*Rewritten, err
 	if _, err := r.dec.ReadToken(); err == nil {
 		return nil, unsafe("", "more than one JSON value")
 	}
-	return &Rewritten{out: r.out, ids: r.ids, spans: r.spans, norms: r.norms}, nil
+	return &Rewritten{out: r.out, ids: r.ids, toks: r.toks, spans: r.spans, norms: r.norms}, nil
 }
 
 // syntax turns the decoder's errors (which quote the input) into reasons that do not.
@@ -262,11 +265,18 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 		if len(r.ids) == r.maxIDs {
 			return unsafe(field, "more than %d ids in one body", r.maxIDs)
 		}
-		if len(r.out)+64*(len(r.ids)+1) > r.maxOut {
+		if len(r.out)+64*(r.holes()+1) > r.maxOut {
 			return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
 		}
 		r.ids = append(r.ids, pendingID{at: len(r.out), id: int64(id), resource: t.Resource, field: field})
 		return nil
+	case "token":
+		// Never scanned and never written as it came: a handle takes its place (token.go).
+		if kind != '"' {
+			return unsafe(field, "want a token (a string), got %s", apierr.KindWord(kind))
+		}
+		r.scratch, _ = jsontext.AppendUnquote(r.scratch[:0], v)
+		return r.token(t, field, r.scratch)
 	case "string", "time", "enum":
 		if kind != '"' {
 			return unsafe(field, "want a string, got %s", apierr.KindWord(kind))
@@ -307,7 +317,7 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 		r.span(field, len(s))
 		// Written anew, so that no escape (\u0031 for "1") can hide digits from a later scan.
 		r.out, _ = jsontext.AppendQuote(r.out, s)
-		if len(r.out)+64*len(r.ids) > r.maxOut {
+		if len(r.out)+64*r.holes() > r.maxOut {
 			return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
 		}
 		return nil
@@ -343,10 +353,12 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 		if kind != 't' && kind != 'f' {
 			return unsafe(field, "want a boolean, got %s", apierr.KindWord(kind))
 		}
+	default:
+		return unsafe(field, "type %s is not one the gateway rebuilds", t.Type)
 	}
 	r.span(field, len(v))
 	r.out = append(r.out, v...)
-	if len(r.out)+64*len(r.ids) > r.maxOut {
+	if len(r.out)+64*r.holes() > r.maxOut {
 		return unsafe(field, "the rebuilt body would pass %d bytes", r.maxOut)
 	}
 	return nil
@@ -360,10 +372,11 @@ func (r *rewriter) span(field string, n int) {
 	}
 }
 
-// Fill returns the body with the public ID of each id field in place. pubs maps each internal ID
-// to its public ID. known lists internal IDs the response must not show in any form (the ids of
-// the request and of the id fields); a plain value that holds one, in decimal or hexadecimal, as
-// a whole or inside a longer run, makes the body unsafe.
+// Fill returns the body with the public ID of each id field in place, and the handle of each
+// token field (set by the gateway before; a body with tokens and no handles is unsafe). pubs maps
+// each internal ID to its public ID. known lists internal IDs the response must not show in any
+// form (the ids of the request and of the id fields); a plain value that holds one, in decimal or
+// hexadecimal, as a whole or inside a longer run, makes the body unsafe.
 func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
 	if at := known.find(rw.out); at >= 0 {
 		return nil, unsafe(rw.fieldAt(at), "a plain field holds an internal ID of this response")
@@ -373,16 +386,30 @@ func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
 			return nil, unsafe(n.field, "a plain field holds an internal ID of this response")
 		}
 	}
-	out := make([]byte, 0, len(rw.out)+len(rw.ids)*32)
+	if len(rw.handles) != len(rw.toks) {
+		return nil, unsafe(rw.toks[0].field, "no token handle")
+	}
+	out := make([]byte, 0, len(rw.out)+(len(rw.ids)+len(rw.toks))*32)
 	prev := 0
-	for _, p := range rw.ids {
-		pub, ok := pubs[p.id]
-		if !ok {
-			return nil, unsafe(p.field, "no public id")
+	// The IDs and the tokens, each in the order of the body, filled in in the body's order.
+	for i, j := 0, 0; i < len(rw.ids) || j < len(rw.toks); {
+		var at int
+		var v string
+		if j == len(rw.toks) || i < len(rw.ids) && rw.ids[i].at <= rw.toks[j].at {
+			p := rw.ids[i]
+			pub, ok := pubs[p.id]
+			if !ok {
+				return nil, unsafe(p.field, "no public id")
+			}
+			at, v = p.at, pub
+			i++
+		} else {
+			at, v = rw.toks[j].at, rw.handles[j]
+			j++
 		}
-		out = append(out, rw.out[prev:p.at]...)
-		out = appendQuoted(out, pub)
-		prev = p.at
+		out = append(out, rw.out[prev:at]...)
+		out = appendQuoted(out, v)
+		prev = at
 	}
 	return append(out, rw.out[prev:]...), nil
 }

@@ -11,7 +11,8 @@ import (
 
 // translate builds the upstream URL: the route's template with the internal ID of the path's
 // public ID, then the declared query parameters, checked and translated (an id parameter's
-// public ID to its internal ID). Anything else in the customer's query is dropped. Every
+// public ID to its internal ID, a token's handle to the upstream's value: token.go). Anything
+// else in the customer's query is dropped. Every
 // internal ID of the request goes into q.known.
 func (g *Gateway) translate(q *request) (*url.URL, *failure) {
 	internal, f := g.resolve(q.r.Context(), q.route.Resource, q.pub)
@@ -50,7 +51,12 @@ func (g *Gateway) query(q *request) (string, *failure) {
 			return "", badRequest("query parameter " + name + " is given more than once")
 		}
 		v := vs[0]
-		if t.Type == "id" {
+		if t.Type == "token" {
+			var f *failure
+			if v, f = g.redeem(q, name, v); f != nil {
+				return "", f
+			}
+		} else if t.Type == "id" {
 			id, f := g.resolve(q.r.Context(), t.Resource, v)
 			if f != nil {
 				return "", f

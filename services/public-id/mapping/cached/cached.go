@@ -13,6 +13,10 @@
 //   - a miss (mapping.ErrNotFound), an error, and a public ID that did not resolve are never
 //     cached: the next call asks the store again, so a mapping published meanwhile is found.
 //
+// Tokens (PutToken, GetToken) are never cached: each goes to the store, which expires them, so a
+// token is found by every instance at once and gone from all of them at its expiry; a customer
+// reads each page once, so a cache would rarely answer one anyway.
+//
 // Lookup of internal ID 0 always goes to the store: the gateway's health check reads it to learn
 // whether the store answers.
 //
@@ -27,6 +31,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/maypok86/otter/v2"
@@ -220,6 +225,16 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		s.keep(public, internal)
 	}
 	return public, err
+}
+
+// PutToken implements mapping.Store: the inner store's, never cached.
+func (s *Store) PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error {
+	return s.inner.PutToken(ctx, handle, value, ttl)
+}
+
+// GetToken implements mapping.Store: the inner store's, never cached.
+func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
+	return s.inner.GetToken(ctx, handle)
 }
 
 // Close implements mapping.Store: it closes the inner store.

@@ -2,9 +2,11 @@
 package mappingtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,11 +149,102 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) mapping.Store) {
 		}
 	})
 
+	var handles atomic.Int64
+	handle := func() string { return fmt.Sprintf("tok_test%d_%d", time.Now().UnixNano(), handles.Add(1)) }
+
+	t.Run("Tokens", func(t *testing.T) {
+		s := newStore(t)
+		// The value comes back byte for byte: binary, NUL, invalid UTF-8, empty, 8 KiB.
+		for _, value := range [][]byte{[]byte("eyJhZnRlciI6MTIwOTUwNDYwODkwOTE2ODZ9"), {0, 0xff, '\n', 0xc3}, {}, []byte(strings.Repeat("v", 8<<10))} {
+			h := handle()
+			if err := s.PutToken(ctx, h, value, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetToken(ctx, h)
+			if err != nil || !bytes.Equal(got, value) {
+				t.Fatalf("GetToken after PutToken(%q) = %q, %v", value, got, err)
+			}
+		}
+		if v, err := s.GetToken(ctx, handle()); !errors.Is(err, mapping.ErrNotFound) {
+			t.Fatalf("GetToken of an unknown handle = %q, %v; want ErrNotFound", v, err)
+		}
+		// Never overwritten: a second put of a handle is refused, the first value kept.
+		h := handle()
+		if err := s.PutToken(ctx, h, []byte("first"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutToken(ctx, h, []byte("second"), time.Hour); !errors.Is(err, mapping.ErrTokenTaken) {
+			t.Fatalf("a second PutToken of one handle: %v, want ErrTokenTaken", err)
+		}
+		if got, err := s.GetToken(ctx, h); err != nil || string(got) != "first" {
+			t.Fatalf("after a refused second put: %q, %v; want the first value", got, err)
+		}
+		// Tokens and mappings are apart: a handle spelled like a public ID is no mapping of it.
+		in := next()
+		pub, err := s.Publish(ctx, in, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.GetToken(ctx, pub); !errors.Is(err, mapping.ErrNotFound) {
+			t.Fatalf("GetToken of a public ID = %q, %v; want ErrNotFound", v, err)
+		}
+		if err := s.PutToken(ctx, pub, []byte("x"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Resolve(ctx, pub); err != nil || got != in {
+			t.Fatalf("a token under a public ID's spelling changed its mapping: %d, %v", got, err)
+		}
+		for _, ttl := range []time.Duration{0, -time.Second} {
+			if err := s.PutToken(ctx, handle(), []byte("x"), ttl); err == nil || errors.Is(err, mapping.ErrUnavailable) {
+				t.Errorf("PutToken with ttl %v: %v, want the caller's error", ttl, err)
+			}
+		}
+	})
+
+	t.Run("TokenExpiry", func(t *testing.T) {
+		s := newStore(t)
+		const ttl = 100 * time.Millisecond
+		short, long, sub := handle(), handle(), handle()
+		start := time.Now()
+		if err := s.PutToken(ctx, short, []byte("short"), ttl); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutToken(ctx, sub, []byte("sub"), time.Microsecond); err != nil { // rounded up to 1 ms
+			t.Fatal(err)
+		}
+		if err := s.PutToken(ctx, long, []byte("long"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		// The token was put after start, so a GetToken that answers before start+ttl must find it;
+		// one that answers later (a slow machine) may or may not.
+		got, err := s.GetToken(ctx, short)
+		if time.Since(start) < ttl && (err != nil || string(got) != "short") {
+			t.Fatalf("GetToken within its ttl = %q, %v", got, err)
+		}
+		time.Sleep(time.Until(start.Add(ttl + 50*time.Millisecond)))
+		for _, h := range []string{short, sub} {
+			if v, err := s.GetToken(ctx, h); !errors.Is(err, mapping.ErrNotFound) {
+				t.Fatalf("GetToken after its ttl = %q, %v; want ErrNotFound", v, err)
+			}
+		}
+		if got, err := s.GetToken(ctx, long); err != nil || string(got) != "long" {
+			t.Fatalf("a token within its ttl beside expired ones = %q, %v", got, err)
+		}
+		// An expired handle may be put again.
+		if err := s.PutToken(ctx, short, []byte("again"), time.Minute); err != nil {
+			t.Fatalf("PutToken of an expired handle: %v", err)
+		}
+		if got, err := s.GetToken(ctx, short); err != nil || string(got) != "again" {
+			t.Fatalf("GetToken of a handle put again = %q, %v", got, err)
+		}
+	})
+
 	t.Run("Unavailable", func(t *testing.T) {
 		s := unavailable(t)
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		in := next()
+		var wg sync.WaitGroup
 		for _, c := range []struct {
 			name string
 			call func() error
@@ -159,13 +252,19 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) mapping.Store) {
 			{"Publish", func() error { _, err := s.Publish(ctx, in, fresh); return err }},
 			{"Lookup", func() error { _, err := s.Lookup(ctx, in); return err }},
 			{"Resolve", func() error { _, err := s.Resolve(ctx, "ord_nosuchthing"); return err }},
+			{"PutToken", func() error { return s.PutToken(ctx, handle(), []byte("v"), time.Minute) }},
+			{"GetToken", func() error { _, err := s.GetToken(ctx, handle()); return err }},
 		} {
-			if err := c.call(); !errors.Is(err, mapping.ErrUnavailable) {
-				t.Errorf("%s on an unreachable store: err = %v, want ErrUnavailable", c.name, err)
-			} else if err == mapping.ErrUnavailable {
-				t.Errorf("%s: %v is the bare sentinel; it must wrap the native error", c.name, err)
-			}
+			// At once: a client's retries against a closed port take seconds per call.
+			wg.Go(func() {
+				if err := c.call(); !errors.Is(err, mapping.ErrUnavailable) {
+					t.Errorf("%s on an unreachable store: err = %v, want ErrUnavailable", c.name, err)
+				} else if err == mapping.ErrUnavailable {
+					t.Errorf("%s: %v is the bare sentinel; it must wrap the native error", c.name, err)
+				}
+			})
 		}
+		wg.Wait()
 		// The caller's own failure is never taken for the store's.
 		mine := errors.New("no public ID today")
 		if _, err := newStore(t).Publish(ctx, next(), func() (string, error) { return "", mine }); !errors.Is(err, mine) || errors.Is(err, mapping.ErrUnavailable) {

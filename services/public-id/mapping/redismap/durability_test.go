@@ -236,7 +236,8 @@ func TestJudge(t *testing.T) {
 // server made volatile with CONFIG SET (AOF off, then an fsync policy that loses acknowledged
 // writes) is seen within the interval: a publish that would make a mapping fails with
 // mapping.ErrVolatile (not ErrUnavailable) and writes nothing, while a publish of an internal ID
-// that has its public ID already, resolves and lookups answer as before; made durable again,
+// that has its public ID already, resolves and lookups answer as before, and tokens are still
+// kept; made durable again,
 // publishes work again. With AcceptVolatile the same server is reported volatile and publishes
 // go on; with a negative CheckEvery only New's reading counts.
 func TestWatchesDurability(t *testing.T) {
@@ -301,6 +302,13 @@ func TestWatchesDurability(t *testing.T) {
 			}
 			if pub, err := s.Lookup(ctx, 1); err != nil || pub != before {
 				t.Fatalf("lookup on a volatile store: %q, %v", pub, err)
+			}
+			// A token is not a mapping (a lost one costs a listing's restart): still kept.
+			if err := s.PutToken(ctx, "tok_"+c.param, []byte(c.value), time.Minute); err != nil {
+				t.Fatalf("a token on a volatile store: %v", err)
+			}
+			if v, err := s.GetToken(ctx, "tok_"+c.param); err != nil || string(v) != c.value {
+				t.Fatalf("the token put on a volatile store: %q, %v", v, err)
 			}
 			if _, err := accepted.Publish(ctx, 1000+int64(len(c.param)), fresh); err != nil {
 				t.Fatalf("publish with AcceptVolatile: %v", err)

@@ -43,6 +43,14 @@
 // publish acknowledged between the change and the next reading was written to a store that had
 // just turned volatile: on 7.2+ WAITAOF refuses to confirm a local fsync where AOF is off, so such
 // a publish fails instead; on older servers the interval is the window.
+//
+// Tokens are one key each, tok:<handle>, written with SET NX PX (their ttl, in milliseconds) and
+// read with GET, through the same autopipeliners; on Cluster each lives in its own slot, like any
+// single key. Redis expires them itself (a GET never answers an expired key). A token is not a
+// mapping: a lost one costs its customer a restart of the listing it continued, so tokens are
+// acknowledged without WAITAOF (on appendfsync always Redis fsyncs them before it answers anyway),
+// and they are written while the store is volatile, when publishes are refused. With a maxmemory
+// policy of volatile-*, Redis evicts tokens (which have a ttl) before any mapping (which has none).
 package redismap
 
 import (
@@ -187,7 +195,7 @@ func versionAtLeast(info string, major, minor int) bool {
 // and Redis's ACL cannot tell from its own SET XX of a pending key.
 // On Redis 7.2 and later add ACL72 (WAITAOF, and the client name go-redis sets), which older
 // servers do not know.
-const ACL = "resetkeys ~pid:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
+const ACL = "resetkeys ~pid:* ~tok:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
 	"+info +config|get +ping +hello +client|setname +readonly " +
 	"+cluster|slots +cluster|shards +cluster|nodes +command"
 
@@ -195,6 +203,7 @@ const ACL = "resetkeys ~pid:* resetchannels -@all +get +set +del +eval +evalsha 
 const ACL72 = "+waitaof +client|setinfo"
 
 func pKey(public string) string  { return "pid:p:" + public }
+func tKey(handle string) string  { return "tok:" + handle }
 func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
 
 // errNotDurable: WAITAOF did not confirm a write's fsyncs in time (or failed); the write is not
@@ -476,6 +485,32 @@ func (s *Store) resolve(ctx context.Context, public string) (int64, error) {
 		return 0, err
 	}
 	return internal, nil
+}
+
+// PutToken implements mapping.Store: SET tok:<handle> value NX PX ttl, without WAITAOF, whatever
+// the last reading of the persistence found (see the package's doc).
+func (s *Store) PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("redismap: put token: ttl %v: want a positive duration", ttl)
+	}
+	ttl = (ttl + time.Millisecond - 1).Truncate(time.Millisecond) // PX: whole milliseconds
+	err := s.writes.SetArgs(ctx, tKey(handle), value, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("redismap: put token: %w", mapping.ErrTokenTaken)
+	}
+	return mapErr("put token", err)
+}
+
+// GetToken implements mapping.Store: one GET.
+func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
+	v, err := s.ap.Get(ctx, tKey(handle)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, mapping.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapErr("get token", err)
+	}
+	return v, nil
 }
 
 // background runs f on its own goroutine for the store's lifetime: Close cancels f's context

@@ -1,5 +1,11 @@
 // Package sqlitemap is the embedded mapping store: one SQLite table with both directions unique,
 // so a publish is one atomic insert.
+//
+// Tokens are a second table, tokens (handle, value, expires_at in Unix milliseconds, indexed):
+// GetToken answers a row only before its expires_at. Expired rows are deleted lazily, by the
+// GetToken that finds one, and by a sweep every minute that deletes at most 10 batches of 1,000
+// of them, each batch its own short write transaction, so publishes are never held up long.
+// Tokens are committed as mappings are (synchronous=FULL): as durable.
 package sqlitemap
 
 import (
@@ -7,7 +13,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idgen/idgen/libs/conn/sqlitedsn"
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -18,7 +26,19 @@ import (
 type Store struct {
 	db     *sql.DB
 	closed atomic.Bool // after Close, every call fails with mapping.ErrUnavailable
+	now    func() time.Time
+	stop   chan struct{} // closed by Close: the sweep ends
+	once   sync.Once
+	sweeps sync.WaitGroup
 }
+
+// The sweep of expired tokens: every sweepEvery, batches of sweepBatch rows, at most sweepBatches
+// of them (the rest wait for the next sweep, or for the GetToken that finds them).
+const (
+	sweepEvery   = time.Minute
+	sweepBatch   = 1000
+	sweepBatches = 10
+)
 
 var _ mapping.Store = (*Store)(nil)
 
@@ -28,12 +48,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitemap: open %s: %w", path, err)
 	}
-	s := &Store{db: db}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS public_ids (
-		public TEXT PRIMARY KEY, internal INTEGER NOT NULL UNIQUE) WITHOUT ROWID`); err != nil {
-		db.Close()
-		return nil, s.mapErr("create table", err)
+	s := &Store{db: db, now: time.Now, stop: make(chan struct{})}
+	for _, stmt := range []string{
+		`CREATE TABLE IF NOT EXISTS public_ids (public TEXT PRIMARY KEY, internal INTEGER NOT NULL UNIQUE) WITHOUT ROWID`,
+		`CREATE TABLE IF NOT EXISTS tokens (handle TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at INTEGER NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS tokens_by_expiry ON tokens (expires_at)`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			return nil, s.mapErr("create table", err)
+		}
 	}
+	s.sweeps.Go(s.sweepEvery)
 	return s, nil
 }
 
@@ -90,14 +116,98 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	return internal, s.mapErr("resolve", err)
 }
 
-// Close implements mapping.Store. Calls after Close fail with mapping.ErrUnavailable.
 // Volatile is never true: a commit is on disk (synchronous=FULL) before Publish returns.
 func (s *Store) Volatile() (bool, string) { return false, "" }
 
 // ReadsDurable is always true: a read answers committed rows only.
 func (s *Store) ReadsDurable() bool { return true }
 
+// PutToken implements mapping.Store: one insert, which replaces only an expired row.
+func (s *Store) PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("sqlitemap: put token: ttl %v: want a positive duration", ttl)
+	}
+	now := s.now()
+	expires := now.Add(ttl + time.Millisecond - 1).UnixMilli() // ttl rounded up to a millisecond
+	res, err := s.db.ExecContext(ctx, `INSERT INTO tokens (handle, value, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (handle) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+		WHERE tokens.expires_at <= ?`, handle, value, expires, now.UnixMilli())
+	if err != nil {
+		return s.mapErr("put token", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.mapErr("put token", err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlitemap: put token: %w", mapping.ErrTokenTaken)
+	}
+	return nil
+}
+
+// GetToken implements mapping.Store. An expired row is deleted by the call that finds it.
+func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
+	var value []byte
+	var expires int64
+	err := s.db.QueryRowContext(ctx, `SELECT value, expires_at FROM tokens WHERE handle = ?`, handle).Scan(&value, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mapping.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.mapErr("get token", err)
+	}
+	if now := s.now().UnixMilli(); expires <= now {
+		// Best effort: what this delete misses, the sweep deletes.
+		_, _ = s.db.ExecContext(ctx, `DELETE FROM tokens WHERE handle = ? AND expires_at <= ?`, handle, now)
+		return nil, mapping.ErrNotFound
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	return value, nil
+}
+
+// sweepEvery deletes expired tokens every sweepEvery until Close.
+func (s *Store) sweepEvery() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = s.sweep(ctx) // a sweep that fails (the file busy) is tried again at the next tick
+		cancel()
+	}
+}
+
+// sweep deletes expired tokens, at most sweepBatches batches of sweepBatch rows, and returns how
+// many it deleted.
+func (s *Store) sweep(ctx context.Context) (int64, error) {
+	var total int64
+	for range sweepBatches {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM tokens WHERE handle IN
+			(SELECT handle FROM tokens WHERE expires_at <= ? LIMIT ?)`, s.now().UnixMilli(), sweepBatch)
+		if err != nil {
+			return total, s.mapErr("sweep tokens", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, s.mapErr("sweep tokens", err)
+		}
+		total += n
+		if n < sweepBatch {
+			break
+		}
+	}
+	return total, nil
+}
+
+// Close implements mapping.Store: it stops the sweep of expired tokens and closes the file.
+// Calls after Close fail with mapping.ErrUnavailable.
 func (s *Store) Close() error {
 	s.closed.Store(true)
+	s.once.Do(func() { close(s.stop) })
+	s.sweeps.Wait()
 	return s.db.Close()
 }
