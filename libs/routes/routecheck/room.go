@@ -137,7 +137,7 @@ func visitNested(t *routes.Type, path string, visit func(*routes.Type, string)) 
 func fieldRoom(name string, t *routes.Type, now time.Time) FieldRoom {
 	f := FieldRoom{Name: name, Type: t.Type}
 	f.bits, f.own = bitsOf(t, now)
-	f.Counted = f.own > 0
+	f.Counted = counted(t)
 	if t.Type == "array" {
 		f.MaxItems = t.MaxItems
 		f.itemBits, _ = bitsOf(t.Items, now)
@@ -145,6 +145,18 @@ func fieldRoom(name string, t *routes.Type, now time.Time) FieldRoom {
 	}
 	f.Bits = hundredths(f.bits)
 	return f
+}
+
+// counted says whether a field of type t is summed into its object's Own: an int, a number, a
+// time, an enum, a bool, or an array of them.
+func counted(t *routes.Type) bool {
+	switch t.Type {
+	case "array":
+		return counted(t.Items)
+	case "object", "string", "id":
+		return false
+	}
+	return true
 }
 
 // bitsOf returns what a value of type t carries (all), and the part of it its object's room

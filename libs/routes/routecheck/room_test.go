@@ -108,7 +108,7 @@ func TestStringBits(t *testing.T) {
 // its items'; the finding sums its ints, numbers, times, enums and bools only.
 func TestRoomOfObjects(t *testing.T) {
 	res, err := routecheck.Lint([]byte(route("order", `"id": "id:ord", "status": {"type": "enum", "values": ["placed", "shipped"]},
-		"code": {"type": "string", "pattern": "[A-Z]{3}"}, "n": {"type": "int", "min": 0, "max": 1023},
+		"code": {"type": "string", "pattern": "[A-Z]{3}"}, "n": {"type": "int", "min": 0, "max": 1023}, "one": {"type": "enum", "values": ["x"]},
 		"scores": {"type": "array", "max_items": 3, "items": {"type": "int", "min": 0, "max": 255}},
 		"lines": {"type": "array", "max_items": 10, "items": {"type": "object", "fields": {"q": {"type": "int", "min": 1, "max": 16}, "on": "bool",
 			"parts": {"type": "array", "max_items": 2, "items": {"type": "object", "fields": {"w": {"type": "int", "min": 0, "max": 3}}}}}}}`)), testNow)
@@ -121,7 +121,7 @@ func TestRoomOfObjects(t *testing.T) {
 	// lines[].parts[]: w 2. lines[]: q 4 + on 1 + parts 2×2 = 9. The order: status 1, code 14.1,
 	// n 10, scores 3×8, lines 10×9.
 	want := []string{
-		"order response: 139 bits (lines 10 × 9, scores 3 × 8, code 14, n 10, status 1); 35 in its numbers, times, enums and bools",
+		"order response: 139 bits (lines 10 × 9, scores 3 × 8, code 14, n 10, status 1, one 0); 35 in its numbers, times, enums and bools",
 		"order response.lines[]: 9 bits (parts 2 × 2, q 4, on 1); 5 in its numbers, times, enums and bools",
 		"order response.lines[].parts[]: 2 bits (w 2); 2 in its numbers, times, enums and bools",
 	}
@@ -147,7 +147,7 @@ func TestRoomOfObjects(t *testing.T) {
 			if f.Counted || f.Type != "string" {
 				t.Errorf("a string is counted: %+v", f)
 			}
-		case "scores", "n", "status":
+		case "scores", "n", "status", "one":
 			if !f.Counted {
 				t.Errorf("%s is not counted: %+v", f.Name, f)
 			}

@@ -171,7 +171,7 @@ func roomProblem(room Room) string {
 	var parts []string
 	n := 0
 	for _, f := range room.Fields {
-		if !f.Counted {
+		if !f.Counted || f.own == 0 {
 			continue
 		}
 		if n++; n <= namedFields {
@@ -191,7 +191,7 @@ func roomDeclare(room Room, r *routes.Route) string {
 	var advice []string
 	n := 0
 	for _, f := range room.Fields {
-		if !f.Counted {
+		if !f.Counted || f.own == 0 {
 			continue
 		}
 		if n++; n > namedFields {
