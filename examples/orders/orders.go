@@ -49,6 +49,7 @@ const (
 	MaxSKULen       = 64
 	MaxQuantity     = 1000
 	MaxUnitCents    = 10_000_000
+	MaxTotalCents   = 100_000_000 // 1,000,000.00 EUR: the customer gateway's bound of total_cents
 	MaxCustomerName = 100
 	DefaultLimit    = 20
 	MaxLimit        = 50

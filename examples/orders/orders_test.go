@@ -351,6 +351,7 @@ func TestErrors(t *testing.T) {
 		{"POST", "/internal/checkout", `{"customer":"Ada","items":[{"sku":"a","quantity":1,"unit_cents":1},{"sku":"b","quantity":0,"unit_cents":1}]}`, 400, "items[1].quantity 0: want 1 to 1000"},
 		{"POST", "/internal/checkout", `{"customer":"Ada","items":[{"sku":"a","quantity":1,"unit_cents":-1}]}`, 400, "items[0].unit_cents -1: want 0 to 10000000"},
 		{"POST", "/internal/checkout", `{"customer":"Ada","items":[{"sku":"a","quantity":1.5,"unit_cents":1}]}`, 400, `field \"items/0/quantity\" must be an integer`},
+		{"POST", "/internal/checkout", `{"customer":"Ada","items":[{"sku":"a","quantity":10,"unit_cents":10000000},{"sku":"b","quantity":1,"unit_cents":1}]}`, 400, "total_cents 100000001: want at most 100000000"},
 		{"POST", "/internal/checkout", `{"customer":"` + strings.Repeat("x", 70_000) + `"}`, 413, `"reason":"too_large"`},
 		{"DELETE", "/internal/orders/1", "", 405, `"reason":"method_not_allowed"`},
 		{"GET", "/internal/nothing", "", 404, `"reason":"not_found"`},

@@ -145,6 +145,9 @@ func (c *checkoutRequest) validate() (int64, error) {
 		}
 		total += it.Quantity * it.UnitCents // at most 100 × 1000 × 10^7 = 10^12: no overflow
 	}
+	if total > MaxTotalCents {
+		return 0, apierr.BadRequest("total_cents %d: want at most %d", total, MaxTotalCents)
+	}
 	return total, nil
 }
 

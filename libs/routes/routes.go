@@ -105,6 +105,15 @@ type Type struct {
 	// MinNumber and MaxNumber bound a number, inclusive ("min" and "max" in a route file).
 	MinNumber *float64 `json:"-"`
 	MaxNumber *float64 `json:"-"`
+	// Decimals bounds a number's digits after the decimal point (0 to MaxDecimals): a response
+	// number with more makes the response unsafe, and one within is written anew, shortest. A
+	// number that declares none holds any float64 in its bounds.
+	Decimals *int `json:"decimals,omitempty"`
+	// MinTime and MaxTime bound a time, inclusive ("min" and "max" in a route file: an RFC 3339
+	// time, or "now", "now+24h", "now-720h", taken when a value is checked). A response time
+	// outside makes the response unsafe, a query time outside is a 400.
+	MinTime *TimeBound `json:"-"`
+	MaxTime *TimeBound `json:"-"`
 	// Precision is a time's: "s" (the default), "ms" or "day". A response time is written anew
 	// in UTC, truncated to it (2026-11-30T12:00:00Z, 2026-11-30T12:00:00.123Z with always three
 	// digits, 2026-11-30T00:00:00Z), so a customer sees an ID's millisecond only where a route
@@ -178,17 +187,27 @@ func (t *Type) UnmarshalJSON(b []byte) error {
 }
 
 // readBounds reads the "min" and "max" of a route file into Min and Max (an int, and any type
-// but a number, for the check that they do not apply) or MinNumber and MaxNumber (a number).
+// but a number or a time, for the check that they do not apply), MinNumber and MaxNumber (a
+// number) or MinTime and MaxTime (a time).
 func (t *Type) readBounds() error {
 	for _, b := range []struct {
 		key string
 		raw *json.RawMessage
 		i   **int64
 		f   **float64
-	}{{"min", &t.minRaw, &t.Min, &t.MinNumber}, {"max", &t.maxRaw, &t.Max, &t.MaxNumber}} {
+		tm  **TimeBound
+	}{{"min", &t.minRaw, &t.Min, &t.MinNumber, &t.MinTime}, {"max", &t.maxRaw, &t.Max, &t.MaxNumber, &t.MaxTime}} {
 		text := string(*b.raw)
 		*b.raw = nil
 		if text == "" || text == "null" {
+			continue
+		}
+		if t.Type == "time" {
+			tb, err := parseTimeBound(text)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", b.key, text, err)
+			}
+			*b.tm = tb
 			continue
 		}
 		if text[0] != '-' && (text[0] < '0' || text[0] > '9') {
@@ -504,6 +523,9 @@ func (t *Type) check(query bool) error {
 		if t.MinNumber != nil && t.MaxNumber != nil && *t.MinNumber > *t.MaxNumber {
 			return fmt.Errorf("min %s is above max %s", formatFloat(*t.MinNumber), formatFloat(*t.MaxNumber))
 		}
+		if t.Decimals != nil && (*t.Decimals < 0 || *t.Decimals > MaxDecimals) {
+			return fmt.Errorf("decimals %d: want 0 to %d (a float64 holds %d significant digits)", *t.Decimals, MaxDecimals, MaxDecimals)
+		}
 	case "time":
 		switch t.Precision {
 		case "":
@@ -516,6 +538,9 @@ func (t *Type) check(query bool) error {
 			}
 		default:
 			return fmt.Errorf("precision %q: want s (the default), ms or day", t.Precision)
+		}
+		if err := t.checkTimeBounds(); err != nil {
+			return err
 		}
 	case "token":
 		if query && (t.TTL != "" || t.MaxLen != 0) {
@@ -557,6 +582,7 @@ func (t *Type) check(query bool) error {
 		"charset":   t.Charset == "" || t.Type == "string",
 		"min, max":  (t.Min == nil && t.Max == nil || t.Type == "int") && (t.MinNumber == nil && t.MaxNumber == nil || t.Type == "number"),
 		"precision": t.Precision == "" || t.Type == "time",
+		"decimals":  t.Decimals == nil || t.Type == "number",
 		"values":    len(t.Values) == 0 || t.Type == "enum",
 		"fields":    len(t.Fields) == 0 || t.Type == "object",
 		"items":     t.Items == nil || t.Type == "array",
@@ -725,11 +751,17 @@ func (t *Type) QueryValue(name, v string) (string, error) {
 		if !t.InNumberBounds(f) {
 			return "", fmt.Errorf("query parameter %s: want a number in %s", name, t.Bounds())
 		}
+		if !t.InDecimals(f) {
+			return "", fmt.Errorf("query parameter %s: want at most %d decimals", name, *t.Decimals)
+		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	case "time":
 		ts, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil || len(v) > 40 || !FourDigitYear(ts) {
 			return "", fmt.Errorf("query parameter %s: want an RFC 3339 time such as 2026-11-30T12:00:00Z", name)
+		}
+		if t.HasTimeBounds() && !t.InTimeBounds(ts, time.Now()) {
+			return "", fmt.Errorf("query parameter %s: want a time in %s", name, t.TimeBounds())
 		}
 		return ts.UTC().Format(time.RFC3339Nano), nil
 	}

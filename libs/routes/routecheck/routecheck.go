@@ -12,10 +12,21 @@
 //   - a time at precision ms in a response that has an int or a number field anywhere (an
 //     upstream writes the whole body, so it can put the parts of an ID in any of its fields,
 //     bounded or not: region, machine and sequence fit in small ints).
+//   - the room of each object of a response (Room): the bits its plain values can carry, the
+//     log2 of how many values each may take (LeafBits, StringBits; an array of N items of b bits
+//     each carries N·b). An object whose ints, numbers, times, enums and bools (arrays of them
+//     included; not its strings, not its nested objects, which are objects of their own) carry
+//     41 bits or more together ("room for an ID's time") can hold an ID's time in legitimate
+//     values, which no scan can tell from real ones: total_cents holding an ID's millisecond,
+//     region, machine and sequence beside created_at holding its second rebuilds the ID.
 //
-// Ids, enums and bools pass: an id is rewritten to a public ID, an enum and a bool hold only
-// their declared values. A bounded number passes, but a number's fraction holds digits whatever
-// its bounds, so an int with bounds is the better declaration for whole values.
+// Ids pass: an id is rewritten to a public ID. An enum and a bool hold only their declared
+// values, and a number's room depends on its decimals: without them any float64 in its bounds
+// passes (about 62 bits between 0 and 1).
+//
+// The room counts values, not the other choices an upstream has: a member written or left out,
+// null, the order of an object's members, an array's length (a number without decimals is
+// also passed as the upstream spelled it).
 package routecheck
 
 import (
@@ -23,6 +34,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idgen/idgen/libs/routes"
 )
@@ -51,6 +63,7 @@ const (
 	UnboundedNumber = "unbounded number: an ID fits"
 	FreeFormString  = "free-form string: any text passes"
 	MillisecondTime = "a millisecond time beside int fields"
+	RoomForTime     = "room for an ID's time"
 )
 
 // What each finding says to declare instead.
@@ -64,29 +77,56 @@ const (
 // namedInts is how many int fields a millisecond time's finding names.
 const namedInts = 3
 
+// Result is a route file's lint: its findings, and the room of each object of each route's
+// response.
+type Result struct {
+	Findings []Finding
+	Room     []Room
+}
+
 // Check lints a route file. The error is the gateway's own when the file does not parse or does
 // not pass its check (the gateway would not start on it); there are no findings then.
 func Check(file []byte) ([]Finding, error) {
-	c, err := routes.Parse(file)
+	res, err := Lint(file, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	return check(c), nil
+	return res.Findings, nil
 }
 
 // CheckFile lints the route file at path; its error is the one the gateway's start-up gives
 // (routes.Load).
 func CheckFile(path string) ([]Finding, error) {
+	res, err := LintFile(path, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return res.Findings, nil
+}
+
+// Lint is Check with the room of each object; now is the moment a time's relative bounds
+// ("now+24h") are taken at.
+func Lint(file []byte, now time.Time) (*Result, error) {
+	c, err := routes.Parse(file)
+	if err != nil {
+		return nil, err
+	}
+	return check(c, now), nil
+}
+
+// LintFile is Lint of the route file at path, with the gateway's start-up error (routes.Load).
+func LintFile(path string, now time.Time) (*Result, error) {
 	c, err := routes.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return check(c), nil
+	return check(c, now), nil
 }
 
-func check(c *routes.Config) []Finding {
-	out := []Finding{}
+func check(c *routes.Config, now time.Time) *Result {
+	res := &Result{Findings: []Finding{}, Room: []Room{}}
 	for _, r := range c.Routes {
+		out := res.Findings
 		add := func(field, problem, declare string) {
 			out = append(out, Finding{Route: r.Name, Field: field, Problem: problem, Declare: declare})
 		}
@@ -112,8 +152,110 @@ func check(c *routes.Config) []Finding {
 				add(path, MillisecondTime+" ("+named+") can rebuild an ID", declareTimeInS)
 			}
 		}
+		for _, room := range rooms(r, now) {
+			res.Room = append(res.Room, room)
+			if room.Own >= TimeBits {
+				add(room.Object, roomProblem(room), roomDeclare(room, r))
+			}
+		}
+		res.Findings = out
 	}
-	return out
+	return res
+}
+
+// namedFields is how many fields a room finding names.
+const namedFields = 6
+
+// roomProblem names the counted fields of an object that can carry an ID's time, largest first.
+func roomProblem(room Room) string {
+	var parts []string
+	n := 0
+	for _, f := range room.Fields {
+		if !f.Counted || f.own == 0 {
+			continue
+		}
+		if n++; n <= namedFields {
+			parts = append(parts, fmt.Sprintf("%s %d", f.Name, whole(f.own)))
+		}
+	}
+	if n > namedFields {
+		parts = append(parts, fmt.Sprintf("and %d more", n-namedFields))
+	}
+	return fmt.Sprintf("%s: its numbers, times, enums and bools carry %d bits together (%s), and an ID's time takes %d",
+		RoomForTime, whole(room.Own), strings.Join(parts, ", "), TimeBits)
+}
+
+// roomDeclare says, for each named field that can be narrowed, how.
+func roomDeclare(room Room, r *routes.Route) string {
+	obj := objectAt(r.Response, strings.TrimPrefix(room.Object, "response"))
+	var advice []string
+	n := 0
+	for _, f := range room.Fields {
+		if !f.Counted || f.own == 0 {
+			continue
+		}
+		if n++; n > namedFields {
+			break
+		}
+		t := obj
+		if t != nil && t.Type == "object" {
+			t = t.Fields[f.Name]
+		}
+		if t == nil {
+			continue
+		}
+		if a := narrow(f.Name, t); a != "" {
+			advice = append(advice, a)
+		}
+	}
+	if len(advice) == 0 {
+		advice = append(advice, "fewer fields, or enums with fewer values")
+	}
+	return strings.Join(advice, "; ") + fmt.Sprintf(", until they carry under %d bits together", TimeBits)
+}
+
+// narrow says how to narrow field name of type t.
+func narrow(name string, t *routes.Type) string {
+	switch t.Type {
+	case "int":
+		return name + `: a min and max nearer its real values ({"type": "int", "min": 0, "max": 100000000})`
+	case "number":
+		if t.Decimals == nil {
+			return name + `: its decimals ({"type": "number", "min": 0, "max": 1000, "decimals": 2}; without, any float64 in its bounds passes)`
+		}
+		return name + ": a min and max nearer its real values, or fewer decimals"
+	case "time":
+		if t.Precision != "day" {
+			return name + `: precision day, or a min and max ({"type": "time", "min": "2026-01-01T00:00:00Z", "max": "now+24h"})`
+		}
+		return name + `: a min and max ({"type": "time", "precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"})`
+	case "array":
+		return name + ": fewer max_items, or narrower items"
+	}
+	return ""
+}
+
+// objectAt is the type at an object's path below the response (".items[]", "" for the response).
+func objectAt(t *routes.Type, path string) *routes.Type {
+	for path != "" && t != nil {
+		if rest, ok := strings.CutPrefix(path, "[]"); ok {
+			if t.Type != "array" {
+				return nil
+			}
+			t, path = t.Items, rest
+			continue
+		}
+		path = strings.TrimPrefix(path, ".")
+		i := strings.IndexAny(path, ".[")
+		if i < 0 {
+			i = len(path)
+		}
+		if t.Type != "object" {
+			return nil
+		}
+		t, path = t.Fields[path[:i]], path[i:]
+	}
+	return t
 }
 
 // walk calls f for each leaf type under t (object fields in name order; an array's items as

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/routes/routecheck"
@@ -28,11 +29,15 @@ const oneOfEach = `{"routes": [
   "response": {"type": "array", "max_items": 10, "items": {"type": "time", "precision": "ms"}}}
 ]}`
 
+// testNow is the moment the tests take a time's relative bounds at.
+var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 func TestCheckFindsOneOfEach(t *testing.T) {
-	got, err := routecheck.Check([]byte(oneOfEach))
+	res, err := routecheck.Lint([]byte(oneOfEach), testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := res.Findings
 	want := []routecheck.Finding{
 		{Route: "order", Field: "query.limit", Problem: routecheck.UnboundedInt},
 		{Route: "order", Field: "query.q", Problem: routecheck.FreeFormString},
@@ -40,8 +45,15 @@ func TestCheckFindsOneOfEach(t *testing.T) {
 		{Route: "order", Field: "response.total_cents", Problem: routecheck.UnboundedInt},
 		{Route: "order", Field: "response.weight", Problem: routecheck.UnboundedNumber},
 		{Route: "order", Field: "response.created_at", Problem: routecheck.MillisecondTime + " (response.items[].quantity, response.total_cents, response.weight) can rebuild an ID"},
+		{Route: "order", Field: "response", Problem: routecheck.RoomForTime + ": its numbers, times, enums and bools carry 214 bits together " +
+			"(weight 63, total_cents 63, created_at 48, shipped_at 38, paid 1), and an ID's time takes 41"},
 		// A bounded number is an int field too; a millisecond time alone is not a finding.
 		{Route: "event", Field: "response.at", Problem: routecheck.MillisecondTime + " (response.ratio) can rebuild an ID"},
+		{Route: "event", Field: "response", Problem: routecheck.RoomForTime + ": its numbers, times, enums and bools carry 110 bits together " +
+			"(ratio 61, at 48), and an ID's time takes 41"},
+		// A response that is not an object: ten millisecond times.
+		{Route: "log", Field: "response", Problem: routecheck.RoomForTime + ": its numbers, times, enums and bools carry 481 bits together " +
+			"(response 481), and an ID's time takes 41"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d findings, want %d:\n%s", len(got), len(want), lines(got))
@@ -60,6 +72,8 @@ func TestCheckFindsOneOfEach(t *testing.T) {
 			key = `"min": 0, "max": `
 		case f.Problem == routecheck.FreeFormString:
 			key = `"pattern": `
+		case strings.HasPrefix(f.Problem, routecheck.RoomForTime):
+			key = ", until they carry under 41 bits together"
 		default:
 			key = "precision s"
 		}
@@ -75,18 +89,21 @@ func TestCheckFindsOneOfEach(t *testing.T) {
 
 // TestDeclarationsPass: each finding's field, declared as the finding says, passes the check.
 func TestDeclarationsPass(t *testing.T) {
+	day := `{"type": "time", "precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"}`
 	fixed := strings.NewReplacer(
 		`"limit": "int"`, `"limit": {"type": "int", "min": 1, "max": 50}`,
 		`"q": {"type": "string", "max_len": 20}`, `"q": {"type": "string", "max_len": 20, "charset": "printable-ascii"}`,
 		`"sku": "string"`, `"sku": {"type": "string", "pattern": "[a-z0-9-]{1,64}"}`,
-		`"total_cents": {"type": "int", "min": 0}`, `"total_cents": {"type": "int", "min": 0, "max": 1000000000}`,
-		`"weight": "number"`, `"weight": {"type": "number", "min": 0, "max": 1000}`,
-		`"created_at": {"type": "time", "precision": "ms"}`, `"created_at": "time"`,
-		`"at": {"type": "time", "precision": "ms"}`, `"at": {"type": "time", "precision": "s"}`,
+		`"total_cents": {"type": "int", "min": 0}`, `"total_cents": {"type": "int", "min": 0, "max": 10000}`,
+		`"weight": "number"`, `"weight": {"type": "number", "min": 0, "max": 100, "decimals": 0}`,
+		`"created_at": {"type": "time", "precision": "ms"}`, `"created_at": `+day, `"shipped_at": "time"`, `"shipped_at": `+day,
+		`"at": {"type": "time", "precision": "ms"}`, `"at": {"type": "time", "precision": "day"}`,
+		`"ratio": {"type": "number", "min": 0, "max": 1}`, `"ratio": {"type": "number", "min": 0, "max": 1, "decimals": 2}`,
+		`"items": {"type": "time", "precision": "ms"}`, `"items": {"type": "time", "precision": "day", "min": "now-72h", "max": "now"}`,
 	).Replace(oneOfEach)
-	got, err := routecheck.Check([]byte(fixed))
-	if err != nil || len(got) != 0 {
-		t.Fatalf("%v\n%s", err, lines(got))
+	res, err := routecheck.Lint([]byte(fixed), testNow)
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("%v\n%s", err, lines(res.Findings))
 	}
 }
 

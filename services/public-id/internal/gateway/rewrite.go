@@ -83,6 +83,7 @@ type rewriter struct {
 	maxIDs   int
 	maxOut   int // with a public ID of at most 64 bytes for each id field
 	scratch  []byte
+	now      func() time.Time // the clock of a time's relative bounds: the detector's
 }
 
 // Rewritten is a body rebuilt from its declared type, its ID fields still to be filled in.
@@ -114,6 +115,9 @@ func Rewrite(body []byte, t *routes.Type, d Detector, l Limits) (*Rewritten, err
 	l.MaxOut = cmp(l.MaxOut, 4<<20)
 	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, maxIDs: l.MaxIDs, maxOut: l.MaxOut, out: make([]byte, 0, min(len(body)+64, 4096))}
 	r.dec.Reset(bytes.NewBuffer(body)) // a bytes.Buffer is parsed in place, without a copy
+	if r.now = d.Now; r.now == nil {
+		r.now = time.Now
+	}
 	if err := r.value(t, ""); err != nil {
 		return nil, r.syntax(err)
 	}
@@ -299,6 +303,9 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 			if err != nil || !routes.FourDigitYear(ts) {
 				return unsafe(field, "want an RFC 3339 time")
 			}
+			if t.HasTimeBounds() && !t.InTimeBounds(ts, r.now()) {
+				return unsafe(field, "outside the declared bounds")
+			}
 			// Written anew in UTC at the declared precision: never the upstream's text, and no
 			// digit finer than the route asks for (an ID's millisecond, by default).
 			r.scratch = t.AppendTime(r.scratch[:0], ts)
@@ -345,6 +352,14 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 		}
 		if !t.InNumberBounds(f) {
 			return unsafe(field, "outside the declared bounds")
+		}
+		if t.Decimals != nil {
+			if !t.InDecimals(f) {
+				return unsafe(field, "more than the declared %d decimals", *t.Decimals)
+			}
+			// Written anew, so that its spelling (1.50, 15e-1) carries nothing beyond its value.
+			r.scratch = routes.AppendNumber(r.scratch[:0], f)
+			v = r.scratch
 		}
 		if r.scan.plausibleFloat(f) || r.scan.find(v) != "" { // 1.2e17, or the digits of one in a fraction
 			return unsafe(field, "a plain field holds an internal ID")

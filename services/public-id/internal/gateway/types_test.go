@@ -85,6 +85,13 @@ func TestTypesAccept(t *testing.T) {
 		{"time ms", `"at": {"type": "time", "precision": "ms"}`, `{"at":"2026-11-30T07:00:00.1239-05:00"}`, `{"at":"2026-11-30T12:00:00.123Z"}`},
 		{"time ms, three digits always", `"at": {"type": "time", "precision": "ms"}`, `{"at":"2026-11-30T12:00:00Z"}`, `{"at":"2026-11-30T12:00:00.000Z"}`},
 		{"time day", `"at": {"type": "time", "precision": "day"}`, `{"at":"2026-11-30T23:30:00.5-02:00"}`, `{"at":"2026-12-01T00:00:00Z"}`},
+		// A number with decimals is written anew, shortest, in plain decimals.
+		{"number with decimals", `"p": {"type": "number", "min": 0, "max": 1000, "decimals": 2}`, `{"p":19.90}`, `{"p":19.9}`},
+		{"number with decimals, an exponent", `"p": {"type": "number", "min": 0, "max": 1000, "decimals": 2}`, `{"p":1.25E2}`, `{"p":125}`},
+		{"number with decimals, -0", `"p": {"type": "number", "min": -1, "max": 1, "decimals": 2}`, `{"p":-0.0}`, `{"p":0}`},
+		{"number with decimals 0", `"n": {"type": "number", "min": 0, "max": 1000, "decimals": 0}`, `{"n":7}`, `{"n":7}`},
+		{"time within bounds", `"at": {"type": "time", "min": "2026-01-01T00:00:00Z", "max": "now+24h"}`, `{"at":"2026-12-01T11:59:59.9Z"}`, `{"at":"2026-12-01T11:59:59Z"}`},
+		{"time at its relative min", `"at": {"type": "time", "min": "now-1h", "max": "now"}`, `{"at":"2026-11-30T11:00:00Z"}`, `{"at":"2026-11-30T11:00:00Z"}`},
 		{"time in an array", `"ats": {"type": "array", "items": {"type": "time", "precision": "ms"}}`, `{"ats":["2026-11-30T12:00:00.001Z","2026-11-30T12:00:00.1+00:00"]}`, `{"ats":["2026-11-30T12:00:00.001Z","2026-11-30T12:00:00.100Z"]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +132,12 @@ func TestTypesRefuse(t *testing.T) {
 		{"number above max", `"w": {"type": "number", "min": 0, "max": 1000}`, `{"w":1000.25}`, "w", "outside the declared bounds", "1000.25"},
 		{"number below min", `"r": {"type": "number", "min": 0, "max": 0.5}`, `{"r":-0.125}`, "r", "outside the declared bounds", "0.125"},
 		{"number as an exponent", `"w": {"type": "number", "min": 0, "max": 1000}`, `{"w":7e5}`, "w", "outside the declared bounds", "7e5"},
+		{"more decimals than declared", `"p": {"type": "number", "min": 0, "max": 1000, "decimals": 2}`, `{"p":19.999}`, "p", "more than the declared 2 decimals", "19.999"},
+		{"a fraction where decimals are 0", `"n": {"type": "number", "min": 0, "max": 1000, "decimals": 0}`, `{"n":0.5}`, "n", "more than the declared 0 decimals", ""},
+		{"the ID's digits in a fraction", `"r": {"type": "number", "min": 0, "max": 1, "decimals": 3}`, `{"r":0.1234567}`, "r", "more than the declared 3 decimals", "1234567"},
+		{"time before its min", `"at": {"type": "time", "min": "2026-01-01T00:00:00Z"}`, `{"at":"2025-12-31T23:59:59.999Z"}`, "at", "outside the declared bounds", "2025"},
+		{"time after its relative max", `"at": {"type": "time", "max": "now+24h"}`, `{"at":"2026-12-01T12:00:01Z"}`, "at", "outside the declared bounds", "2026-12-01"},
+		{"time before its relative min", `"at": {"type": "time", "precision": "day", "min": "now-720h", "max": "now"}`, `{"at":"2026-10-31T11:59:59Z"}`, "at", "outside the declared bounds", "2026-10-31"},
 		{"not a time", `"at": {"type": "time", "precision": "ms"}`, `{"at":"yesterday"}`, "at", "want an RFC 3339 time", "yesterday"},
 		{"a time of year -1 in UTC", `"at": "time"`, `{"at":"0000-01-01T00:00:00+01:00"}`, "at", "want an RFC 3339 time", "0000-01-01"},
 		{"a time as a number", `"at": "time"`, `{"at":1764504000}`, "at", "want a string", "1764504000"},
@@ -167,7 +180,10 @@ func TestTypesCheck(t *testing.T) {
 		{"number bound past float64", `"x": {"type": "number", "min": 0, "max": 1e400}`, "", `field "x": max 1e400: want a finite number`},
 		{"min on a string", `"s": {"type": "string", "min": 1}`, "", "min, max does not apply to type string"},
 		{"fractional max on a string", `"s": {"type": "string", "max": 1.5}`, "", "min, max does not apply to type string"},
-		{"min on a time", `"at": {"type": "time", "min": 0}`, "", "min, max does not apply to type time"},
+		{"a number as a time's min", `"at": {"type": "time", "min": 0}`, "", `field "at": min 0: want an RFC 3339 time`},
+		{"a time's max in days", `"at": {"type": "time", "max": "now+1d"}`, "", `field "at": max "now+1d": want an RFC 3339 time ("2026-01-01T00:00:00Z") or now, now+DURATION`},
+		{"decimals on an int", `"n": {"type": "int", "min": 0, "max": 9, "decimals": 1}`, "", `field "n": decimals does not apply to type int`},
+		{"decimals past float64", `"x": {"type": "number", "min": 0, "max": 1, "decimals": 16}`, "", `field "x": decimals 16: want 0 to 15`},
 		{"unknown precision", `"at": {"type": "time", "precision": "us"}`, "", `field "at": precision "us": want s (the default), ms or day`},
 		{"precision is a word", `"at": {"type": "time", "precision": "1ms"}`, "", `precision "1ms"`},
 		{"precision on a string", `"s": {"type": "string", "precision": "s"}`, "", "precision does not apply to type string"},
@@ -243,9 +259,11 @@ func TestTypesThroughTheGateway(t *testing.T) {
 	up := &typesUpstream{body: `{"at":"2026-11-30T11:00:00.987654Z","qty":3,"cur":"EUR"}`}
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
-	file := strings.Replace(typesRoutes(`"at": "time", "qty": {"type": "int", "min": 1, "max": 1000}, "cur": {"type": "string", "pattern": "[A-Z]{3}"}`,
+	file := strings.Replace(typesRoutes(`"at": "time", "qty": {"type": "int", "min": 1, "max": 1000}, "cur": {"type": "string", "pattern": "[A-Z]{3}"},
+		"price": {"type": "number", "min": 0, "max": 100, "decimals": 2}, "day": {"type": "time", "precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"}`,
 		`"q": {"type": "string", "charset": "printable-ascii", "pattern": "[a-z ]{1,20}"}, "sku": {"type": "string", "charset": "alphanumeric"},
-		 "w": {"type": "number", "min": 0, "max": 2.5}, "n": {"type": "int", "min": 1, "max": 50}, "since": "time"`),
+		 "w": {"type": "number", "min": 0, "max": 2.5}, "n": {"type": "int", "min": 1, "max": 50}, "since": "time",
+		 "p": {"type": "number", "min": 0, "max": 10, "decimals": 1}, "from": {"type": "time", "min": "2026-01-01T00:00:00Z"}`),
 		"http://up.internal", upSrv.URL, 1)
 	c, err := routes.Parse([]byte(file))
 	if err != nil {
@@ -296,6 +314,8 @@ func TestTypesThroughTheGateway(t *testing.T) {
 		{"?w=2.75", "query parameter w: want a number in 0–2.5", "2.75"},
 		{"?w=-0.5", "query parameter w: want a number in 0–2.5", ""},
 		{"?n=51", "query parameter n: want an integer in 1–50", "51"},
+		{"?p=2.25", "query parameter p: want at most 1 decimals", "2.25"},
+		{"?from=2025-12-31T23:00:00Z", "query parameter from: want a time in 2026-01-01T00:00:00Z–…", "2025-12-31"},
 	} {
 		before := up.last()
 		code, body := get(tt.query)
@@ -306,12 +326,19 @@ func TestTypesThroughTheGateway(t *testing.T) {
 			t.Errorf("GET %s reached the upstream", tt.query)
 		}
 	}
-	for _, body := range []string{`{"qty":1001}`, `{"cur":"EURO"}`, `{"at":"tomorrow"}`} {
+	for _, body := range []string{`{"qty":1001}`, `{"cur":"EURO"}`, `{"at":"tomorrow"}`, `{"price":19.999}`,
+		`{"day":"2025-12-31T00:00:00Z"}`, `{"day":"` + time.Now().Add(49*time.Hour).UTC().Format(time.RFC3339) + `"}`} {
 		up.mu.Lock()
 		up.body = body
 		up.mu.Unlock()
 		if code, got := get(""); code != 502 || got != `{"error":"bad gateway"}` {
 			t.Errorf("upstream %s: %d %s, want 502", body, code, got)
 		}
+	}
+	up.mu.Lock()
+	up.body = `{"price":19.90,"day":"2026-06-01T10:00:00+02:00"}`
+	up.mu.Unlock()
+	if code, got := get(""); code != 200 || got != `{"price":19.9,"day":"2026-06-01T00:00:00Z"}` {
+		t.Errorf("a price and a day within their bounds: %d %s", code, got)
 	}
 }
