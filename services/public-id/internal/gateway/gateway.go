@@ -56,6 +56,11 @@ type Options struct {
 	// health answer's age. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// MemoryLimit is the Go memory limit the gateway's process should run with (Gateway.MemoryLimit;
+	// its binary sets it with runtime/debug.SetMemoryLimit unless GOMEMLIMIT is set); negative for
+	// none. Default BodyBudget + 2 × MaxRewrites × MaxBody + 12 MiB (44 MiB with the defaults):
+	// see MemoryLimit.
+	MemoryLimit int64
 }
 
 // Gateway is the customer-facing handler.
