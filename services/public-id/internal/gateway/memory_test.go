@@ -206,4 +206,3 @@ func vmHWM(t *testing.T, pid int) int64 {
 	t.Fatal("no VmHWM in /proc/PID/status")
 	return 0
 }
-
