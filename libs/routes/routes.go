@@ -61,6 +61,12 @@ type Route struct {
 	// MaxRewrites bounds this route's upstream bodies rebuilt at once (the rest wait). Default:
 	// half of the gateway's MaxRewrites, at least 1.
 	MaxRewrites int `json:"max_rewrites,omitempty"`
+	// RatePerClient is each client's request rate on this route (per second; burst twice that,
+	// at least 1), beside the gateway's own rate per client. Default none.
+	RatePerClient float64 `json:"rate_per_client,omitempty"`
+	// CacheControl is the Cache-Control of the route's successful answers when the upstream's
+	// (declared in Headers) gives none ("private, max-age=60"). Default: the gateway's.
+	CacheControl string `json:"cache_control,omitempty"`
 
 	timeout        time.Duration // Timeout parsed; 0 for the gateway's default
 	prefix, suffix string        // of Public, around {public_id}
@@ -369,7 +375,7 @@ func (r *Route) check() error {
 			return fmt.Errorf("header %q: only Location and Content-Location hold a location", name)
 		case kind == "plain" && slices.Contains(urlHeaders, canon):
 			return fmt.Errorf("header %q: it holds upstream URLs; declare Location and Content-Location as location, and do not pass Link or Refresh", name)
-		case slices.Contains(hopHeaders, canon):
+		case slices.Contains(hopHeaders, canon) || strings.HasPrefix(canon, "Access-Control-"):
 			return fmt.Errorf("header %q: the gateway sets it itself", name)
 		}
 		r.headers[canon] = kind
@@ -398,6 +404,12 @@ func (r *Route) check() error {
 	}
 	if r.MaxRewrites < 0 {
 		return fmt.Errorf("max_rewrites %d: want a positive number (or none, for the default)", r.MaxRewrites)
+	}
+	if r.RatePerClient < 0 {
+		return fmt.Errorf("rate_per_client %v: want a positive number of requests a second (or none)", r.RatePerClient)
+	}
+	if r.CacheControl != "" && (strings.TrimSpace(r.CacheControl) != r.CacheControl || !httpguts.ValidHeaderFieldValue(r.CacheControl)) {
+		return fmt.Errorf("cache_control %q: want a Cache-Control value such as \"private, max-age=60\"", r.CacheControl)
 	}
 	return nil
 }
@@ -441,7 +453,8 @@ var urlHeaders = []string{"Location", "Content-Location", "Link", "Refresh"}
 
 // hopHeaders are set by the gateway or the HTTP stack, never passed from an upstream.
 var hopHeaders = []string{"Content-Type", "Content-Length", "Transfer-Encoding", "Connection", "Set-Cookie",
-	"Retry-After", "Www-Authenticate", "Content-Encoding", "Trailer", "Upgrade", "Keep-Alive", "Proxy-Authenticate"}
+	"Retry-After", "Www-Authenticate", "Content-Encoding", "Trailer", "Upgrade", "Keep-Alive", "Proxy-Authenticate",
+	"X-Request-Id", "Vary"}
 
 // check validates t and fills its defaults. A query parameter's type is a leaf.
 func (t *Type) check(query bool) error {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/idgen/idgen/libs/svc/auth"
@@ -72,8 +73,13 @@ type GatewayConfig struct {
 	RatePerClient  float64
 	TrustedProxies []netip.Prefix
 	IDsSince       time.Time
-	mapstore.Flags // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
-	serve.Process  // --log-level, --deregistration-delay, --drain
+	APIKeyHeader   string   // limit by this header's key instead of the client's address; "" for none
+	CORSOrigins    []string // origins whose pages may call the customer routes
+	CompressMin    int      // the smallest body sent gzip; negative for none
+	CacheControl   string   // a success's Cache-Control when neither route nor upstream gives one
+	MemoryLimit    int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
+	mapstore.Flags          // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
+	serve.Process           // --log-level, --deregistration-delay, --drain
 }
 
 // ParseGateway reads the gateway's args (without the program name) and the environment
@@ -101,6 +107,18 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 		c.IDsSince = t
 		return nil
 	})
+	fs.StringVar(&c.APIKeyHeader, "api-key-header", "", "request header holding a customer's API key (X-Api-Key): requests that carry one are rate limited per key instead of per client address; empty for none")
+	fs.Func("cors-origins", "comma-separated exact origins (https://app.example.com) whose pages may call the customer routes; default none", func(v string) error {
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				c.CORSOrigins = append(c.CORSOrigins, o)
+			}
+		}
+		return nil
+	})
+	fs.IntVar(&c.CompressMin, "compress-min-size", 1024, "smallest rebuilt body, in bytes, sent gzip to a customer who accepts it; negative for none")
+	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a successful answer whose route and upstream give none")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the process's Go memory limit in bytes (GOMEMLIMIT wins when set); 0: the body budget, the rewrite slots and an allowance (44 MiB); negative: none")
 	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err

@@ -1,6 +1,49 @@
 package gateway
 
-import "github.com/idgen/idgen/libs/svc/quota"
+import (
+	"encoding/hex"
+
+	"github.com/idgen/idgen/libs/svc/quota"
+)
+
+// maxAPIKey bounds an API key's length.
+const maxAPIKey = 256
+
+// identify finds who asks, once: the request ID (requestid.go), the client's address, and whom
+// the rate limits count, the address (an IPv6 one by its /64) or, when the gateway reads an API
+// key (APIKeyHeader) and the request carries one, the key. A key given twice, empty, longer than
+// 256 bytes or outside printable ASCII is a 400 that says so.
+func (g *Gateway) identify(q *request) *failure {
+	q.id = g.requestID(q.r)
+	q.client = g.clients.addr(q.r)
+	q.key = addrKey(q.client)
+	if g.apiKey == "" {
+		return nil
+	}
+	switch vs := q.r.Header[g.apiKey]; {
+	case len(vs) > 1:
+		return badRequest(g.apiKey + " is given more than once")
+	case len(vs) == 1:
+		if !printableKey(vs[0]) {
+			return badRequest(g.apiKey + ": want 1 to 256 printable ASCII characters")
+		}
+		q.key = apiKeyKey(vs[0])
+		q.keyTag = hex.EncodeToString(q.key.apiKey[:6])
+	}
+	return nil
+}
+
+func printableKey(s string) bool {
+	if len(s) == 0 || len(s) > maxAPIKey {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
 
 // admit takes one of the gateway's slots for requests in flight (none free: busy, on route "")
 // and a token of the client's rate (none: rate_limited, with the wait in Retry-After). The slot
@@ -12,19 +55,22 @@ func (g *Gateway) admit(q *request) *failure {
 	default:
 		return fail(outcomeBusy, nil)
 	}
-	if g.limits.rate <= 0 {
-		return nil // no rate per client: no client to find
-	}
-	if ok, wait := g.limits.take(g.clients.key(q.r), g.now()); !ok {
+	if ok, wait := g.limits.take(q.key, g.now()); !ok {
 		return &failure{outcome: outcomeRateLimited, retryAfter: quota.RetryAfterSeconds(wait)}
 	}
 	return nil
 }
 
-// admitRoute takes one of the matched route's slots for requests in flight (none free: busy, on
-// the route), so a slow or hostile upstream stalls its own route only.
+// admitRoute takes a token of the client's rate on the matched route (rate_per_client; none:
+// rate_limited on the route), then one of the route's slots for requests in flight (none free:
+// busy, on the route), so a slow or hostile upstream stalls its own route only.
 func (g *Gateway) admitRoute(q *request) *failure {
 	lim := q.lim
+	if lim.rate != nil {
+		if ok, wait := lim.rate.take(q.key, g.now()); !ok {
+			return &failure{outcome: outcomeRateLimited, retryAfter: quota.RetryAfterSeconds(wait)}
+		}
+	}
 	select {
 	case lim.inFlight <- struct{}{}:
 		q.routeSlots = lim

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,24 +15,24 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// clientLimiter is the per-client rate limit: a token bucket per client address in a table of
-// bounded size. When the table is full the least recently seen client's bucket goes; a client
+// clientLimiter is the per-client rate limit: a token bucket per client (its address, or its API
+// key) in a table of bounded size. When the table is full the least recently seen client's bucket goes; a client
 // that comes back after that starts with a full burst, which costs at most one burst per
 // eviction, never memory.
 type clientLimiter struct {
 	mu      sync.Mutex
-	buckets *lru.Cache[netip.Addr, *rate.Limiter]
+	buckets *lru.Cache[clientKey, *rate.Limiter]
 	rate    rate.Limit
 	burst   int
 }
 
 func newClientLimiter(perSecond float64, burst, size int) *clientLimiter {
-	c, _ := lru.New[netip.Addr, *rate.Limiter](max(size, 1))
+	c, _ := lru.New[clientKey, *rate.Limiter](max(size, 1))
 	return &clientLimiter{buckets: c, rate: rate.Limit(perSecond), burst: burst}
 }
 
 // take takes one token from key's bucket; when there is none, it says how long until there is.
-func (l *clientLimiter) take(key netip.Addr, now time.Time) (bool, time.Duration) {
+func (l *clientLimiter) take(key clientKey, now time.Time) (bool, time.Duration) {
 	if l.rate <= 0 {
 		return true, 0
 	}
@@ -51,6 +52,29 @@ func (l *clientLimiter) take(key netip.Addr, now time.Time) (bool, time.Duration
 }
 
 func (l *clientLimiter) len() int { return l.buckets.Len() }
+
+// clientKey is whom a rate limit counts: a client's address (an IPv6 one by its /64), or, when
+// the gateway reads an API key and the request carries one, the first 16 bytes of the key's
+// SHA-256 (keyed set; the zero addr).
+type clientKey struct {
+	addr   netip.Addr
+	apiKey [16]byte
+	keyed  bool
+}
+
+// apiKeyKey is the key of a client known by its API key.
+func apiKeyKey(key string) clientKey {
+	sum := sha256.Sum256([]byte(key))
+	return clientKey{apiKey: [16]byte(sum[:16]), keyed: true}
+}
+
+// addrKey is the key of a client known by its address.
+func addrKey(a netip.Addr) clientKey {
+	if a.Is6() {
+		a = netip.PrefixFrom(a, 64).Masked().Addr()
+	}
+	return clientKey{addr: a}
+}
 
 // clientAddr finds the customer's address: the connection's peer, or, when the peer is a trusted
 // proxy (the edge load balancer), the rightmost address of X-Forwarded-For that is not a trusted
@@ -101,7 +125,12 @@ func newClientAddr(trusted []netip.Prefix) (*clientAddr, error) {
 	return c, nil
 }
 
-func (c *clientAddr) key(r *http.Request) netip.Addr {
+// key is the address the rate limit counts the client by: addr, an IPv6 one by its /64.
+func (c *clientAddr) key(r *http.Request) netip.Addr { return addrKey(c.addr(r)).addr }
+
+// addr is the client's address: the peer's, or X-Forwarded-For's behind a trusted proxy. The zero
+// Addr when the peer's cannot be read (a request made without a connection).
+func (c *clientAddr) addr(r *http.Request) netip.Addr {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}
@@ -114,10 +143,13 @@ func (c *clientAddr) key(r *http.Request) netip.Addr {
 			}
 		}
 	}
-	if addr.Is6() {
-		addr = netip.PrefixFrom(addr, 64).Masked().Addr()
-	}
 	return addr
+}
+
+// peerTrusted tells whether the connection's peer is a trusted proxy.
+func (c *clientAddr) peerTrusted(r *http.Request) bool {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && len(c.trusted) > 0 && c.isTrusted(peer.Addr().Unmap())
 }
 
 func (c *clientAddr) isTrusted(a netip.Addr) bool {

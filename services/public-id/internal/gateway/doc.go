@@ -8,7 +8,8 @@
 // names the request's outcome (its status, metric label and public message are one row of the
 // table in outcome.go):
 //
-//   - admit.go: the gateway's and the route's bounds on requests in flight, the client's rate;
+//   - admit.go: who asks (the request ID of requestid.go, the client's address or API key), the
+//     gateway's and the route's bounds on requests in flight, the client's rates;
 //   - match.go: the route of the public path, and its methods;
 //   - translate.go: the public IDs of the path and the query, turned into internal ones;
 //   - upstream.go: the upstream transport, and what the upstream's status means;
@@ -17,7 +18,11 @@
 //   - publish.go: the public ID of every internal ID of a response;
 //   - token.go: the handles of a response's tokens (an upstream's cursors), kept in the store,
 //     and the handle of a query's token swapped back for the upstream's value.
+//   - represent.go: the representation of a rebuilt body (its ETag and a 304, gzip, Vary) and
+//     the Cache-Control of a success.
 //
-// ServeHTTP (serve.go) runs them, writes the reply and counts its outcome once; health.go is
-// the gateway's /healthz.
+// ServeHTTP (serve.go) runs them, writes the reply with its CORS headers (cors.go, which answers
+// preflights too), counts its outcome and writes its access log line (accesslog.go), once;
+// health.go is the gateway's /healthz. memory.go derives the Go memory limit that holds the
+// process to the byte budget.
 package gateway

@@ -14,17 +14,26 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/cors"
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/sync/semaphore"
 )
 
 // Options configure a Gateway. Every zero value means the default in its comment.
 type Options struct {
-	// RatePerClient is each client's request rate (per second); 0 for none. Burst 2×.
+	// RatePerClient is each client's request rate (per second); 0 for none. Burst 2×. A route's
+	// rate_per_client limits each client on that route besides.
 	RatePerClient float64
+	// APIKeyHeader names the request header that holds a customer's API key (X-Api-Key). When it
+	// is set, a request that carries a key is rate limited by its key, not its address (both the
+	// gateway's rate and the routes'); one without is limited by its address. The gateway does not
+	// check keys: the edge in front of it must. Default none: clients are their addresses.
+	APIKeyHeader string
 	// RateTableSize bounds the rate limiter's table of clients. Default 65,536 (about 15 MB).
 	RateTableSize int
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
-	// client. Default none: the connection's peer is the client.
+	// client, and whose X-Request-Id the gateway takes (requestid.go). Default none: the
+	// connection's peer is the client, and every request ID is the gateway's own.
 	TrustedProxies []netip.Prefix
 	// UpstreamTimeout is a route's timeout when its route file sets none: the bound of the whole
 	// upstream exchange (connect, headers and body), past which the customer gets 504. Default 5 s.
@@ -56,6 +65,23 @@ type Options struct {
 	// health answer's age. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// AccessLog gets the access log: a line a request at info level (/healthz at debug level),
+	// accesslog.go. Default Logger.
+	AccessLog *slog.Logger
+	// CORSOrigins are the exact origins (https://app.example.com) whose pages may call the
+	// routes (cors.go). Default none: no CORS header is sent, and a preflight gets 405.
+	CORSOrigins []string
+	// CompressMinSize is the smallest body sent gzip to a customer who accepts it; negative for no
+	// compression. Default 1,024 bytes.
+	CompressMinSize int
+	// CacheControl is the Cache-Control of a successful answer whose route and upstream give none.
+	// Default "private, no-cache".
+	CacheControl string
+	// MemoryLimit is the Go memory limit the gateway's process should run with (Gateway.MemoryLimit;
+	// its binary sets it with runtime/debug.SetMemoryLimit unless GOMEMLIMIT is set); negative for
+	// none. Default BodyBudget + 2 × MaxRewrites × MaxBody + 12 MiB (44 MiB with the defaults):
+	// see MemoryLimit.
+	MemoryLimit int64
 }
 
 // Gateway is the customer-facing handler.
@@ -77,6 +103,13 @@ type Gateway struct {
 	healthAt time.Time
 	healthIs healthz.Service
 	log      *slog.Logger
+
+	// What customers get besides the body (serve.go).
+	access       *slog.Logger                 // AccessLog
+	cors         map[*routes.Route]*cors.Cors // nil without CORSOrigins
+	apiKey       string                       // APIKeyHeader, canonical; "" for none
+	cacheDefault []string                     // CacheControl
+
 	metrics
 }
 
@@ -88,6 +121,7 @@ type routeLimits struct {
 	rewrites chan struct{}       // bodies rebuilt at once
 	bodies   *semaphore.Weighted // bytes of bodies being read or waiting for their rewrite
 	held     prometheus.Gauge    // what bodies holds, for the metric
+	rate     *clientLimiter      // rate_per_client; nil for none
 
 	// The route's series, found once (register) rather than by their labels at every request.
 	requests [len(outcomes)]prometheus.Counter // idgen_gateway_requests_total, by outcome
@@ -113,6 +147,24 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.AccessLog == nil {
+		o.AccessLog = o.Logger
+	}
+	if o.CompressMinSize == 0 {
+		o.CompressMinSize = 1024
+	}
+	if o.CacheControl == "" {
+		o.CacheControl = "private, no-cache"
+	}
+	if !httpguts.ValidHeaderFieldValue(o.CacheControl) {
+		return nil, fmt.Errorf("gateway: Cache-Control %q is not a valid header value", o.CacheControl)
+	}
+	if o.APIKeyHeader != "" {
+		if !httpguts.ValidHeaderFieldName(o.APIKeyHeader) {
+			return nil, fmt.Errorf("gateway: API key header %q is not a valid header name", o.APIKeyHeader)
+		}
+		o.APIKeyHeader = http.CanonicalHeaderKey(o.APIKeyHeader)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -141,6 +193,13 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 			rewrites: make(chan struct{}, cmp(r.MaxRewrites, max(o.MaxRewrites/2, 1))),
 			bodies:   semaphore.NewWeighted(o.BodyBudget / 2),
 		}
+		if r.RatePerClient > 0 {
+			perRoute[r].rate = newClientLimiter(r.RatePerClient, max(int(2*r.RatePerClient), 1), o.RateTableSize)
+		}
+	}
+	corsOf, err := newCORS(o.CORSOrigins, o.APIKeyHeader, c.Routes)
+	if err != nil {
+		return nil, err
 	}
 	clients, err := newClientAddr(o.TrustedProxies)
 	if err != nil {
@@ -153,6 +212,7 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 		inFlight: make(chan struct{}, o.MaxInFlight), rewrites: make(chan struct{}, o.MaxRewrites),
 		bodies: semaphore.NewWeighted(o.BodyBudget), perRoute: perRoute,
 		metrics: newMetrics(),
+		access:  o.AccessLog, cors: corsOf, apiKey: o.APIKeyHeader, cacheDefault: []string{o.CacheControl},
 	}
 	g.register(reg, c.Routes)
 	return g, nil

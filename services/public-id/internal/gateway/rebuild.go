@@ -47,8 +47,16 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
 			return nil, unsafe("", "the upstream's body is not JSON")
 		}
-		var err error
-		if out, err = g.rewrite(q, lim, raw, &held); err != nil {
+		if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			return nil, unsafe("", "the upstream's body is encoded (Content-Encoding); the gateway asks for identity")
+		}
+		// The slot is held to the end: the rebuild, the headers' check, and the representation
+		// (represent: its hash and its compression).
+		if err := g.rewriteSlot(q.r.Context(), lim); err != nil {
+			return nil, err
+		}
+		defer g.freeRewriteSlot(lim)
+		if out, err = g.rewrite(q, raw, &held); err != nil {
 			return nil, err
 		}
 	}
@@ -57,19 +65,16 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &answer{status: code, headers: headers, body: out}, nil
+	a := &answer{status: code, headers: headers, body: out}
+	g.represent(q, a)
+	return a, nil
 }
 
-// rewrite rebuilds a body under a rewrite slot of the route and of the gateway: Rewrite, then the
-// publish of the new IDs, then Fill (with the tokens' handles, token.go). The slot is given back on every path out, a panic's too, so
-// no failure can take the route's slots for good.
-func (g *Gateway) rewrite(q *request, lim *routeLimits, raw []byte, held *int64) ([]byte, error) {
-	if err := g.rewriteSlot(q.r.Context(), lim); err != nil {
-		return nil, err
-	}
-	defer g.freeRewriteSlot(lim)
+// rewrite rebuilds a body, under the rewrite slot rebuilt holds: Rewrite, then the publish of the
+// new IDs, then Fill (with the tokens' handles, token.go). The upstream's body is given back to the budget once Rewrite has parsed it.
+func (g *Gateway) rewrite(q *request, raw []byte, held *int64) ([]byte, error) {
 	rw, err := Rewrite(raw, q.route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
-	g.giveBody(lim, *held) // the rebuilt body is apart from the upstream's, which goes now
+	g.giveBody(q.lim, *held) // the rebuilt body is apart from the upstream's, which goes now
 	*held = 0
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -20,6 +21,13 @@ type request struct {
 	pub   string        // the public ID of the path, once matched
 	start time.Time     // when it was matched, for the latency metric
 	known Known         // the internal IDs of the request, then of the response
+
+	// Who asks, found once (ServeHTTP): for the rate limits, the upstream and the access log.
+	id     string     // the request ID (requestid.go)
+	began  time.Time  // when the gateway took it, for the access log
+	client netip.Addr // the client's address, as clientAddr finds it
+	key    clientKey  // whom the rate limits count: the address, or the API key
+	keyTag string     // the API key's short hash, for the log; "" for none
 
 	// What admission took, freed after the reply (release).
 	inFlight   bool         // one of the gateway's slots for requests in flight
@@ -40,19 +48,31 @@ func (g *Gateway) release(q *request) {
 type answer struct {
 	status  int
 	headers http.Header
-	body    []byte // JSON; nil for none
+	body    []byte // JSON, without its final newline; nil for none
+	// encoded: body is gzip (represent.go), the newline inside, and is written as it is; pooled
+	// is its buffer, given back once the reply is written.
+	encoded bool
+	pooled  *[]byte
 }
 
-// ServeHTTP implements http.Handler: it runs the steps, then writes the reply and counts the
-// request's outcome, once. What admission took is freed after the reply is written; the rewrite
-// slot and the body budget before (rebuild.go), so a slow reader holds only its own connection
-// and its in-flight slots.
+// ServeHTTP implements http.Handler: it runs the steps, then writes the reply, counts the
+// request's outcome and logs it (accesslog.go), once. What admission took is freed after the
+// reply is written; the rewrite slot and the body budget before (rebuild.go), so a slow reader
+// holds only its own connection and its in-flight slots.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q := &request{r: r}
+	q := &request{r: r, began: g.now()}
 	defer g.release(q)
-	f := g.admit(q)
+	f := g.identify(q)
+	w.Header()["X-Request-Id"] = []string{q.id}
+	if f == nil {
+		f = g.admit(q)
+	}
 	if f == nil && r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		write(w, r, g.health(r.Context()))
+		a := g.health(r.Context())
+		g.logRequest(q, a.status, outcomeOK, write(w, r, a), true)
+		return
+	}
+	if f == nil && g.preflight(w, q) {
 		return
 	}
 	var a *answer
@@ -66,16 +86,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o := outcomeOK
 	if f != nil {
 		o, a = f.outcome, g.failed(route, f)
+	} else {
+		g.cacheControl(q, a)
 	}
 	if q.lim != nil {
 		q.lim.requests[o].Inc()
 	} else {
 		g.requests.WithLabelValues(route, o.String()).Inc()
 	}
-	write(w, r, a)
+	g.allowOrigin(w, q)
+	n := write(w, r, a)
+	if a.pooled != nil {
+		putBuffer(a.pooled)
+	}
 	if q.lim != nil {
 		q.lim.duration.Observe(g.now().Sub(q.start).Seconds())
 	}
+	g.logRequest(q, a.status, o, n, false)
 }
 
 // forward runs the steps after the gateway's admission: match the route, take the route's
@@ -85,6 +112,9 @@ func (g *Gateway) forward(q *request) (*answer, *failure) {
 		return nil, f
 	}
 	if f := g.admitRoute(q); f != nil {
+		return nil, f
+	}
+	if f := g.acceptable(q.r); f != nil {
 		return nil, f
 	}
 	target, f := g.translate(q)
@@ -151,24 +181,40 @@ var (
 	noSniff    = []string{"nosniff"}
 )
 
-// write is the gateway's one reply writer. A body is JSON and ends with a newline;
-// Content-Length is set, so a HEAD gets the status and headers a GET gets, and no body.
-func write(w http.ResponseWriter, r *http.Request, a *answer) {
+// write is the gateway's one reply writer: a's headers (beside what ServeHTTP set already: the
+// request ID, CORS), then its body, a JSON one with its final newline. Content-Length is set, so a
+// HEAD gets the status and headers a GET gets, and no body. It returns the body bytes written.
+func write(w http.ResponseWriter, r *http.Request, a *answer) int {
 	h := w.Header()
 	for k, v := range a.headers {
+		if k == "Vary" {
+			h[k] = append(v[:len(v):len(v)], h[k]...) // with CORS's Vary: Origin
+			continue
+		}
 		h[k] = v
+	}
+	size := len(a.body)
+	if a.body != nil && !a.encoded {
+		size++ // the newline
 	}
 	switch {
 	case a.body != nil:
 		h["Content-Type"] = jsonType
-		h["Content-Length"] = []string{strconv.Itoa(len(a.body) + 1)}
+		h["Content-Length"] = []string{strconv.Itoa(size)}
 	case a.status != http.StatusNoContent && a.status != http.StatusNotModified:
 		h["Content-Length"] = zeroLength // what the server adds to a GET's empty body, set for a HEAD too
 	}
 	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(a.status)
-	if a.body != nil && r.Method != http.MethodHead {
-		_, _ = w.Write(a.body)
-		_, _ = w.Write([]byte{'\n'})
+	if a.body == nil || r.Method == http.MethodHead {
+		return 0
 	}
+	n, err := w.Write(a.body)
+	if err == nil && !a.encoded {
+		m, _ := w.Write(newline)
+		n += m
+	}
+	return n
 }
+
+var newline = []byte{'\n'}

@@ -160,8 +160,8 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("first page %s", first.body)
 	}
 	isHandle(p1.Orders[0].Cursor)
-	if first.header.Get("X-Next-Cursor") != "" || first.header.Get("ETag") != `"p1"` {
-		t.Fatalf("headers %v: the undeclared cursor header passed, or the declared ETag did not", first.header)
+	if et := first.header.Get("ETag"); first.header.Get("X-Next-Cursor") != "" || et == "" || et == `"p1"` {
+		t.Fatalf("headers %v: the undeclared cursor header passed, or the gateway's own ETag is not in place of the upstream's", first.header)
 	}
 	if got := g.tokenCount(t, "list", "issued"); got != 2 {
 		t.Fatalf("issued %v tokens, want 2", got)

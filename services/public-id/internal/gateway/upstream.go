@@ -26,6 +26,9 @@ func newUpstreamTransport() *http.Transport {
 // the one not-found answer, another 4xx its status with the gateway's words, the rest 502; a
 // broken exchange 502 or, past the deadline, 504.
 //
+// The upstream gets the request ID (X-Request-Id) and is asked for its body uncompressed
+// (Accept-Encoding: identity; the gateway compresses what it rebuilt itself, represent.go).
+//
 // A HEAD is a GET without the body: the upstream's GET answer, rebuilt and checked as for a GET,
 // gives the same status and headers (an upstream's HEAD has no body to rebuild or check).
 func (g *Gateway) call(ctx context.Context, q *request, target *url.URL) (*http.Response, *failure) {
@@ -39,7 +42,8 @@ func (g *Gateway) call(ctx context.Context, q *request, target *url.URL) (*http.
 		target.Host = strings.TrimSuffix(h, ":")
 	}
 	req := (&http.Request{Method: method, URL: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Accept": {"application/json"}}, Host: target.Host}).WithContext(ctx)
+		Header: http.Header{"Accept": {"application/json"}, "Accept-Encoding": identityOnly, "X-Request-Id": {q.id}},
+		Host:   target.Host}).WithContext(ctx)
 	t0 := g.now()
 	resp, err := g.client.RoundTrip(req)
 	q.lim.upstream.Observe(g.now().Sub(t0).Seconds())
@@ -61,3 +65,5 @@ func (g *Gateway) call(ctx context.Context, q *request, target *url.URL) (*http.
 	resp.Body.Close()
 	return nil, f
 }
+
+var identityOnly = []string{"identity"}

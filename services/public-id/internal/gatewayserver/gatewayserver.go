@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 
 	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/serve"
@@ -49,10 +51,17 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 		return nil, err
 	}
 	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RatePerClient: cfg.RatePerClient,
-		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log})
+		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
+		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit})
 	if err != nil {
 		store.Close()
 		return nil, err
+	}
+	// Resident memory follows the byte budget: the limit makes the collector run before the heap
+	// outgrows it, whatever the service skeleton's GOGC. GOMEMLIMIT, when set, is the operator's.
+	if limit := gw.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit)
 	}
 	s := &Server{cfg: cfg, log: log, store: store, gw: gw, health: serve.NewHealth(true)}
 	s.metrics = serve.MetricsHandler(serve.RegionLabeled(reg, cfg.Region))
