@@ -53,6 +53,7 @@ build-arm64: ## build the services for linux/arm64, the fleet's Graviton hosts
 	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/generator/cmd/generator
 	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/registry/cmd/registry
 	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/public-id/cmd/public-id
+	GOOS=linux GOARCH=arm64 go build -o /dev/null ./services/public-id/cmd/public-id-gateway
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m for a long run)
