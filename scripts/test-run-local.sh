@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="$(cat .go-version)"
 
-for port in 7000 7001 7002 7003 7004 7005; do
+for port in 7000 7001 7002 7003 7004 7005 7006; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "test-run-local: SKIPPED: port $port is in use (is a make run up?); stop it to run this test" >&2
     exit 0
@@ -67,7 +67,7 @@ for _ in $(seq 1 30); do
   sleep 0.5
 done
 sleep 1
-for port in 7000 7001 7002 7003 7004 7005; do
+for port in 7000 7001 7002 7003 7004 7005 7006; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after SIGTERM to the starter"; fi
 done
 grep -q "release their leases" "$work/first.out" || fail "the stack did not say it stopped"
