@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +85,20 @@ func (r *Redis) start(t testing.TB) {
 
 // Kill stops the server with SIGKILL, as a crash would.
 func (r *Redis) Kill() { _ = r.p.Kill() }
+
+// Freeze stops the server with SIGSTOP, as a process the kernel no longer schedules: connections
+// stay open and nothing answers. Thaw (SIGCONT) lets it go on; the test's cleanup thaws it too,
+// so that it can be stopped.
+func (r *Redis) Freeze(t testing.TB) {
+	t.Helper()
+	if err := r.p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("testenv: freeze redis-server: %v", err)
+	}
+	t.Cleanup(r.Thaw)
+}
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (r *Redis) Thaw() { _ = r.p.Signal(syscall.SIGCONT) }
 
 // Restart starts the server again on the same port and data folder.
 func (r *Redis) Restart(t testing.TB) { r.start(t) }

@@ -17,6 +17,7 @@ import (
 	"github.com/idgen/idgen/libs/svc/storespec"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/cached"
+	"github.com/idgen/idgen/services/public-id/mapping/deadline"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,7 @@ type Flags struct {
 	AcceptVolatileStore bool
 	RedisCheckEvery     time.Duration // how often the Redis store re-reads its nodes' persistence
 	MappingCacheBytes   uint64        // the in-process cache of resolved mappings; 0 for none
+	StoreTimeout        time.Duration // the bound of every store call
 }
 
 // Register defines the store's flags on fs.
@@ -43,6 +45,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
 	fs.BoolVar(&f.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed), at start-up and when it turns so while the service runs, instead of refusing to start and then refusing publishes (store_volatile); logged and exported as idgen_publicid_store_volatile")
 	fs.DurationVar(&f.RedisCheckEvery, "redis-durability-check", 10*time.Second, "how often the Redis store re-reads the persistence of every node that takes writes (INFO persistence, CONFIG GET appendfsync), as at start-up; a store found volatile refuses publishes (store_volatile) unless --accept-volatile-store")
+	fs.DurationVar(&f.StoreTimeout, "store-timeout", time.Second, "the bound of every call to the mapping store (a publish, a lookup, a resolve, a token): a frozen, slow or unreachable store answers 503 store_unavailable within it")
 	fs.Uint64Var(&f.MappingCacheBytes, "mapping-cache-bytes", 32<<20, "bytes of the in-process cache of resolved mappings (each entry: its strings plus 128 bytes); only mappings the store answered durably are kept, never misses; 0 for none")
 }
 
@@ -57,6 +60,9 @@ func (f Flags) Check() error {
 	if f.RedisCheckEvery <= 0 {
 		return fmt.Errorf("--redis-durability-check %v: want a positive duration", f.RedisCheckEvery)
 	}
+	if f.StoreTimeout <= 0 {
+		return fmt.Errorf("--store-timeout %v: want a positive duration", f.StoreTimeout)
+	}
 	return nil
 }
 
@@ -67,8 +73,9 @@ func (f Flags) Spec() (storespec.Spec, error) {
 
 // Opened is an open mapping store.
 type Opened struct {
-	// Store is the store --store names; Mappings is the same behind the cache of resolved
-	// mappings (--mapping-cache-bytes), or Store itself with no cache. Callers use Mappings.
+	// Store is the store --store names; Mappings is the same with every call bounded by
+	// --store-timeout, behind the cache of resolved mappings (--mapping-cache-bytes, when not 0).
+	// Callers use Mappings.
 	Store, Mappings mapping.Store
 	durability      mapping.Durability // Store's, when it says; nil counts as volatile
 	accept          bool
@@ -96,8 +103,13 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 	if err != nil {
 		return nil, err
 	}
-	o := &Opened{Store: st, Mappings: st, accept: f.AcceptVolatileStore}
+	o := &Opened{Store: st, accept: f.AcceptVolatileStore}
 	o.durability, _ = st.(mapping.Durability)
+	// Every call bounded, the cache's misses included; the cache's hits need no store.
+	if o.Mappings, err = deadline.New(st, f.StoreTimeout); err != nil {
+		st.Close()
+		return nil, err
+	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_publicid_store_volatile",
 		Help: "1 while the mapping store's last reading of its persistence (at start-up, then every --redis-durability-check) " +
 			"found it can lose acknowledged mappings (AOF off, or an fsync policy that loses or cannot confirm writes): publishes " +
@@ -113,7 +125,7 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 			"reason", why)
 	}
 	if f.MappingCacheBytes > 0 {
-		c, err := cached.New(st, cached.Options{MaxBytes: f.MappingCacheBytes, Registerer: reg, Durable: o.readsDurable})
+		c, err := cached.New(o.Mappings, cached.Options{MaxBytes: f.MappingCacheBytes, Registerer: reg, Durable: o.readsDurable})
 		if err != nil {
 			st.Close()
 			return nil, err

@@ -74,9 +74,13 @@ func (t Target) client() (redis.UniversalClient, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
+	// A call's context deadline bounds its reads and writes on the socket too (go-redis ignores it
+	// otherwise, and a frozen server holds a call for its read timeout and retries).
 	if opt != nil {
+		opt.ContextTimeoutEnabled = true
 		return redis.NewClient(opt), nil
 	}
+	copt.ContextTimeoutEnabled = true
 	return redis.NewClusterClient(copt), nil
 }
 
