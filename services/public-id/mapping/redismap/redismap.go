@@ -186,21 +186,31 @@ func versionAtLeast(info string, major, minor int) bool {
 	return false
 }
 
-// ACL is the Redis ACL a user of this store needs, and all it needs (ACL SETUSER NAME on >PASSWORD
-// followed by these rules): the store's keys and the commands its publishes, lookups, resolves
-// and durability readings send. Each program that opens the store (the internal API, the
-// gateway) gets a user of its own with these rules, so that its password can be rotated or
-// revoked apart. They forbid what no program of the service sends (FLUSHALL, KEYS, CONFIG SET,
-// another key space), but not a SET without NX over an existing key, which the store never sends
-// and Redis's ACL cannot tell from its own SET XX of a pending key.
-// On Redis 7.2 and later add ACL72 (WAITAOF, and the client name go-redis sets), which older
-// servers do not know.
+// ACL is the Redis ACL a user of this store needs, and all it needs on Redis 7.2 and later
+// beside ACL72 (ACL SETUSER NAME on >PASSWORD followed by these rules): the store's keys and the
+// commands its publishes, lookups, resolves and tokens send, and INFO for its durability
+// readings. Each program that opens the store (the internal API, the gateway) gets a user of
+// its own, so that its password can be rotated or revoked apart. They forbid what no program of
+// the service sends (FLUSHALL, KEYS, CONFIG, ACL, another key space), but not a SET without NX
+// over an existing key, which the store never sends and Redis's ACL cannot tell from its own SET
+// XX of a pending key, nor a DEL of one (a Cluster publish deletes its own losing pending key):
+// a program an attacker controls could overwrite or delete a mapping, so the store's backups are
+// what restore one, not the ACL.
 const ACL = "resetkeys ~pid:* ~tok:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
-	"+info +config|get +ping +hello +client|setname +readonly " +
+	"+info +ping +hello +client|setname +readonly " +
 	"+cluster|slots +cluster|shards +cluster|nodes +command"
 
-// ACL72 are the rules ACL needs beside it on Redis 7.2 and later.
+// ACL72 are the rules ACL needs beside it on Redis 7.2 and later (WAITAOF, and the client name
+// go-redis sets).
 const ACL72 = "+waitaof +client|setinfo"
+
+// ACLConfigRead is the rule ACL needs beside it on a server before 7.2, which has no WAITAOF: the
+// durability readings read appendfsync with CONFIG GET, and without it the store finds its
+// durability unreadable and refuses to start (unless it accepts a volatile store). CONFIG GET
+// cannot be narrowed to one parameter, so it lets its user read every setting, requirepass and
+// masterauth included: give it only where the default user is off (no requirepass) and
+// replication runs as a user of its own (masteruser) whose password grants replication alone.
+const ACLConfigRead = "+config|get"
 
 func pKey(public string) string  { return "pid:p:" + public }
 func tKey(handle string) string  { return "tok:" + handle }
