@@ -29,7 +29,7 @@ type Options struct {
 	// gateway's rate and the routes'); one without is limited by its address. The gateway does not
 	// check keys: the edge in front of it must. Default none: clients are their addresses.
 	APIKeyHeader string
-	// RateTableSize bounds the rate limiter's table of clients. Default 65,536 (about 15 MB).
+	// RateTableSize bounds each rate limiter's table of clients. Default 65,536 (about 20 MiB full).
 	RateTableSize int
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
 	// client, and whose X-Request-Id the gateway takes (requestid.go). Default none: the
@@ -77,10 +77,13 @@ type Options struct {
 	// CacheControl is the Cache-Control of a successful answer whose route and upstream give none.
 	// Default "private, no-cache".
 	CacheControl string
+	// CacheBytes is the size of the mapping cache in front of the store the gateway is given, which
+	// MemoryLimit counts. Default none.
+	CacheBytes uint64
 	// MemoryLimit is the Go memory limit the gateway's process should run with (Gateway.MemoryLimit;
 	// its binary sets it with runtime/debug.SetMemoryLimit unless GOMEMLIMIT is set); negative for
-	// none. Default BodyBudget + 2 × MaxRewrites × MaxBody + 12 MiB (44 MiB with the defaults):
-	// see MemoryLimit.
+	// none. Default the sum of the gateway's bounds (64 MiB with the defaults, one rate table and no
+	// cache): see MemoryLimit.
 	MemoryLimit int64
 }
 

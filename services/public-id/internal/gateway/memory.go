@@ -1,23 +1,27 @@
 package gateway
 
-// memoryAllowance is what the gateway's heap holds besides response bodies: the runtime, the
-// route table, the rate limiters' tables while they are small, connections and their buffers,
-// goroutine stacks.
+// memoryAllowance is what the gateway's heap holds besides response bodies, its rate tables and
+// the mapping cache: the runtime, the route table, connections and their buffers, goroutine
+// stacks.
 const memoryAllowance = 12 << 20
 
+// rateEntryBytes is what one client's bucket in a rate table holds when the table is full
+// (65,536 of them took 20 MiB).
+const rateEntryBytes = 320
+
 // MemoryLimit is the Go memory limit (runtime/debug.SetMemoryLimit) that holds a gateway's
-// process to its byte budget: o.MemoryLimit when set (negative: none, -1), else BodyBudget +
-// 2 × MaxRewrites × MaxBody + 12 MiB, with o's defaults filled in as New fills them (44 MiB with
-// the defaults). That is the bodies being read, each rewrite's parse and output (about twice a
-// body; a body whose rebuild grows to its 4 × MaxBody bound takes more) and the fixed allowance.
+// process to its bounds: o.MemoryLimit when set (negative: none, -1), else the sum of what the
+// gateway can hold, with o's defaults filled in as New fills them: BodyBudget + 2 × MaxRewrites
+// × MaxBody (the bodies being read, each rewrite's parse and output), rateTables full tables of
+// RateTableSize clients (the gateway's and each route's with rate_per_client), CacheBytes of
+// mapping cache and a 12 MiB allowance (64 MiB with the defaults, one table and no cache; 96 MiB
+// with the binary's default 32 MiB cache).
 //
-// The limit is soft: below it the services' GC target (GOGC 400, serve.SetGC) governs, so an
-// idle or lightly loaded gateway collects as rarely as the other services; near it the collector
-// runs as often as it must (at most about half the CPU), rather than let garbage from bodies
-// already answered grow the heap to five times what is live. The resident set is the limit plus
-// what the Go runtime does not manage: the program's text and the SQLite store's own memory,
-// about 14 MiB (the README has the measurement).
-func MemoryLimit(o Options) int64 {
+// The limit is soft and a backstop: the gateway's binary runs its collector at GOGC 100 (its live
+// heap is bounded by design, so twice it is little), so the limit is reached only when the cache
+// and the tables are full and bodies are at their budget; there the collector runs as often as
+// it must rather than let the heap grow past what the bounds allow.
+func MemoryLimit(o Options, rateTables int) int64 {
 	if o.MemoryLimit < 0 {
 		return -1
 	}
@@ -25,9 +29,19 @@ func MemoryLimit(o Options) int64 {
 		return o.MemoryLimit
 	}
 	maxBody := cmp(o.MaxBody, 1<<20)
-	return cmp(o.BodyBudget, 16*maxBody) + 2*int64(cmp(o.MaxRewrites, 8))*maxBody + memoryAllowance
+	tables := int64(rateTables) * int64(cmp(o.RateTableSize, 1<<16)) * rateEntryBytes
+	return cmp(o.BodyBudget, 16*maxBody) + 2*int64(cmp(o.MaxRewrites, 8))*maxBody + tables + int64(o.CacheBytes) + memoryAllowance
 }
 
 // MemoryLimit is the Go memory limit the gateway's process should run with: MemoryLimit of its
-// options. -1 for none: debug.SetMemoryLimit(-1) leaves the process's limit as it is.
-func (g *Gateway) MemoryLimit() int64 { return MemoryLimit(g.o) }
+// options and its rate tables. -1 for none: debug.SetMemoryLimit(-1) leaves the process's limit
+// as it is.
+func (g *Gateway) MemoryLimit() int64 {
+	tables := 1
+	for _, l := range g.perRoute {
+		if l.rate != nil {
+			tables++
+		}
+	}
+	return MemoryLimit(g.o, tables)
+}

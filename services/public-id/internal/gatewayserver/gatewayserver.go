@@ -52,13 +52,19 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 	}
 	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RatePerClient: cfg.RatePerClient,
 		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
-		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit})
+		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit,
+		CacheBytes: cfg.MappingCacheBytes})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	// Resident memory follows the byte budget: the limit makes the collector run before the heap
-	// outgrows it, whatever the service skeleton's GOGC. GOMEMLIMIT, when set, is the operator's.
+	// Resident memory follows the gateway's bounds: its live heap is bounded by design (bodies
+	// within their budget, full rate tables, the cache), so the collector runs at GOGC 50 rather
+	// than the service skeleton's 400, and the memory limit, the sum of those bounds, is the
+	// backstop. GOGC and GOMEMLIMIT, when set, are the operator's.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	if limit := gw.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)
 		log.Info("memory limit", "bytes", limit)
