@@ -122,7 +122,7 @@ func (cs *conns) setBundle(b *CABundle) uint64 {
 	return t.gen
 }
 
-// ConnContext is the http.Server hook that tracks a connection from its accept.
+// connContext is the http.Server ConnContext hook that tracks a connection from its accept.
 func (cs *conns) connContext(ctx context.Context, nc net.Conn) context.Context {
 	tc, ok := nc.(*tls.Conn)
 	if !ok {
@@ -135,7 +135,7 @@ func (cs *conns) connContext(ctx context.Context, nc net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
-// connState is the http.Server hook that forgets a connection once it is closed or hijacked.
+// connState is the http.Server ConnState hook that forgets a connection once it is closed or hijacked.
 func (cs *conns) connState(nc net.Conn, st http.ConnState) {
 	if st != http.StateClosed && st != http.StateHijacked {
 		return
