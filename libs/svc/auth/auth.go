@@ -9,7 +9,10 @@
 // folder changes (watched), every reload interval, and on SIGHUP. A new file that is good is in
 // use from the next handshake (certificates, CAs) or request (callers); a bad one (unparsable, a
 // key that is not the certificate's, expired, not yet valid, an invalid callers file) is
-// refused, logged and counted, and the one in use stays (reload.go).
+// refused, logged and counted, and the one in use stays (reload.go). A new client CA bundle
+// reaches the connections already open too: one whose client certificate it no longer verifies
+// is refused from its next request and closed, as is one whose certificate expires while it is
+// open (conns.go).
 package auth
 
 import (
@@ -182,6 +185,7 @@ type ContextKey struct{}
 type Resolver struct {
 	callers atomic.Pointer[Callers] // the callers file in use (a reload swaps it)
 	dev     *Result                 // every request's result in development mode (read-only, shared)
+	conns   *conns                  // a Gate's open connections (nil: not tracked)
 }
 
 // NewResolver returns a resolver for TLS callers.
@@ -232,7 +236,7 @@ func ScrapersOnly(h http.Handler) http.Handler {
 type Result struct {
 	Caller   Caller
 	Identity Identity
-	Err      error // ErrUnknown or ErrBadIdentity when the request must be refused
+	Err      error // ErrUnknown or ErrBadIdentity (ErrDistrusted among them) when the request must be refused
 }
 
 // Middleware resolves the caller and stores the Result in the request context.
@@ -263,6 +267,11 @@ func (rv *Resolver) resolve(r *http.Request) *Result {
 	id, err := FromCert(r.TLS.PeerCertificates[0], callers.TrustDomain)
 	if err != nil {
 		return &Result{Err: err}
+	}
+	if rv.conns != nil {
+		if err := rv.conns.check(r); err != nil {
+			return &Result{Identity: id, Err: err}
+		}
 	}
 	c, ok := callers.Find(id.Name)
 	if !ok {

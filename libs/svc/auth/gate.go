@@ -17,21 +17,32 @@ import (
 // Gate is a service's edge as Setup built it: the resolver of callers and, with mutual TLS, the
 // server TLS configuration. Its certificate, key, client CA bundle and callers file are re-read
 // while Run runs; each handshake takes the certificate and CAs in use when it starts, each
-// request the callers file in use when it arrives.
+// request the callers file in use when it arrives. A connection whose client certificate stops
+// being trusted while it is open (its CA left the bundle, or it expired) is refused from its
+// next request and closed (conns.go), on a server that installs the Gate's connection hooks
+// (HooksFor: serve.Serve does).
 type Gate struct {
 	Resolver *Resolver
 	// TLS is the listener's configuration (nil in development mode). Its GetConfigForClient
 	// hands each handshake the material in use.
 	TLS *tls.Config
 
-	w    *watcher
-	conf atomic.Pointer[tls.Config] // the configuration of new handshakes
-	leaf atomic.Pointer[x509.Certificate]
+	w     *watcher
+	conf  atomic.Pointer[handshakeConf] // the configuration of new handshakes
+	leaf  atomic.Pointer[x509.Certificate]
+	conns *conns // the open connections, checked against each bundle loaded
 
 	mu        sync.Mutex // pair, pool and onCallers, while a reload builds the next configuration
 	pair      *tls.Certificate
 	pool      *x509.CertPool
+	poolGen   uint64 // pool's number (conns)
 	onCallers []func(names []string)
+}
+
+// handshakeConf is the configuration of new handshakes and the number of its client CA bundle.
+type handshakeConf struct {
+	conf *tls.Config
+	gen  uint64
 }
 
 // Setup reads the edge's files and returns its Gate: with mutual TLS, the callers file, the
@@ -44,7 +55,8 @@ func Setup(e Edge, log *slog.Logger, reg prometheus.Registerer) (*Gate, error) {
 			"caller", e.Dev.Name, "admin", e.Dev.Admin)
 		return &Gate{Resolver: NewDevResolver(e.Dev)}, nil
 	}
-	g := &Gate{Resolver: &Resolver{}}
+	g := &Gate{conns: newConns(log)}
+	g.Resolver = &Resolver{conns: g.conns}
 	w := newWatcher(Reload{Every: e.ReloadEvery, Log: log, SIGHUP: true})
 	if err := w.add(&source{kind: KindCallers, files: []string{e.CallersFile}, load: g.loadCallers}); err != nil {
 		return nil, fmt.Errorf("auth: callers file %s: %w", e.CallersFile, err)
@@ -56,7 +68,7 @@ func Setup(e Edge, log *slog.Logger, reg prometheus.Registerer) (*Gate, error) {
 		return nil, fmt.Errorf("auth: client CA %s: %w", e.ClientCA, err)
 	}
 	if reg != nil {
-		for _, c := range w.collectors() {
+		for _, c := range append(w.collectors(), g.conns.counter) {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}
@@ -67,10 +79,12 @@ func Setup(e Edge, log *slog.Logger, reg prometheus.Registerer) (*Gate, error) {
 	g.TLS = &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
-		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			return g.conf.Load(), nil
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			cur := g.conf.Load()
+			return g.conns.forHandshake(cur.conf, cur.gen, hello.Conn), nil
 		},
 	}
+	register(g.TLS, g.conns)
 	log.Info("mutual TLS: certificate, key, client CA and callers re-read when they change, every period and on SIGHUP",
 		"every", w.opt.Every.String(), "server_certificate_expires", g.leaf.Load().NotAfter.UTC().Format(time.RFC3339))
 	return g, nil
@@ -152,7 +166,9 @@ func (g *Gate) loadClientCA(contents [][]byte, now time.Time) (loaded, error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pool = b.Pool
+	// The connections open are checked against the new bundle; a handshake that began with the
+	// old one is checked against it as it ends.
+	g.pool, g.poolGen = b.Pool, g.conns.setBundle(b)
 	g.install()
 	return loaded{expiry: b.Expiry, attrs: []any{"certificates", len(b.Certs), "not_after", b.Expiry.UTC().Format(time.RFC3339)}}, nil
 }
@@ -163,7 +179,7 @@ func (g *Gate) install() {
 	if g.pair == nil || g.pool == nil {
 		return
 	}
-	g.conf.Store(serverConfig(g.pair, g.pool, func() string { return g.Resolver.callers.Load().TrustDomain }))
+	g.conf.Store(&handshakeConf{serverConfig(g.pair, g.pool, func() string { return g.Resolver.callers.Load().TrustDomain }), g.poolGen})
 	g.leaf.Store(g.pair.Leaf)
 }
 

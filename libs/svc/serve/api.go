@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
+	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -91,9 +94,33 @@ func WithRequest(rv *auth.Resolver, next http.Handler) http.Handler {
 		}
 		rc.hdr[0] = rc.id
 		w.Header()["X-Request-Id"] = rc.hdr[:] // as Header.Set, without its own slice
+		if rc.res.Err != nil && errors.Is(rc.res.Err, auth.ErrDistrusted) {
+			refuseConn(w, r, rc.res.Err)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(rc))
 	})
 }
+
+// refuseConn answers a request on a connection whose client certificate is no longer trusted,
+// whatever it asks for (health and reflection too): 403 (permission_denied), as a refused caller
+// is answered, in the request's protocol (gRPC, gRPC-Web and Connect by their error format, REST
+// as apierr.Body), asking the client to close the connection (HTTP/1.1 closes it after the
+// response; HTTP/2 sends a GOAWAY). The Gate closes it shortly anyway (auth.CloseDistrusted).
+func refuseConn(w http.ResponseWriter, r *http.Request, err error) {
+	ae := apierr.Map(err, func(error) *apierr.Error { return nil })
+	w.Header().Set("Connection", "close")
+	if isRPC(r) {
+		_ = connectErrors.Write(w, r, ae.Connect())
+		return
+	}
+	b, _ := json.Marshal(ae.Body())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ae.Status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+var connectErrors = connect.NewErrorWriter()
 
 // requestContext is a request's context as WithRequest builds it: the request ID and the caller
 // answered by key, everything else by the parent (cancellation included: context.WithCancel on

@@ -28,6 +28,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/idgen/idgen/libs/svc/auth"
 )
 
 // Shutdown is how Serve ends once its context does, in the order a load balancer needs. An NLB
@@ -69,7 +71,9 @@ func hurryOf(ctx context.Context) <-chan struct{} {
 
 // Serve serves h on l until ctx ends, then shuts down as sd says: health drained and every
 // response asking its client to close its connection, for sd.Delay with the listener still open;
-// then no new connections, and requests in flight drained for up to sd.Drain.
+// then no new connections, and requests in flight drained for up to sd.Drain. With a Gate's TLS
+// configuration (auth.Setup), the Gate tracks the connections: one whose client certificate
+// stops being trusted is refused (WithRequest answers 403) and closed.
 func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, sd Shutdown, log *slog.Logger) error {
 	var draining atomic.Bool
 	// HTTP/2 requests run on pooled goroutines with grown stacks (grownStacks).
@@ -97,6 +101,11 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 	srv.Protocols.SetHTTP2(true)
 	if tlsConf != nil {
 		srv.TLSConfig = tlsConf
+		// A Gate's configuration: its connections are tracked, so that one whose client
+		// certificate stops being trusted is refused and closed (auth.ConnHooks).
+		if hk, ok := auth.HooksFor(tlsConf); ok {
+			srv.ConnContext, srv.ConnState = hk.ConnContext, hk.ConnState
+		}
 		l = tls.NewListener(l, tlsConf)
 	} else {
 		srv.Protocols.SetUnencryptedHTTP2(true)

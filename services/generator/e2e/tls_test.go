@@ -54,6 +54,18 @@ func TestTLSReload(t *testing.T) {
 	t.Log(r)
 }
 
+// TestTLSDistrust: a CA taken out of the generator's client CA bundle reaches the keep-alive
+// connections its callers already have open (HTTP/1.1, HTTP/2, gRPC, idle, a health Watch
+// stream): refused from their next request and closed within a second, while the other CA's
+// callers are served on; a client certificate that expires on an open connection is refused on
+// it the same way.
+func TestTLSDistrust(t *testing.T) {
+	svc := generatorTLS
+	svc.Bin = generatorBin(t)
+	r := testenv.CheckTLSDistrust(t, svc)
+	t.Log(r)
+}
+
 // TestTLSStartRefused: a generator started on an expired or not yet valid certificate exits
 // non-zero, saying why, without claiming a machine number.
 func TestTLSStartRefused(t *testing.T) {

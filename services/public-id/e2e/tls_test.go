@@ -44,6 +44,15 @@ func TestTLSReload(t *testing.T) {
 	t.Log(r)
 }
 
+// TestTLSDistrust: a CA taken out of the public-ID service's client CA bundle reaches the
+// keep-alive connections its callers already have open: refused from their next request and
+// closed within a second, while the other CA's callers are served on; a client certificate that
+// expires on an open connection is refused on it the same way.
+func TestTLSDistrust(t *testing.T) {
+	r := testenv.CheckTLSDistrust(t, publicIDTLS(t))
+	t.Log(r)
+}
+
 // TestTLSStartRefused: a public-ID service started on an expired or not yet valid certificate
 // exits non-zero, saying why, before it opens its store.
 func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, publicIDTLS(t)) }

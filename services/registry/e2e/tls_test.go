@@ -51,3 +51,13 @@ func TestTLSReload(t *testing.T) {
 // TestTLSStartRefused: a registry started on an expired or not yet valid certificate exits
 // non-zero, saying why, before it opens its store.
 func TestTLSStartRefused(t *testing.T) { testenv.CheckTLSStartRefused(t, registryTLS(t)) }
+
+// TestTLSDistrust: a CA taken out of the registry's client CA bundle reaches the keep-alive
+// connections its callers already have open (HTTP/1.1, HTTP/2, gRPC, idle, a health Watch
+// stream): refused from their next request and closed within a second, while the other CA's
+// callers are served on; a client certificate that expires on an open connection is refused on
+// it the same way.
+func TestTLSDistrust(t *testing.T) {
+	r := testenv.CheckTLSDistrust(t, registryTLS(t))
+	t.Log(r)
+}
