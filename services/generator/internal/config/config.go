@@ -29,6 +29,7 @@ type Config struct {
 	RegistryCache  string // the copy of the registry's last answer; "": beside the lease store (RegistryCachePath)
 	RegistryMaxAge time.Duration
 	RegistryPoll   time.Duration
+	stateDir       string // systemd's $STATE_DIRECTORY (its first folder), for the copy's default
 	LeaseStore     string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Range          string
 	Schedule       string
@@ -60,7 +61,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.Region, "region", "us-east-1", "this generator's region name")
 	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's)")
 	fs.StringVar(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
-	fs.StringVar(&c.RegistryCache, "registry-cache", "", "with a registry URL: the file keeping the regions last read from it, to start from while it is down; empty: regions.json beside a sqlite lease store, else .idgen/regions.json; off: none")
+	fs.StringVar(&c.RegistryCache, "registry-cache", "", "with a registry URL: the file keeping the regions last read from it, to start from while it is down; empty: regions.json beside a sqlite lease store, else in $STATE_DIRECTORY, else .idgen/regions.json; off: none")
 	fs.DurationVar(&c.RegistryMaxAge, "registry-cache-max-age", 7*24*time.Hour, "the oldest copy of the regions a start may use while the registry is down")
 	fs.DurationVar(&c.RegistryPoll, "registry-refresh", time.Minute, "how often a registry URL is read again (every 5s at most while it does not answer)")
 	fs.StringVar(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
@@ -81,6 +82,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		return c, err
 	}
 	c.Process.DevDefaults(fs, getenv, c.InsecureDev)
+	c.stateDir, _, _ = strings.Cut(getenv("STATE_DIRECTORY"), ":")
 	var err error
 	if c.ClockCheck, err = idcore.ParseClockCheck(clock); err != nil {
 		return c, err
@@ -118,8 +120,9 @@ func (c Config) RegistryIsURL() bool {
 
 // RegistryCachePath returns the file the generator keeps its copy of the registry's last answer
 // in: --registry-cache, or by default regions.json in the folder of a sqlite lease store (with
-// the default store, .idgen/regions.json), else .idgen/regions.json in the working directory.
-// "" when there is none: --registry-cache off, or --registry not a URL.
+// the default store, .idgen/regions.json), else in $STATE_DIRECTORY (set by systemd's
+// StateDirectory=), else .idgen/regions.json in the working directory. "" when there is none:
+// --registry-cache off, or --registry not a URL.
 func (c Config) RegistryCachePath() string {
 	switch {
 	case !c.RegistryIsURL() || c.RegistryCache == "off":
@@ -129,6 +132,9 @@ func (c Config) RegistryCachePath() string {
 	}
 	if spec, err := c.LeaseStoreSpec(); err == nil && spec.Kind == storespec.SQLite {
 		return filepath.Join(filepath.Dir(spec.Where), "regions.json")
+	}
+	if c.stateDir != "" {
+		return filepath.Join(c.stateDir, "regions.json")
 	}
 	return filepath.Join(".idgen", "regions.json")
 }

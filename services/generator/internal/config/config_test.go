@@ -63,21 +63,25 @@ func TestLeaseStoreSpec(t *testing.T) {
 }
 
 // TestRegistryCachePath: with a registry URL the copy is beside a SQLite lease store, else in
-// .idgen of the working directory, or where --registry-cache says; none when off or without a URL.
+// systemd's state folder, else in .idgen of the working directory, or where --registry-cache
+// says; none when off or without a URL.
 func TestRegistryCachePath(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		want string
+		args  []string
+		state string // $STATE_DIRECTORY
+		want  string
 	}{
-		{[]string{"--registry", "http://r:7000"}, ".idgen/regions.json"},
-		{[]string{"--registry", "https://r", "--lease-store", "sqlite:/var/lib/idgen/leases-eu-west-1.db"}, "/var/lib/idgen/regions.json"},
-		{[]string{"--registry", "https://r", "--lease-store", "dynamodb:https://dynamodb.eu-west-1.amazonaws.com"}, ".idgen/regions.json"},
-		{[]string{"--registry", "https://r", "--registry-cache", "/srv/regions.json"}, "/srv/regions.json"},
-		{[]string{"--registry", "https://r", "--registry-cache", "off"}, ""},
-		{[]string{"--registry", "regions.json"}, ""},
-		{nil, ""},
+		{[]string{"--registry", "http://r:7000"}, "", ".idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "dynamodb:https://dynamodb.eu-west-1.amazonaws.com"}, "/var/lib/idgen-generator:/var/lib/other", "/var/lib/idgen-generator/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "sqlite:/var/lib/idgen/leases-eu-west-1.db"}, "/srv", "/var/lib/idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "dynamodb:https://dynamodb.eu-west-1.amazonaws.com"}, "", ".idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--registry-cache", "/srv/regions.json"}, "/var/lib/x", "/srv/regions.json"},
+		{[]string{"--registry", "https://r", "--registry-cache", "off"}, "/var/lib/x", ""},
+		{[]string{"--registry", "regions.json"}, "/var/lib/x", ""},
+		{nil, "", ""},
 	} {
-		c, err := config.Parse(append([]string{"--insecure-dev"}, tt.args...), func(string) string { return "" }, io.Discard)
+		env := map[string]string{"STATE_DIRECTORY": tt.state}
+		c, err := config.Parse(append([]string{"--insecure-dev"}, tt.args...), func(k string) string { return env[k] }, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,15 +106,16 @@ const ReasonRegistryUnreachable = "registry_unreachable"
 // answered, when the regions in use were read, and whether they have been checked against the
 // registry (false while a start from the copy waits for its first read).
 type registryState struct {
-	copyPath  string // "" without a copy
-	fromCopy  bool   // the start used the copy
-	reachable atomic.Bool
-	readAt    atomic.Int64           // Unix ms of the last successful read (the copy's read_at)
-	lastErr   atomic.Pointer[string] // the last read's error while unreachable
-	confirmed atomic.Bool            // the regions in use have been read from the registry
-	fatal     atomic.Pointer[error]  // why the generator stopped itself (Serve returns it)
-	warned    string                 // the last disagreement logged (watchRegistry's own)
-	stop      func()                 // ends Serve (set by Serve before watchRegistry starts)
+	copyPath    string // "" without a copy
+	fromCopy    bool   // the start used the copy
+	reachable   atomic.Bool
+	readAt      atomic.Int64           // Unix ms of the last successful read (the copy's read_at)
+	lastErr     atomic.Pointer[string] // the last read's error while unreachable
+	confirmed   atomic.Bool            // the regions in use have been read from the registry
+	fatal       atomic.Pointer[error]  // why the generator stopped itself (Serve returns it)
+	warned      string                 // the last disagreement logged (watchRegistry's own)
+	copyFailing bool                   // the last write of the copy failed (New's, then watchRegistry's)
+	stop        func()                 // ends Serve (set by Serve before watchRegistry starts)
 }
 
 // startRegions reads the regions to start on. From a registry URL: the registry's answer,
@@ -176,10 +177,15 @@ func (s *Server) saveCopy(regions []region.Region, now time.Time) {
 	if s.regState.copyPath == "" {
 		return
 	}
-	if err := writeCopy(s.regState.copyPath, regionsCopy{Registry: s.cfg.Registry, ReadAt: now.UTC(), Regions: regions}); err != nil {
-		s.log.Warn("registry: the copy of the regions was not written; a start while the registry is down finds an older one or none",
+	err := writeCopy(s.regState.copyPath, regionsCopy{Registry: s.cfg.Registry, ReadAt: now.UTC(), Regions: regions})
+	switch failing := s.regState.copyFailing; {
+	case err != nil && !failing:
+		s.log.Warn("registry: the copy of the regions cannot be written; a start while the registry is down finds an older one or none",
 			"copy", s.regState.copyPath, "error", err.Error())
+	case err == nil && failing:
+		s.log.Info("registry: the copy of the regions is written again", "copy", s.regState.copyPath)
 	}
+	s.regState.copyFailing = err != nil
 }
 
 // checkRegion holds the registry's answer against the region the generator runs as, by the
