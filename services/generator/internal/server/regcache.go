@@ -305,7 +305,7 @@ func (s *Server) registryProblem() string {
 		msg += ", started from the copy at " + st.copyPath
 	}
 	if st.copyPath != "" {
-		msg += fmt.Sprintf("; a restart starts from that copy until it is older than %v", s.cfg.RegistryMaxAge)
+		msg += fmt.Sprintf("; a restart starts from the copy at %s until it is older than %v", st.copyPath, s.cfg.RegistryMaxAge)
 	} else {
 		msg += "; a restart fails until it answers (--registry-cache off)"
 	}
