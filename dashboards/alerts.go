@@ -110,6 +110,14 @@ var Rules = []Rule{
 		FireLabels: map[string]string{"job": "idgen-generator", "instance": "gen-1", "region": "us-east-1"},
 	},
 	{
+		Name:       "IdgenRegistryUnreachable",
+		Expr:       `count by (region) (idgen_generator_registry_reachable == 0)`,
+		Summary:    "Generators in {{ $labels.region }} cannot read the registry",
+		Fire:       func(th float64) []Series { return registryUnreachable(int(th) + 1) },
+		Calm:       func(th float64) []Series { return registryUnreachable(int(th)) },
+		FireLabels: map[string]string{"region": "us-east-1"},
+	},
+	{
 		Name:    "IdgenIDsRefused",
 		Expr:    `sum by (region, reason) (rate(idgen_generator_refusals_total[5m]))`,
 		Summary: "Generators in {{ $labels.region }} refuse IDs: {{ $labels.reason }}",
@@ -358,6 +366,15 @@ func latency(th, p float64) []Series {
 		out = append(out, Series{fmt.Sprintf(`idgen_server_request_duration_seconds_bucket{%s, route="/v1/ids", le="%g"}`, gen, le), perMinute(rate)})
 	}
 	return append(out, Series{`idgen_server_request_duration_seconds_bucket{` + gen + `, route="/v1/ids", le="+Inf"}`, perMinute(1)})
+}
+
+// registryUnreachable returns n generators that cannot read the registry, beside one that can.
+func registryUnreachable(n int) []Series {
+	out := []Series{{`idgen_generator_registry_reachable{job="idgen-generator", instance="gen-ok", region="us-east-1"}`, constant(1)}}
+	for i := range n {
+		out = append(out, Series{fmt.Sprintf(`idgen_generator_registry_reachable{job="idgen-generator", instance="gen-%d", region="us-east-1"}`, i), constant(0)})
+	}
+	return out
 }
 
 // holders returns n generators holding a machine number each.

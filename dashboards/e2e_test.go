@@ -123,9 +123,14 @@ func TestAlertsOnRealServers(t *testing.T) {
 	// service on Redis, reading its persistence every 200 ms; the demo orders in us-east-1, on gen-a
 	// (its region's first generator in the client config written from the topology), then gen-c.
 	dynStore := "dynamodb:" + dyn.Endpoint
+	// gen-b reads the registry every second, to see it killed at once; the copies of the regions
+	// of gen-a and gen-b (no SQLite lease store to keep them beside) are kept in dir.
+	copyOf := func(name string) []string {
+		return []string{"--registry-cache", filepath.Join(dir, "regions-"+name+".json")}
+	}
 	ls := localstack.StartT(t, localstack.Options{State: dir, Generators: []localstack.Generator{
-		{Name: "gen-a", Region: "us-east-1", LeaseStore: dynStore, Args: []string{"--lease", "2m", "--renew", "1s", "--fence-margin", "5s"}},
-		{Name: "gen-b", Region: "us-east-1", LeaseStore: dynStore, Args: []string{"--lease", "2m", "--renew", "1s", "--fence-margin", "5s", "--dev-quota", "5"}},
+		{Name: "gen-a", Region: "us-east-1", LeaseStore: dynStore, Args: append(copyOf("gen-a"), "--lease", "2m", "--renew", "1s", "--fence-margin", "5s")},
+		{Name: "gen-b", Region: "us-east-1", LeaseStore: dynStore, Args: append(copyOf("gen-b"), "--lease", "2m", "--renew", "1s", "--fence-margin", "5s", "--dev-quota", "5", "--registry-refresh", "1s")},
 		{Name: "gen-c", Region: "eu-west-1"},
 		{Name: "gen-f", Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "leases-frozen.db"), Args: []string{"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms"}},
 		tlsGenerator(t, dir, "us-east-1"),
@@ -286,7 +291,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	// Before any fault: the alerts the faults will raise are quiet.
 	for _, a := range prom.query(t, `ALERTS{alertstate="firing"}`) {
 		switch a.Metric["alertname"] {
-		case "IdgenGeneratorDown", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable", "IdgenPublicIDStoreVolatile":
+		case "IdgenGeneratorDown", "IdgenRegistryUnreachable", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable", "IdgenPublicIDStoreVolatile":
 			t.Errorf("%s fires before any fault: %v", a.Metric["alertname"], a.Metric)
 		}
 	}
@@ -319,6 +324,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	_ = ls.Proc("gen-a").Signal(syscall.SIGKILL) // a generator dies; the client moves to its peer
 	dyn.Stop()                                   // the lease store goes away
 	redis.Kill()                                 // the public-ID store goes away
+	// The registry goes away; the generators issue on, and gen-b sees it within a second.
+	_ = ls.Proc("registry").Signal(syscall.SIGKILL)
 	// The gateway keeps answering the order from its cache of resolved mappings (a mapping
 	// cached while the store was durable stays true), so customers now also ask for a public ID
 	// nobody published: a miss is never cached, and each of those requests asks the store.
@@ -328,6 +335,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 
 	want := map[string]map[string]string{
 		"IdgenGeneratorDown":           {"instance": genA.HealthAddr},
+		"IdgenRegistryUnreachable":     {"region": "us-east-1"},
 		"IdgenLeaseRenewalsFailing":    {"instance": genF.HealthAddr},
 		"IdgenLeaseStoreErrors":        {"instance": genB.HealthAddr},
 		"IdgenQuotaRejections":         {"region": "us-east-1", "caller": "dev"},

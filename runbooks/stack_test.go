@@ -58,7 +58,8 @@ func startStack(t *testing.T) *stack {
 		}
 		endpoints[g.region] = d.Endpoint
 		gens = append(gens, localstack.Generator{Region: g.region, LeaseStore: "dynamodb:" + d.Endpoint,
-			Args: []string{"--range", g.machines, "--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin}})
+			Args: []string{"--range", g.machines, "--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin,
+				"--registry-cache", filepath.Join(dir, "regions-"+g.region+".json")}}) // not the repository's .idgen/
 	}
 	writeAWSWrapper(t, filepath.Join(bin, "aws"), endpoints)
 	redis := testenv.StartRedis(t, t.TempDir())
