@@ -11,7 +11,7 @@
 // is down; the embedded nodes go on through the fleet's loss (they stop only when their own lease
 // store is down past the fence); every caller is back on its own region within the scenario's
 // bound once its region is healthy; no call to Next failed. It prints a table per phase, writes a
-// timeline picture (timeline.png, timeline.svg) and fails when a check does.
+// timeline picture (timeline.svg) and fails when a check does.
 package gameday
 
 import (
@@ -37,7 +37,7 @@ type Options struct {
 	Seed uint64
 	// Root is the repository (the programs are built from it, dynalite run from its node_modules).
 	Root string
-	// Out is the folder of the results: table.txt, timeline.png, timeline.svg, client_config.json
+	// Out is the folder of the results: table.txt, timeline.svg, client_config.json
 	// and logs/.
 	Out string
 	// TopologyVars are the topology module's variables (nil: its defaults, the five regions).
@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Summary+"\n"+res.Table), 0o644); err != nil {
 		return nil, err
 	}
-	if err := plotTimeline(s, runs, filepath.Join(o.Out, "timeline")); err != nil {
+	if err := plotTimeline(s, runs, res, filepath.Join(o.Out, "timeline.svg")); err != nil {
 		return res, fmt.Errorf("gameday: the picture: %w", err)
 	}
 	return res, nil
