@@ -243,6 +243,7 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 	nb := max(1, int(end.Sub(start)/bucket)) // whole buckets: a last one cut short would look like a drop
 	p := &svgPic{t0: start, total: math.Max(1, end.Sub(start).Seconds()), plotL: picLeft, plotW: picWidth - picLeft - picRight}
 	regions := sortedRegions(s)
+	registry := slices.ContainsFunc(runs, func(r *phaseRun) bool { return r.Fault == RegistryDown })
 
 	type rec struct {
 		s    *series
@@ -289,6 +290,9 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 	top := 70.0 // title and legend
 	bandY := top
 	rowsY := bandY + phaseBandH + 8
+	if registry {
+		rowsY += registryH + 8
+	}
 	axisY := rowsY + float64(len(regions)*blockH) - regionGap + 4
 	height := axisY + 44
 	const maxListed = 10 // failed checks listed under the axis
@@ -381,6 +385,27 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 	for sec := 0.0; sec <= p.total+1e-9; sec += step {
 		x := p.xs(sec)
 		p.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eeeeee"/>`+"\n", x, rowsY, x, axisY)
+	}
+
+	// The registry, when a phase takes it down.
+	if registry {
+		y := bandY + phaseBandH + 8
+		p.text(12, y+11, 12, 0, `font-weight="bold" class="row-name"`, "registry")
+		p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#d8eed8"/>`+"\n", p.plotL, y, p.plotW, registryH)
+		for _, ph := range runs {
+			if ph.Fault != RegistryDown || ph.RegistryDownAt.IsZero() {
+				continue
+			}
+			upAt := ph.RegistryUpAt
+			if upAt.IsZero() {
+				upAt = ph.End
+			}
+			x0, x1 := p.x(ph.RegistryDownAt), p.x(upAt)
+			p.f(`<g class="registry-down"><title>the registry down %s-%s</title>`, secs(ph.RegistryDownAt.Sub(start)), secs(upAt.Sub(start)))
+			p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#e63c3c" fill-opacity="0.6"/>`, x0, y, x1-x0, registryH)
+			p.text(x0+3, y+11, 10, x1-x0-6, `fill="#ffffff"`, "registry down")
+			p.f("</g>\n")
+		}
 	}
 
 	// The regions.

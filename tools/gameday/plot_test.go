@@ -299,3 +299,32 @@ func TestAxisStep(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineRegistryDown: the kill phase of the synthetic run made a registry-down phase (the
+// registry down 9.5-27 s) in which one generator did not start while the registry was down: the
+// phase FAILED with that check, and the registry has a row with its down time.
+func TestTimelineRegistryDown(t *testing.T) {
+	r := newSynthRun(t)
+	p := r.runs[1]
+	p.Name, p.Fault = "registry down", RegistryDown
+	p.RegistryDownAt, p.RegistryUpAt = r.t0.Add(9500*time.Millisecond), r.t0.Add(27*time.Second)
+	p.StartFailures = []string{"generator-us-east-1-2 did not start while the registry was down: generator: registry http://127.0.0.1:1: connection refused"}
+	res := analyse(r.s, r.runs, 7)
+	want := "registry down: generator-us-east-1-2 did not start while the registry was down: generator: registry http://127.0.0.1:1: connection refused"
+	if !slices.Contains(res.Failures, want) {
+		t.Fatalf("failures %q, want one %q", res.Failures, want)
+	}
+	svg := parseSVG(t, renderTimeline(r.s, r.runs, res))
+	if got := texts(svg.all("phase-result")); !slices.Equal(got, []string{"ok", "FAILED", "ok", "FAILED"}) {
+		t.Errorf("phase results %q", got)
+	}
+	if got := texts(svg.all("row-name")); len(got) == 0 || got[0] != "registry" {
+		t.Errorf("rows %q, want the registry's first", got)
+	}
+	if down := svg.all("registry-down"); len(down) != 1 || !strings.Contains(down[0].text, "the registry down 9.5s-27.0s") {
+		t.Errorf("registry down marks %q", texts(down))
+	}
+	if !strings.Contains(renderTable(r.s.sc, res, nil), "; the registry down 9.5s-27.0s") {
+		t.Error("the table does not give the registry's down time")
+	}
+}

@@ -38,6 +38,8 @@ type stack struct {
 	sc              *Scenario
 	bins            map[string]string // program name → binary
 	registry        *proc.Proc
+	registryPort    int
+	registryStarts  int // restarts (registry-down phases): each writes registry-N.log
 	registryURL     string
 	regions         map[string]*regionProcs
 	rec             *recorder
@@ -116,10 +118,8 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 	if err != nil {
 		return nil, err
 	}
-	s.registryURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	s.registry, err = s.start(ctx, proc.Spec{Name: "registry", Bin: s.bins["registry"],
-		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
-		HealthURL: s.registryURL + "/healthz"})
+	s.registryPort, s.registryURL = port, fmt.Sprintf("http://127.0.0.1:%d", port)
+	s.registry, err = s.start(ctx, s.registrySpec())
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,14 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 		out[r.Name] = r
 	}
 	return out, nil
+}
+
+// registrySpec is the registry's process: on its port, with its SQLite database (a restart finds
+// the regions it had).
+func (s *stack) registrySpec() proc.Spec {
+	return proc.Spec{Name: "registry", Bin: s.bins["registry"],
+		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", s.registryPort), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
+		HealthURL: s.registryURL + "/healthz"}
 }
 
 // startStore starts the region's dynalite and creates its lease and history tables.
