@@ -408,11 +408,8 @@ func renderSummary(res *Result) string {
 		var own *Row
 		var otherStall, nodeGap time.Duration
 		var hedged int64
-		errs, failed := 0, 0
+		errs := 0
 		for i, r := range p.Rows {
-			if r.Check != "ok" && !strings.HasPrefix(r.Check, "stopped") {
-				failed++
-			}
 			errs += r.Errors
 			switch {
 			case strings.HasPrefix(r.Who, "caller-") && r.Who == "caller-"+p.Region:
@@ -431,8 +428,8 @@ func renderSummary(res *Result) string {
 			region, ownStall, toPeer, back = p.Region, ms(own.Stall), opt(own.ToPeer), opt(own.BackHome)
 		}
 		check := "ok"
-		if failed > 0 {
-			check = fmt.Sprintf("%d rows FAIL", failed)
+		if _, failed := phaseVerdict(res, p.Name); len(failed) > 0 {
+			check = fmt.Sprintf("%d FAILED", len(failed))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %d | %s | %s |\n", p.Name, p.Fault, region, ownStall, toPeer, back,
 			ms(otherStall), hedged, ms(nodeGap), errs, ms(p.MachineStall), check)

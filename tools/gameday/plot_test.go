@@ -327,4 +327,11 @@ func TestTimelineRegistryDown(t *testing.T) {
 	if !strings.Contains(renderTable(r.s.sc, res, nil), "; the registry down 9.5s-27.0s") {
 		t.Error("the table does not give the registry's down time")
 	}
+	// The summary's line for the phase counts the failed check, though no row of it failed.
+	sum := renderSummary(res)
+	_, line, _ := strings.Cut(sum, "\n| registry down | registry-down | us-east-1 |")
+	line, _, _ = strings.Cut(line, "\n")
+	if !strings.HasSuffix(line, "| 1 FAILED |") {
+		t.Errorf("the summary's line of the registry-down phase ends %q, want 1 FAILED; summary:\n%s", line, sum)
+	}
 }
