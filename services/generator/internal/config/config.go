@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
@@ -24,6 +26,10 @@ type Config struct {
 	Region         string
 	RegionNum      int    // -1: take the registry's
 	Registry       string // URL or file; "" for the built-in default regions
+	RegistryCache  string // the copy of the registry's last answer; "": beside the lease store (RegistryCachePath)
+	RegistryMaxAge time.Duration
+	RegistryPoll   time.Duration
+	stateDir       string // systemd's $STATE_DIRECTORY (its first folder), for the copy's default
 	LeaseStore     string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Range          string
 	Schedule       string
@@ -55,6 +61,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs.StringVar(&c.Region, "region", "us-east-1", "this generator's region name")
 	fs.IntVar(&c.RegionNum, "region-number", -1, "expected region number; start-up fails if the registry says otherwise (-1: take the registry's)")
 	fs.StringVar(&c.Registry, "registry", "", "registry URL or local registry file; empty: the built-in default regions")
+	fs.StringVar(&c.RegistryCache, "registry-cache", "", "with a registry URL: the file keeping the regions last read from it, to start from while it is down; empty: regions.json beside a sqlite lease store, else in $STATE_DIRECTORY, else .idgen/regions.json; off: none")
+	fs.DurationVar(&c.RegistryMaxAge, "registry-cache-max-age", 7*24*time.Hour, "the oldest copy of the regions a start may use while the registry is down")
+	fs.DurationVar(&c.RegistryPoll, "registry-refresh", time.Minute, "how often a registry URL is read again (every 5s at most while it does not answer)")
 	fs.StringVar(&c.LeaseStore, "lease-store", "sqlite:.idgen/leases.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (AWS region and credentials from the standard chain)")
 	fs.StringVar(&c.Range, "range", "service", "machine numbers to claim: service (0-63), embedded (64-) or A-B")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule: v2 or v1-v2")
@@ -73,6 +82,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		return c, err
 	}
 	c.Process.DevDefaults(fs, getenv, c.InsecureDev)
+	c.stateDir, _, _ = strings.Cut(getenv("STATE_DIRECTORY"), ":")
 	var err error
 	if c.ClockCheck, err = idcore.ParseClockCheck(clock); err != nil {
 		return c, err
@@ -85,7 +95,11 @@ func (c Config) Validate() error {
 	_, schedErr := idcore.ScheduleByName(c.Schedule)
 	_, storeErr := c.LeaseStoreSpec()
 	var errs []error
-	for _, err := range []error{schedErr, storeErr, c.Edge.Check(), c.Process.Check()} {
+	var regErr error
+	if c.RegistryMaxAge <= 0 || c.RegistryPoll <= 0 {
+		regErr = fmt.Errorf("--registry-cache-max-age %v and --registry-refresh %v: want durations above 0", c.RegistryMaxAge, c.RegistryPoll)
+	}
+	for _, err := range []error{schedErr, storeErr, regErr, c.Edge.Check(), c.Process.Check()} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("config: %w", err))
 		}
@@ -96,6 +110,33 @@ func (c Config) Validate() error {
 // LeaseStoreSpec returns --lease-store parsed: sqlite:PATH or dynamodb:ENDPOINT_URL.
 func (c Config) LeaseStoreSpec() (storespec.Spec, error) {
 	return storespec.Parse("--lease-store", c.LeaseStore, storespec.SQLite, storespec.DynamoDB)
+}
+
+// RegistryIsURL reports whether --registry is a registry service's URL (not a file, not the
+// built-in regions): only then is there a registry that can be down.
+func (c Config) RegistryIsURL() bool {
+	return strings.HasPrefix(c.Registry, "http://") || strings.HasPrefix(c.Registry, "https://")
+}
+
+// RegistryCachePath returns the file the generator keeps its copy of the registry's last answer
+// in: --registry-cache, or by default regions.json in the folder of a sqlite lease store (with
+// the default store, .idgen/regions.json), else in $STATE_DIRECTORY (set by systemd's
+// StateDirectory=), else .idgen/regions.json in the working directory. "" when there is none:
+// --registry-cache off, or --registry not a URL.
+func (c Config) RegistryCachePath() string {
+	switch {
+	case !c.RegistryIsURL() || c.RegistryCache == "off":
+		return ""
+	case c.RegistryCache != "":
+		return c.RegistryCache
+	}
+	if spec, err := c.LeaseStoreSpec(); err == nil && spec.Kind == storespec.SQLite {
+		return filepath.Join(filepath.Dir(spec.Where), "regions.json")
+	}
+	if c.stateDir != "" {
+		return filepath.Join(c.stateDir, "regions.json")
+	}
+	return filepath.Join(".idgen", "regions.json")
 }
 
 // Getenv is os.Getenv, for main.

@@ -40,6 +40,8 @@ func TestRejected(t *testing.T) {
 		{"a lease store without a path", []string{"--insecure-dev", "--lease-store", "sqlite:"}, "--lease-store"},
 		{"unknown clock check", []string{"--insecure-dev", "--clock-check", "off"}, "off"},
 		{"negative drain", []string{"--insecure-dev", "--drain", "-1s"}, "--drain"},
+		{"a copy of the regions never fresh enough", []string{"--insecure-dev", "--registry-cache-max-age", "0s"}, "--registry-cache-max-age"},
+		{"a registry never read again", []string{"--insecure-dev", "--registry-refresh", "0s"}, "--registry-refresh"},
 		{"a leftover argument", []string{"--insecure-dev", "extra"}, "unexpected arguments"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +59,35 @@ func TestLeaseStoreSpec(t *testing.T) {
 	}
 	if s, err := c.LeaseStoreSpec(); err != nil || s.Kind != "dynamodb" || s.Where != "http://127.0.0.1:8000" {
 		t.Fatalf("LeaseStoreSpec() = %+v, %v", s, err)
+	}
+}
+
+// TestRegistryCachePath: with a registry URL the copy is beside a SQLite lease store, else in
+// systemd's state folder, else in .idgen of the working directory, or where --registry-cache
+// says; none when off or without a URL.
+func TestRegistryCachePath(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		state string // $STATE_DIRECTORY
+		want  string
+	}{
+		{[]string{"--registry", "http://r:7000"}, "", ".idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "dynamodb:https://dynamodb.eu-west-1.amazonaws.com"}, "/var/lib/idgen-generator:/var/lib/other", "/var/lib/idgen-generator/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "sqlite:/var/lib/idgen/leases-eu-west-1.db"}, "/srv", "/var/lib/idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--lease-store", "dynamodb:https://dynamodb.eu-west-1.amazonaws.com"}, "", ".idgen/regions.json"},
+		{[]string{"--registry", "https://r", "--registry-cache", "/srv/regions.json"}, "/var/lib/x", "/srv/regions.json"},
+		{[]string{"--registry", "https://r", "--registry-cache", "off"}, "/var/lib/x", ""},
+		{[]string{"--registry", "regions.json"}, "/var/lib/x", ""},
+		{nil, "", ""},
+	} {
+		env := map[string]string{"STATE_DIRECTORY": tt.state}
+		c, err := config.Parse(append([]string{"--insecure-dev"}, tt.args...), func(k string) string { return env[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.RegistryCachePath(); got != tt.want {
+			t.Errorf("%q: the copy at %q, want %q", tt.args, got, tt.want)
+		}
 	}
 }
 

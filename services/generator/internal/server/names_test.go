@@ -15,14 +15,11 @@ import (
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/services/generator/internal/server"
 )
 
 // TestDecodeNamesRegions: decode names a region by the registry's current list, a region added
 // after start-up included, and says "unassigned" for a number no region has, on both faces.
 func TestDecodeNamesRegions(t *testing.T) {
-	server.SetNamesRefresh(50 * time.Millisecond)
-	defer server.SetNamesRefresh(time.Minute)
 	var list atomic.Value
 	list.Store(`{"regions":[{"name":"us-east-1","number":0,"peer":"us-west-2","status":"active"}]}`)
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +27,7 @@ func TestDecodeNamesRegions(t *testing.T) {
 	}))
 	defer reg.Close()
 	cfg := baseConfig(t)
-	cfg.Registry = reg.URL
+	cfg.Registry, cfg.RegistryPoll = reg.URL, 50*time.Millisecond
 	r := start(t, cfg)
 	r.waitReady(t)
 	id5 := func() idcore.ID {

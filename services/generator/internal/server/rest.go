@@ -194,7 +194,8 @@ func authResult(c echo.Context) error {
 // getHealthz answers 200 when the generator can issue now, else 503 with the reason (a lease or
 // clock reason, certificate_expired once the server certificate in use has expired, or draining
 // from the start of a shutdown, while the API still serves); the detail names the lease, the
-// fence and the clock (and says so loudly when the clock check is warn).
+// fence and the clock (and says so loudly when the clock check is warn). A generator that can
+// issue but cannot read its registry URL answers 200 degraded, registry_unreachable.
 func (s *Server) getHealthz(c echo.Context) error {
 	st := s.node.Generator().ClockStatus()
 	body := healthz.Generator{Service: healthz.OK, Region: s.region.Name, RegionNumber: s.region.Number}
@@ -226,6 +227,9 @@ func (s *Server) getHealthz(c echo.Context) error {
 			reason = "unavailable"
 		}
 		code, body.Service = http.StatusServiceUnavailable, healthz.Unavailable(reason, err.Error())
+	} else if p := s.registryProblem(); p != "" {
+		// It issues as ever; the load balancer keeps it (200), the reader learns why to worry.
+		body.Service = healthz.Degraded(ReasonRegistryUnreachable, p)
 	}
 	return c.JSON(code, body)
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +42,7 @@ type Server struct {
 	names     atomic.Pointer[[]region.Region] // the registry's current list, for decode's names
 	regClient *http.Client
 	regTLS    *auth.ClientTLS // the registry client's certificate (nil without TLS settings)
+	regState  registryState   // a registry URL: reachable, when read, the copy (regcache.go)
 	stores    []lease.Store
 	gate      *auth.Gate // the edge: callers and, with mutual TLS, the certificates, reloaded
 	resolver  *auth.Resolver
@@ -80,16 +80,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if s.regClient, s.regTLS, err = registryClient(cfg.Edge, log); err != nil {
 		return nil, err
 	}
-	if s.regions, err = loadRegions(ctx, cfg.Registry, s.regClient); err != nil {
+	if s.regions, err = s.startRegions(ctx); err != nil {
 		return nil, err
 	}
 	s.names.Store(&s.regions)
 	if s.region, err = region.ForGenerator(s.regions, cfg.Region); err != nil {
-		return nil, fmt.Errorf("generator: refusing to start: %w", err)
+		return nil, s.startRefusal(err)
 	}
 	if cfg.RegionNum >= 0 && cfg.RegionNum != s.region.Number {
-		return nil, fmt.Errorf("generator: refusing to start: configured as region %s number %d, but the registry gives it number %d",
-			s.region.Name, cfg.RegionNum, s.region.Number)
+		return nil, s.startRefusal(fmt.Errorf("configured as region %s number %d, but the registry gives it number %d",
+			s.region.Name, cfg.RegionNum, s.region.Number))
 	}
 	stores, err := openStores(ctx, cfg, s.sched)
 	if err != nil {
@@ -98,6 +98,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	s.stores = stores.list
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(s.reg)
+	s.reg.MustRegister(s.registryMetrics()...)
 	// Every known caller's series exist from the first scrape, at zero: alerts and dashboards
 	// see a rate, not an absent series.
 	zero := func(names []string) {
@@ -192,9 +193,20 @@ func (s *Server) Region() region.Region { return s.region }
 // only place /healthz is answered, so it opens at once: /healthz 503 and API requests 503
 // (no_lease, clock_unsynced, …) until ready, and a load balancer that checks /healthz never
 // routes to it. Either way a generator stopped before it was ever ready waits for no delay.
-func (s *Server) Serve(ctx context.Context, listen func() (net.Listener, error), health net.Listener) error {
+//
+// A generator started from its copy of the regions whose registry, once it answers, refuses that
+// start (watchRegistry) shuts down the same way, and Serve returns why.
+func (s *Server) Serve(ctx context.Context, listen func() (net.Listener, error), health net.Listener) (err error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.regState.stop = stop
+	defer func() {
+		if f := s.regState.fatal.Load(); f != nil {
+			err = *f
+		}
+	}()
 	go s.watchReady(ctx)
-	go s.refreshNames(ctx)
+	go s.watchRegistry(ctx)
 	go s.gate.Run(ctx)
 	if s.regTLS != nil {
 		go s.regTLS.Run(ctx)
@@ -331,30 +343,4 @@ func (s *Server) regionName(n int) string {
 		return r.Name
 	}
 	return Unassigned
-}
-
-// namesRefresh is how often the registry's list is read again for decode's region names (a
-// region added after start-up); the generator's own region and number never change.
-var namesRefresh = time.Minute
-
-// refreshNames keeps the region names current from a registry URL, off the request path.
-func (s *Server) refreshNames(ctx context.Context) {
-	src := s.cfg.Registry
-	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
-		return
-	}
-	t := time.NewTicker(namesRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if regions, err := loadRegions(ctx, src, s.regClient); err == nil {
-				s.names.Store(&regions)
-			} else {
-				s.log.Warn("registry: region names not refreshed", "error", err.Error())
-			}
-		}
-	}
 }
