@@ -287,7 +287,7 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 	cmax, nmax = niceCeil(cmax*1.1), niceCeil(nmax*1.1)
 
 	blockH := callerH + laneH + 4 + nodeH + regionGap
-	top := 70.0 // title and legend
+	top := 88.0 // title and legend (the region numbers' colours, then the marks)
 	bandY := top
 	rowsY := bandY + phaseBandH + 8
 	if registry {
@@ -316,7 +316,7 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 		fmt.Sprintf("game day %q, seed %d: %s IDs checked, %s", s.sc.Name, res.Seed, thousands(res.IDs), verdict))
 
 	// Legend.
-	lx, ly := 12.0, 46.0
+	lx, ly := 12.0, 44.0
 	legendItem := func(w float64, draw func(x, y float64), label string) {
 		draw(lx, ly)
 		p.text(lx+w+4, ly+4, 11, 0, `class="legend"`, label)
@@ -332,6 +332,7 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 			p.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", x, y, x+18, y, numberColor(n))
 		}, fmt.Sprintf("IDs of region %d (%s)", n, s.regionOf(n)))
 	}
+	lx, ly = 12, ly+18
 	legendItem(18, func(x, y float64) {
 		p.f(`<rect x="%.1f" y="%.1f" width="18" height="8" fill="#555555"/>`+"\n", x, y-4)
 	}, "on its peer (moved)")

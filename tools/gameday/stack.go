@@ -182,6 +182,9 @@ func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
 		Args: append([]string{"--insecure-dev", "--clock-check", "warn", "--schedule", "v2", "--registry", s.registryURL,
 			"--region", r.name, "--region-number", strconv.Itoa(r.number), "--listen", fmt.Sprintf("127.0.0.1:%d", g.port),
 			"--lease-store", "dynamodb:" + r.storeEP, "--range", "service",
+			// Its copy of the registry's last answer, to start from while the registry is down:
+			// one a generator, as on its own host.
+			"--registry-cache", filepath.Join(s.dir, "registry-cache", g.name+".json"),
 			"--fence-margin", s.sc.Margin.D().String(), "--deregistration-delay", "1s", "--drain", "2s"}, s.leaseFlags()...),
 		Env:       []string{"AWS_REGION=" + r.name},
 		Log:       filepath.Join(s.logs, g.name+".log"),
