@@ -17,9 +17,10 @@ const NodeGapBound = 2 * time.Second
 // PhaseResult is one phase's figures.
 type PhaseResult struct {
 	Name, Fault, Region string
-	Start, End          time.Duration // since the first phase began
-	RestoreToHealthy    time.Duration // lost phases: from the restore to a healthy generator behind the balancer
-	MachineStall        time.Duration // the longest this machine stood still in the phase (watchdog)
+	Start, End          time.Duration    // since the first phase began
+	RestoreToHealthy    time.Duration    // lost phases: from the restore to a healthy generator behind the balancer
+	MachineStall        time.Duration    // the longest this machine stood still in the phase (watchdog)
+	RegistryDown        [2]time.Duration // registry-down: from the registry's kill to its start again
 	Rows                []Row
 }
 
@@ -76,6 +77,12 @@ func analyse(s *stack, runs []*phaseRun, seed uint64) *Result {
 		pr := &PhaseResult{Name: p.Name, Fault: string(p.Fault), Region: p.Region, Start: p.Start.Sub(t0), End: p.End.Sub(t0)}
 		if p.lost() {
 			pr.RestoreToHealthy = p.HealthyAt.Sub(p.RestoreAt)
+		}
+		if !p.RegistryDownAt.IsZero() {
+			pr.RegistryDown = [2]time.Duration{p.RegistryDownAt.Sub(t0), p.RegistryUpAt.Sub(t0)}
+		}
+		for _, f := range p.StartFailures {
+			fail("%s: %s", p.Name, f)
 		}
 		res.Phases = append(res.Phases, pr)
 		for _, r := range sortedRegions(s) {
@@ -322,8 +329,11 @@ func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 			fmt.Fprintf(&b, " %s", p.Region)
 		}
 		fmt.Fprintf(&b, ", %s-%s", secs(p.Start), secs(p.End))
-		if p.Fault == string(Kill) || p.Fault == string(Freeze) || p.Fault == string(StoreDown) {
+		if Fault(p.Fault).lost() {
 			fmt.Fprintf(&b, "; healthy %s after the restore", ms(p.RestoreToHealthy))
+		}
+		if p.Fault == string(RegistryDown) {
+			fmt.Fprintf(&b, "; the registry down %s-%s", secs(p.RegistryDown[0]), secs(p.RegistryDown[1]))
 		}
 		if p.MachineStall > 0 {
 			fmt.Fprintf(&b, "; this machine stalled up to %s", ms(p.MachineStall))
@@ -398,11 +408,8 @@ func renderSummary(res *Result) string {
 		var own *Row
 		var otherStall, nodeGap time.Duration
 		var hedged int64
-		errs, failed := 0, 0
+		errs := 0
 		for i, r := range p.Rows {
-			if r.Check != "ok" && !strings.HasPrefix(r.Check, "stopped") {
-				failed++
-			}
 			errs += r.Errors
 			switch {
 			case strings.HasPrefix(r.Who, "caller-") && r.Who == "caller-"+p.Region:
@@ -421,8 +428,8 @@ func renderSummary(res *Result) string {
 			region, ownStall, toPeer, back = p.Region, ms(own.Stall), opt(own.ToPeer), opt(own.BackHome)
 		}
 		check := "ok"
-		if failed > 0 {
-			check = fmt.Sprintf("%d rows FAIL", failed)
+		if _, failed := phaseVerdict(res, p.Name); len(failed) > 0 {
+			check = fmt.Sprintf("%d FAILED", len(failed))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %d | %s | %s |\n", p.Name, p.Fault, region, ownStall, toPeer, back,
 			ms(otherStall), hedged, ms(nodeGap), errs, ms(p.MachineStall), check)

@@ -11,7 +11,7 @@
 // is down; the embedded nodes go on through the fleet's loss (they stop only when their own lease
 // store is down past the fence); every caller is back on its own region within the scenario's
 // bound once its region is healthy; no call to Next failed. It prints a table per phase, writes a
-// timeline picture (timeline.png, timeline.svg) and fails when a check does.
+// timeline picture (timeline.svg) and fails when a check does.
 package gameday
 
 import (
@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,7 +38,7 @@ type Options struct {
 	Seed uint64
 	// Root is the repository (the programs are built from it, dynalite run from its node_modules).
 	Root string
-	// Out is the folder of the results: table.txt, timeline.png, timeline.svg, client_config.json
+	// Out is the folder of the results: table.txt, timeline.svg, client_config.json
 	// and logs/.
 	Out string
 	// TopologyVars are the topology module's variables (nil: its defaults, the five regions).
@@ -74,9 +75,13 @@ type phaseRun struct {
 	FaultAt    time.Time // the fault was injected (lost phases, rolling)
 	RestoreAt  time.Time // the region was brought back
 	HealthyAt  time.Time // the region's load balancer had a healthy generator again
+	// registry-down: the registry killed and started again, and each generator that did not
+	// start while it was down (a failed check).
+	RegistryDownAt, RegistryUpAt time.Time
+	StartFailures                []string
 }
 
-func (p *phaseRun) lost() bool { return p.Fault == Kill || p.Fault == Freeze || p.Fault == StoreDown }
+func (p *phaseRun) lost() bool { return p.Fault.lost() }
 
 // Run runs the game day and returns what it found; err is for a run that could not be made
 // (a process that would not start, a topology that does not plan), not for failed checks.
@@ -202,7 +207,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Summary+"\n"+res.Table), 0o644); err != nil {
 		return nil, err
 	}
-	if err := plotTimeline(s, runs, filepath.Join(o.Out, "timeline")); err != nil {
+	if err := plotTimeline(s, runs, res, filepath.Join(o.Out, "timeline.svg")); err != nil {
 		return res, fmt.Errorf("gameday: the picture: %w", err)
 	}
 	return res, nil
@@ -275,6 +280,12 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 		if err := r.store.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+	case RegistryDown:
+		_ = s.registry.Kill()
+		p.RegistryDownAt = time.Now()
+		if err := gens(func(g *generator) error { _ = g.proc().Kill(); return nil }); err != nil {
+			return err
+		}
 	case Rolling:
 		// As an instance refresh does it: the target leaves the target group (no new
 		// connections), the process is stopped (its deregistration delay, drain and lease
@@ -319,6 +330,8 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 		err = gens(func(g *generator) error { return g.proc().Signal(syscall.SIGCONT) })
 	case StoreDown:
 		err = r.store.Signal(syscall.SIGCONT)
+	case RegistryDown:
+		err = s.restartWithoutRegistry(ctx, p, r, restart)
 	}
 	if err != nil {
 		return err
@@ -330,7 +343,75 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 	if err := s.waitLB(ctx, r, len(r.gens)); err != nil {
 		return err
 	}
+	if p.Fault == RegistryDown && p.RegistryUpAt.IsZero() {
+		if err := sleep(ctx, max(0, p.Settle.D()/2-time.Since(p.HealthyAt))); err != nil {
+			return err
+		}
+		if err := s.restartRegistry(ctx, p); err != nil {
+			return err
+		}
+	}
 	return sleep(ctx, max(0, p.Settle.D()-time.Since(p.HealthyAt)))
+}
+
+// restartWithoutRegistry starts the region's generators again while the registry is down. One
+// that does not start is a failed check of the phase (StartFailures, with its last log line):
+// the registry is then started again, and so are they, so that the run goes on.
+func (s *stack) restartWithoutRegistry(ctx context.Context, p *phaseRun, r *regionProcs, restart func(g *generator) error) error {
+	var mu sync.Mutex
+	var failed []*generator
+	var wg sync.WaitGroup
+	for _, g := range r.gens {
+		wg.Go(func() {
+			spec := s.generatorSpec(r, g)
+			spec.Log = filepath.Join(s.logs, g.name+"-registry-down.log")
+			np, err := s.start(ctx, spec)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, g)
+				p.StartFailures = append(p.StartFailures, fmt.Sprintf("%s did not start while the registry was down: %s", g.name, lastLine(err.Error())))
+				return
+			}
+			g.mu.Lock()
+			g.p = np
+			g.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(failed) == 0 {
+		return nil
+	}
+	slices.Sort(p.StartFailures)
+	if err := s.restartRegistry(ctx, p); err != nil {
+		return err
+	}
+	for _, g := range failed {
+		if err := restart(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restartRegistry starts the registry again, on its address and database.
+func (s *stack) restartRegistry(ctx context.Context, p *phaseRun) error {
+	s.registryStarts++
+	spec := s.registrySpec()
+	spec.Log = filepath.Join(s.logs, fmt.Sprintf("registry-%d.log", s.registryStarts))
+	np, err := s.start(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("the registry did not start again: %w", err)
+	}
+	s.registry = np
+	p.RegistryUpAt = time.Now()
+	return nil
+}
+
+// lastLine is the last line of s that is not blank.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // regionOf returns the region name of number n among the stack's regions.

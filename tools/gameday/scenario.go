@@ -22,9 +22,16 @@ const (
 	Freeze    Fault = "freeze"     // every generator frozen (SIGSTOP), then thawed (SIGCONT)
 	StoreDown Fault = "store-down" // the region's lease store frozen past the generators' fence, then thawed
 	Rolling   Fault = "rolling"    // the region's generators restarted one at a time (SIGTERM, start, healthy)
+	// The registry killed (SIGKILL), the region's generators killed and, after the hold, started
+	// again while the registry is still down; the registry started again half the settle after
+	// they are healthy.
+	RegistryDown Fault = "registry-down"
 )
 
-var faults = []Fault{Steady, Kill, Freeze, StoreDown, Rolling}
+var faults = []Fault{Steady, Kill, Freeze, StoreDown, Rolling, RegistryDown}
+
+// lost reports whether the fault takes its region's fleet down for the phase's hold.
+func (f Fault) lost() bool { return f == Kill || f == Freeze || f == StoreDown || f == RegistryDown }
 
 // Duration is a time.Duration written as a string in JSON ("20s").
 type Duration time.Duration
@@ -81,11 +88,13 @@ type Phase struct {
 	Fault Fault  `json:"fault"`
 	// Region the fault is done to: a region name, or "random" (drawn from the seed). Not for steady.
 	Region string `json:"region,omitempty"`
-	// Hold is how long the region stays lost (kill, freeze, store-down); for store-down it must
-	// pass the fence (lease - margin).
+	// Hold is how long the region stays lost (kill, freeze, store-down, registry-down); for
+	// store-down it must pass the fence (lease - margin).
 	Hold Duration `json:"hold,omitempty"`
 	// Settle is how long the phase goes on once the region is healthy again (or, for steady, the
-	// whole phase).
+	// whole phase). In registry-down the registry comes back half of it after the region is
+	// healthy: that half must be back_home or more, so that the caller's return is seen while the
+	// registry is still down.
 	Settle Duration `json:"settle"`
 }
 
@@ -133,15 +142,18 @@ func (s *Scenario) check() error {
 		if p.Fault != Steady && p.Region == "" {
 			return fmt.Errorf("phase %s: %s needs a region (a name or \"random\")", p.Name, p.Fault)
 		}
-		lost := p.Fault == Kill || p.Fault == Freeze || p.Fault == StoreDown
-		if lost != (p.Hold > 0) {
-			return fmt.Errorf("phase %s: a hold is for kill, freeze and store-down, and they need one", p.Name)
+		if p.Fault.lost() != (p.Hold > 0) {
+			return fmt.Errorf("phase %s: a hold is for kill, freeze, store-down and registry-down, and they need one", p.Name)
 		}
 		if p.Fault == StoreDown && p.Hold.D() <= s.Lease.D()-s.Margin.D() {
 			return fmt.Errorf("phase %s: hold %v does not pass the fence (lease %v - margin %v)", p.Name, p.Hold.D(), s.Lease.D(), s.Margin.D())
 		}
 		if p.Settle <= 0 {
 			return fmt.Errorf("phase %s: settle must be positive", p.Name)
+		}
+		if p.Fault == RegistryDown && p.Settle.D()/2 < s.BackHome.D() {
+			return fmt.Errorf("phase %s: settle %v: the registry comes back half of it after the region is healthy, and that must leave back_home (%v) to see its caller home while the registry is down",
+				p.Name, p.Settle.D(), s.BackHome.D())
 		}
 	}
 	return nil
@@ -174,10 +186,13 @@ func PlanText(sc *Scenario, seed uint64, phases []Phase, tp interface{ PeerOf(st
 		switch {
 		case p.Fault == Rolling:
 			fmt.Fprintf(&b, " %s (its callers stay on it)", p.Region)
+		case p.Fault == RegistryDown:
+			fmt.Fprintf(&b, " %s (the registry stopped; the region's generators stopped and, after %v, started again while the registry is down; its callers move to %s and back; the registry back %v after they are healthy)",
+				p.Region, p.Hold.D(), tp.PeerOf(p.Region), p.Settle.D()/2)
 		case p.Region != "":
 			fmt.Fprintf(&b, " %s (its callers move to %s)", p.Region, tp.PeerOf(p.Region))
 		}
-		if p.Hold > 0 {
+		if p.Hold > 0 && p.Fault != RegistryDown {
 			fmt.Fprintf(&b, ", held %v, then restored", p.Hold.D())
 		}
 		fmt.Fprintf(&b, ", settle %v\n", p.Settle.D())

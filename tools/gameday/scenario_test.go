@@ -47,6 +47,7 @@ func TestScenarioRefused(t *testing.T) {
 		{"unknown fault", base + `, "phases": [{"name": "x", "fault": "flood", "region": "random", "settle": "1s"}]`, `fault "flood"`},
 		{"store down short of the fence", base + `, "phases": [{"name": "x", "fault": "store-down", "region": "random", "hold": "10s", "settle": "1s"}]`, "does not pass the fence"},
 		{"kill without a hold", base + `, "phases": [{"name": "x", "fault": "kill", "region": "eu-west-1", "settle": "1s"}]`, "need one"},
+		{"registry back before the caller is home", base + `, "phases": [{"name": "x", "fault": "registry-down", "region": "random", "hold": "5s", "settle": "4s"}]`, "to see its caller home while the registry is down"},
 		{"renew too close to the lease", strings.Replace(base, `"renew": "5s"`, `"renew": "6s"`, 1) + `, "phases": [{"name": "s", "fault": "steady", "settle": "1s"}]`, "renew <= lease/3"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,8 @@ type stack struct {
 	sc              *Scenario
 	bins            map[string]string // program name → binary
 	registry        *proc.Proc
+	registryPort    int
+	registryStarts  int // restarts (registry-down phases): each writes registry-N.log
 	registryURL     string
 	regions         map[string]*regionProcs
 	rec             *recorder
@@ -116,10 +118,8 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 	if err != nil {
 		return nil, err
 	}
-	s.registryURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	s.registry, err = s.start(ctx, proc.Spec{Name: "registry", Bin: s.bins["registry"],
-		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
-		HealthURL: s.registryURL + "/healthz"})
+	s.registryPort, s.registryURL = port, fmt.Sprintf("http://127.0.0.1:%d", port)
+	s.registry, err = s.start(ctx, s.registrySpec())
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,14 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 		out[r.Name] = r
 	}
 	return out, nil
+}
+
+// registrySpec is the registry's process: on its port, with its SQLite database (a restart finds
+// the regions it had).
+func (s *stack) registrySpec() proc.Spec {
+	return proc.Spec{Name: "registry", Bin: s.bins["registry"],
+		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", s.registryPort), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
+		HealthURL: s.registryURL + "/healthz"}
 }
 
 // startStore starts the region's dynalite and creates its lease and history tables.
@@ -174,6 +182,9 @@ func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
 		Args: append([]string{"--insecure-dev", "--clock-check", "warn", "--schedule", "v2", "--registry", s.registryURL,
 			"--region", r.name, "--region-number", strconv.Itoa(r.number), "--listen", fmt.Sprintf("127.0.0.1:%d", g.port),
 			"--lease-store", "dynamodb:" + r.storeEP, "--range", "service",
+			// Its copy of the registry's last answer, to start from while the registry is down:
+			// one a generator, as on its own host.
+			"--registry-cache", filepath.Join(s.dir, "registry-cache", g.name+".json"),
 			"--fence-margin", s.sc.Margin.D().String(), "--deregistration-delay", "1s", "--drain", "2s"}, s.leaseFlags()...),
 		Env:       []string{"AWS_REGION=" + r.name},
 		Log:       filepath.Join(s.logs, g.name+".log"),

@@ -88,7 +88,7 @@ func run() int {
 		return 2
 	}
 	fmt.Print("\n" + res.Summary + "\n" + res.Table)
-	fmt.Printf("\ngameday: picture %s and .svg, table %s\n", filepath.Join(*out, "timeline.png"), filepath.Join(*out, "table.txt"))
+	fmt.Printf("\ngameday: picture %s, table %s\n", filepath.Join(*out, "timeline.svg"), filepath.Join(*out, "table.txt"))
 	switch {
 	case res.Inconclusive:
 		return 3
