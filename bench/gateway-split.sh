@@ -2,8 +2,10 @@
 # Instructions per gateway request under callgrind (bench/lib.sh's cg_start and cg_count, as
 # scripts/bench-publicid.sh takes them) of three programs in one session, in front of the same
 # upstream (the bare handler) on the same route and the same Redis store:
-#   before           the combined public-id binary of commit BEFORE (default 8959ec9), whose
-#                    gateway is its second listener (--gateway-listen), --log-level error;
+#   before           commit BEFORE's gateway (default 8959ec9), --log-level error: the second
+#                    listener of its public-id binary (--gateway-listen), or, in a tree that has
+#                    it, its public-id-gateway (with BEFORE's public-id, outside callgrind,
+#                    publishing the public ID it resolves);
 #   gateway          today's public-id-gateway with its default log level (info: the access
 #                    log's line a request is written);
 #   gateway-warn     the same with --log-level warn (no access log line);
@@ -28,6 +30,11 @@ fi
 mkdir "$out/before"
 git archive "$before" | tar -x -C "$out/before"
 (cd "$out/before" && GOFLAGS=-buildvcs=false go build -o "$out/public-id-before" ./services/public-id/cmd/public-id)
+split=0
+if [[ -d $out/before/services/public-id/cmd/public-id-gateway ]]; then
+  split=1
+  (cd "$out/before" && GOFLAGS=-buildvcs=false go build -o "$out/gateway-before" ./services/public-id/cmd/public-id-gateway)
+fi
 go build -o "$out/public-id" ./services/public-id/cmd/public-id
 go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
@@ -50,6 +57,11 @@ publish() { # API-URL: the public ID of internal ID 120460138153815040
     sed 's/.*"public_id":"\([^"]*\)".*/\1/'
 }
 pub=$(publish http://127.0.0.1:7312)
+if [[ $split == 1 ]]; then
+  taskset -c 0 "$out/public-id-before" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:7319 &
+  wait_healthy http://127.0.0.1:7319/healthz
+  oldpub=$(publish http://127.0.0.1:7319)
+fi
 
 gw_args=(--store "$store" --routes "$out/routes.json" --rate-per-client 0 --deregistration-delay 0
   --listen 127.0.0.1:7315 --metrics-listen 127.0.0.1:7316)
@@ -57,9 +69,14 @@ gw_args=(--store "$store" --routes "$out/routes.json" --rate-per-client 0 --dere
 access_lines() { grep -c '"msg":"gateway request"' "$out/cg.$1.log" || true; }
 for p in $(seq "$passes"); do
   echo "pass $p of $passes ($instr_n requests each)" >&2
-  cg_start "before-p$p" http://127.0.0.1:7313/healthz "$out/public-id-before" --insecure-dev --store "$store" \
-    --routes "$out/routes.json" --rate-per-client 0 --log-level error --listen 127.0.0.1:7313 --gateway-listen 127.0.0.1:7314
-  oldpub=$(publish http://127.0.0.1:7313)
+  if [[ $split == 1 ]]; then
+    cg_start "before-p$p" http://127.0.0.1:7313/healthz "$out/gateway-before" --store "$store" --routes "$out/routes.json" \
+      --rate-per-client 0 --log-level error --deregistration-delay 0 --listen 127.0.0.1:7314 --metrics-listen 127.0.0.1:7313
+  else
+    cg_start "before-p$p" http://127.0.0.1:7313/healthz "$out/public-id-before" --insecure-dev --store "$store" \
+      --routes "$out/routes.json" --rate-per-client 0 --log-level error --listen 127.0.0.1:7313 --gateway-listen 127.0.0.1:7314
+    oldpub=$(publish http://127.0.0.1:7313)
+  fi
   cg_count before "$CG_PID" "$instr_n" -url http://127.0.0.1:7314 -mode get -path "/orders/$oldpub"
   cg_stop "$CG_PID"
   for lv in info warn; do
@@ -77,7 +94,7 @@ for p in $(seq "$passes"); do
   cg_stop "$CG_PID"
 done
 
-python3 - "$out/instr.jsonl" "$before" <<'PY'
+python3 - "$out/instr.jsonl" "$before" "$split" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 got = {}
@@ -92,7 +109,8 @@ for n in names:
         continue
     print("%-14s %-28s %11.2fx %11.2fx %11.2fx" % (n, ", ".join("%.0f" % v for v in got[n]), med[n] / med["revproxy"],
           med[n] / med["bare-get"], med[n] / med["before"]))
-print("before: %s's public-id --gateway-listen; gateway: public-id-gateway, default log level (info)" % sys.argv[2])
+print("before: %s's gateway (%s), --log-level error; gateway: today's public-id-gateway, default log level (info)" % (
+      sys.argv[2], "public-id-gateway" if sys.argv[3] == "1" else "public-id --gateway-listen"))
 errs = sorted({r["name"] for r in rows if r.get("errors")})
 if errs:
     print("errors during the counted requests in: " + ", ".join(errs))
