@@ -42,10 +42,10 @@ def instr_table(instr, pairs):
         return
     got = {r["name"]: r["instr_per_req"] for r in instr}
     print("\ninstructions per request of the server (callgrind, one worker, fixed count; independent of load):")
-    print("%-26s %14s %14s %8s" % ("case", "instr/req", "baseline", "ratio"))
+    print("%-26s %14s %-14s %14s %8s" % ("case", "instr/req", "baseline", "its instr/req", "ratio"))
     for case, base in pairs:
         if case in got and base in got:
-            print("%-26s %14.0f %14.0f %7.2fx" % (case, got[case], got[base], got[case] / got[base]))
+            print("%-26s %14.0f %-14s %14.0f %7.2fx" % (case, got[case], base, got[base], got[case] / got[base]))
     errs = [r["name"] for r in instr if r.get("errors")]
     if errs:
         print("errors during the counted requests in: " + ", ".join(errs))
@@ -82,7 +82,9 @@ def publicid(rows, instr):
     rounds = by_round(rows)
     print("\n%d interleaved rounds; each figure is the median [min-max] over the rounds" % len(rounds))
     print("%-34s %10s %8s %8s" % ("case (medians)", "req/s", "p50 ms", "p99 ms"))
-    for name in ("bare", "resolve", "publish", "direct", "gateway"):
+    for name in ("bare", "resolve", "publish", "direct", "revproxy", "gateway"):
+        if not any(name in rd for rd in rounds):
+            continue
         print("%-34s %10.0f %8.2f %8.2f" % (name, median_of(rounds, name, "req_per_s"), median_of(rounds, name, "p50_ms"), median_of(rounds, name, "p99_ms")))
     for name in ("redis-get", "redis-set"):
         print("%-34s %10.0f" % ("redis-benchmark " + name[6:].upper() + (" (AOF always)" if name == "redis-set" else ""), median_of(rounds, name, "req_per_s")))
@@ -99,9 +101,28 @@ def publicid(rows, instr):
     print("publish: %s x of redis-benchmark's AOF-always SET" % spread(pub))
     durable_writes(full)
     print("gateway, one client: adds %s ms at p50, %s ms at p99 over calling the upstream directly" % (spread(gw50), spread(gw99)))
-    print("gateway CPU per request (the public-id process) over the bare upstream's own: %s x" % spread(gwcpu, "%.1f"))
-    harness_table(rounds, ("bare", "resolve", "publish", "direct", "gateway"))
-    instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get")])
+    print("gateway CPU per request (the gateway process) over the bare upstream's own: %s x" % spread(gwcpu, "%.1f"))
+    gateway_vs_proxy([rd for rd in full if "revproxy" in rd])
+    harness_table(rounds, ("bare", "resolve", "publish", "direct", "revproxy", "gateway"))
+    instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get"), ("revproxy", "bare-get"),
+                        ("gateway", "revproxy")])
+
+
+def gateway_vs_proxy(rounds):
+    """The gateway against the plain reverse proxy (bench/cmd/revproxy) in front of the same
+    upstream, one client, in the same rounds: the latency it adds over the proxy's, and its
+    process's CPU per request over the proxy process's."""
+    if not rounds:
+        print("gateway vs reverse proxy: no revproxy runs")
+        return
+    rp50 = [rd["revproxy"]["p50_ms"] - rd["direct"]["p50_ms"] for rd in rounds]
+    gw50 = [rd["gateway"]["p50_ms"] - rd["revproxy"]["p50_ms"] for rd in rounds]
+    gw99 = [rd["gateway"]["p99_ms"] - rd["revproxy"]["p99_ms"] for rd in rounds]
+    cpu = [rd["gateway"]["server_cpu_us_per_req"] / rd["revproxy"]["server_cpu_us_per_req"] for rd in rounds
+           if rd["revproxy"]["server_cpu_us_per_req"] > 0]
+    print("revproxy, one client: adds %s ms at p50 over calling the upstream directly" % spread(rp50))
+    print("gateway over revproxy, one client: adds %s ms at p50, %s ms at p99; CPU per request %s x the proxy's" % (
+        spread(gw50), spread(gw99), spread(cpu, "%.1f")))
 
 
 def durable_writes(rounds):

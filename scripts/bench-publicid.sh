@@ -10,7 +10,9 @@
 # either: the garbage collections of loadgen (none: its collector is off during a run) and of the
 # server (both servers run with GODEBUG=gctrace=1, their stderr kept apart), and loadgen's
 # allocations per request; and how long the server's and loadgen's threads waited for a CPU (what
-# other load on the machine did to the run). bench/README.md says how to read the figures.
+# other load on the machine did to the run). The gateway is measured against calling its upstream
+# directly and against a plain reverse proxy in front of the same upstream (bench/cmd/revproxy),
+# in the rounds and under callgrind. bench/README.md says how to read the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -24,7 +26,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 go build -o "$out/public-id" ./services/public-id/cmd/public-id
 go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
-(cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
+(cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
 rport=7290
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
@@ -43,9 +45,12 @@ GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.
 apipid=$!
 GODEBUG=gctrace=1 taskset -c 0 "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7293 --metrics-listen 127.0.0.1:7297 2>"$out/gateway.stderr" &
 gwpid=$!
+GODEBUG=gctrace=1 taskset -c 0 "$out/revproxy" -listen 127.0.0.1:7299 -upstream http://127.0.0.1:7291 2>"$out/revproxy.stderr" &
+rppid=$!
 wait_healthy http://127.0.0.1:7291/
 wait_healthy http://127.0.0.1:7292/healthz
 wait_healthy http://127.0.0.1:7293/healthz
+wait_healthy http://127.0.0.1:7299/orders/0
 pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 # redis-benchmark's rate as loadgen's JSON (it runs a number of requests, sized to about $dur), with
@@ -65,9 +70,11 @@ if fsyncs:
 print(json.dumps(r))' "$csv" "$2" "$((t1 - t0))" "$out/fsyncs"
 }
 secs=${dur%s}
-# Warm both servers up (discarded), so that the first round is not the coldest.
+# Warm the servers up (discarded), so that the first round is not the coldest.
 taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7291 -mode get -path / >/dev/null
 taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub" >/dev/null
+taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:7299 -mode get -path "/orders/$pub" >/dev/null
+taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:7293 -mode get -path "/orders/$pub" >/dev/null
 for r in $(seq "$rounds"); do
   echo "round $r of $rounds" >&2
   GCLOG=$out/bare.stderr measure bare "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /
@@ -76,17 +83,19 @@ for r in $(seq "$rounds"); do
   record redis-set "$r" "$(rb set $((10000 * secs)))"
   STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$apipid" -url http://127.0.0.1:7292 -mode publish
   # The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
-  # calling that upstream directly, one client: the latency the gateway adds (resolve, call,
-  # rewrite). CPU per request: the bare upstream's during the direct run (the baseline), the
+  # calling that upstream directly and against the plain reverse proxy in front of it, one
+  # client: the latency the gateway adds (resolve, call, rewrite) over each. CPU per request: the
+  # bare upstream's during the direct run, the proxy process's during the revproxy run, the
   # gateway process's during the gateway run.
   conns=1 GCLOG=$out/bare.stderr measure direct "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040
+  conns=1 GCLOG=$out/revproxy.stderr measure revproxy "$r" "$rppid" -url http://127.0.0.1:7299 -mode get -path "/orders/$pub"
   conns=1 GCLOG=$out/gateway.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
 done
 # The resolves above ask for one public ID again and again: the cache of resolved mappings
 # answers all but the first (its hit ratio, as exported, is printed with the summary).
 curl -s http://127.0.0.1:7292/metrics | grep '^idgen_publicid_cache_hit_ratio' >"$out/hit_ratio" || true
-kill "$barepid" "$apipid" "$gwpid"; wait "$barepid" "$apipid" "$gwpid" 2>/dev/null || true
-grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" "$out/gateway.stderr" >&2 || true # what the servers said besides their collections
+kill "$barepid" "$apipid" "$gwpid" "$rppid"; wait "$barepid" "$apipid" "$gwpid" "$rppid" 2>/dev/null || true
+grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" "$out/gateway.stderr" "$out/revproxy.stderr" >&2 || true # what the servers said besides their collections
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
@@ -101,6 +110,9 @@ if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   cg_stop "$CG_PID"
   cg_start gateway http://127.0.0.1:7296/healthz "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7296 --metrics-listen 127.0.0.1:7298
   cg_count gateway "$CG_PID" "$instr_n" -url http://127.0.0.1:7296 -mode get -path "/orders/$pub"
+  cg_stop "$CG_PID"
+  cg_start revproxy http://127.0.0.1:7300/orders/0 "$out/revproxy" -listen 127.0.0.1:7300 -upstream http://127.0.0.1:7291
+  cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:7300 -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
 elif [[ ${BENCH_INSTR:-1} != 0 ]]; then
   echo "valgrind is not installed (scripts/setup.sh installs it): no instruction counts" >&2
