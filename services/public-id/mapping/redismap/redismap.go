@@ -30,19 +30,32 @@
 // later, every write that a publish acknowledges is followed by WAITAOF, for the local fsync and
 // Options.WaitReplicas replicas' (plain WAIT does not guarantee it). WAITAOF waits only for its
 // own connection's writes, so it goes in one pipeline with the write, on the node holding the key.
-// Asking for replicas on an older server is an error, not a silent downgrade. New refuses a
-// volatile Redis: AOF off on a node that takes writes (INFO persistence), or an appendfsync other
-// than always (CONFIG GET), everysec or a blocked CONFIG being enough on 7.2+, where WAITAOF
-// confirms each fsync; Options.AcceptVolatile accepts one, and Store.Volatile tells why.
+// Asking for replicas on an older server is an error, not a silent downgrade. On an older server
+// (7.0 has no WAITAOF), every answer a publish acknowledges runs in a transaction that ends with
+// a reading of its node's persistence: MULTI; EVALSHA publish (on Cluster, each SET NX, and the
+// GET of an internal ID's public ID); CONFIG GET appendonly appendfsync; EXEC, in one round trip.
+// Redis runs a transaction whole, so the reading is the persistence the write ran under, and a
+// write that runs with AOF on and appendfsync always is fsynced before Redis answers it. A
+// reading that finds AOF off, an appendfsync other than always, or that the server refused, is
+// not acknowledged: Publish fails with mapping.ErrVolatile and the store turns volatile at once.
+// Its mapping may have been written (the same internal ID gets the same public ID on a retry),
+// so while the store is volatile a publish of an internal ID that has its public ID is answered
+// only through the same transaction, if the node is durable by then. Such transactions bypass
+// the autopipeliner (which keeps MULTI off its shared connections): each takes a pooled
+// connection. New refuses a volatile Redis: AOF off on a node that takes writes (INFO
+// persistence), or an appendfsync other than always (CONFIG GET), everysec or a blocked CONFIG
+// being enough on 7.2+, where WAITAOF confirms each fsync; on older servers also one that
+// refuses the transaction. Options.AcceptVolatile accepts one, and Store.Volatile tells why;
+// publishes on such a store read nothing per write.
 //
 // The store reads the same again every Options.CheckEvery (10 s) while it runs, since a server's
 // persistence can change under it (CONFIG SET appendonly no, a node replaced). While the last
-// reading says volatile, Publish makes no new mapping: it fails with mapping.ErrVolatile (an
-// internal ID that has its public ID already still gets it, read with one GET), unless
-// Options.AcceptVolatile; Resolve and Lookup answer as ever, since reading loses nothing. A
-// publish acknowledged between the change and the next reading was written to a store that had
-// just turned volatile: on 7.2+ WAITAOF refuses to confirm a local fsync where AOF is off, so such
-// a publish fails instead; on older servers the interval is the window.
+// reading says volatile, Publish makes no new mapping: it fails with mapping.ErrVolatile (see
+// above for an internal ID that has its public ID already), unless Options.AcceptVolatile;
+// Resolve and Lookup answer as ever. A reading that finds the store durable again ends that.
+// Between a change and the next reading, each publish's own reading (older servers) or WAITAOF,
+// which refuses to confirm a local fsync where AOF is off (7.2+), keeps a publish from being
+// acknowledged on a store that has just turned volatile.
 //
 // Tokens are one key each, tok:<handle>, written with SET NX PX (their ttl, in milliseconds) and
 // read with GET, through the same autopipeliners; on Cluster each lives in its own slot, like any
@@ -81,11 +94,14 @@ const commitTimeout = 2 * time.Second
 
 // Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
 type Store struct {
-	rdb      redis.UniversalClient
-	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
-	writes   *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
-	atomic   bool                 // one server holds every key: publish with publishScript
-	waitAOF  bool                 // the server has WAITAOF (7.2+): writes are followed by it (see waitFor)
+	rdb     redis.UniversalClient
+	ap      *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
+	writes  *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
+	atomic  bool                 // one server holds every key: publish with publishScript
+	waitAOF bool                 // the server has WAITAOF (7.2+): writes are followed by it (see waitFor)
+	// covers: each write a publish acknowledges runs in a transaction with a reading of its
+	// node's persistence (see covered): no WAITAOF, and not Options.AcceptVolatile.
+	covers   bool
 	replicas int
 
 	accept bool                       // Options.AcceptVolatile
@@ -144,6 +160,7 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 	if o.WaitReplicas > 0 && !s.waitAOF {
 		return nil, errors.New("waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
 	}
+	s.covers = !s.waitAOF && !s.accept
 	if err := s.checkDurability(ctx); err != nil {
 		return nil, err
 	}
@@ -196,7 +213,7 @@ func versionAtLeast(info string, major, minor int) bool {
 // On Redis 7.2 and later add ACL72 (WAITAOF, and the client name go-redis sets), which older
 // servers do not know.
 const ACL = "resetkeys ~pid:* ~tok:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
-	"+info +config|get +ping +hello +client|setname +readonly " +
+	"+info +config|get +multi +exec +ping +hello +client|setname +readonly " +
 	"+cluster|slots +cluster|shards +cluster|nodes +command"
 
 // ACL72 are the rules ACL needs beside it on Redis 7.2 and later.
@@ -259,8 +276,17 @@ return {1, ARGV[1]}
 // Publish implements mapping.Store.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
 	if err := s.writable(); err != nil {
-		// A volatile store makes no new mapping, but one acknowledged before is only read.
-		pub, lerr := s.Lookup(ctx, internal)
+		// A volatile store makes no new mapping, but one acknowledged before is only read; where
+		// each publish reads its node's persistence, that read is covered too, since the mapping
+		// may have been written by a publish refused since.
+		lookup := s.Lookup
+		if s.covers {
+			lookup = func(ctx context.Context, internal int64) (string, error) {
+				pub, err := s.lookupCovered(ctx, internal)
+				return pub, mapErr("publish", err)
+			}
+		}
+		pub, lerr := lookup(ctx, internal)
 		if errors.Is(lerr, mapping.ErrNotFound) {
 			return "", mapErr("publish", err)
 		}
@@ -282,7 +308,13 @@ func (s *Store) publish(ctx context.Context, internal int64, newPublic func() (s
 		return s.publishAtomic(ctx, internal, newPublic)
 	}
 	for range 5 {
-		pub, err := s.rdb.Get(ctx, iKey(internal)).Result()
+		var pub string
+		var err error
+		if s.covers {
+			pub, err = s.lookupCovered(ctx, internal)
+		} else {
+			pub, err = s.rdb.Get(ctx, iKey(internal)).Result()
+		}
 		if err == nil {
 			// Make sure the winner's public key is committed (its writer may have stopped).
 			if _, err := s.commit(ctx, pub, internal); err != nil {
@@ -290,7 +322,7 @@ func (s *Store) publish(ctx context.Context, internal int64, newPublic func() (s
 			}
 			return pub, nil
 		}
-		if !errors.Is(err, redis.Nil) {
+		if !errors.Is(err, redis.Nil) && !errors.Is(err, mapping.ErrNotFound) {
 			return "", err
 		}
 		if pub, err = newPublic(); err != nil {
@@ -340,6 +372,8 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 		var res []any
 		if wait, _ := s.waitFor(); wait {
 			res, err = s.publishWaitAOF(ctx, []string{ikey, pKey(cand)}, cand, committed)
+		} else if s.covers {
+			res, err = s.publishCovered(ctx, []string{ikey, pKey(cand)}, cand, committed)
 		} else {
 			res, err = publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
 		}
@@ -382,10 +416,49 @@ func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) 
 	return run.Slice()
 }
 
-// setNX is SET key val NX, followed by WAITAOF where the server has it.
+// publishCovered runs the publish script in a transaction with a reading of the server's
+// persistence (covered): MULTI; EVALSHA; CONFIG GET appendonly appendfsync; EXEC, one round trip.
+// A server that does not know the script yet gets it once with EVAL.
+func (s *Store) publishCovered(ctx context.Context, keys []string, args ...any) ([]any, error) {
+	var run *redis.Cmd
+	err := s.covered(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.EvalSha(ctx, p, keys, args...) })
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		err = s.covered(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.Eval(ctx, p, keys, args...) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	return run.Slice()
+}
+
+// lookupCovered is Lookup's GET in a transaction with a reading of its node's persistence
+// (covered): an answer to a publish, which a volatile node does not give, since the mapping may
+// have been written by a publish refused there. An internal ID without a public ID is
+// mapping.ErrNotFound.
+func (s *Store) lookupCovered(ctx context.Context, internal int64) (string, error) {
+	var get *redis.StringCmd
+	err := s.covered(ctx, iKey(internal), func(p redis.Pipeliner) { get = p.Get(ctx, iKey(internal)) })
+	if errors.Is(err, redis.Nil) {
+		return "", mapping.ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return get.Val(), nil
+}
+
+// setNX is SET key val NX, followed by WAITAOF where the server has it, or in a transaction with
+// a reading of its node's persistence (covered).
 func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 	if wait, _ := s.waitFor(); !wait {
-		return s.rdb.SetNX(ctx, key, val, 0).Result()
+		if !s.covers {
+			return s.rdb.SetNX(ctx, key, val, 0).Result()
+		}
+		var set *redis.BoolCmd
+		if err := s.covered(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
+			return false, err
+		}
+		return set.Val(), nil
 	}
 	var set *redis.BoolCmd
 	if _, err := s.onNode(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
