@@ -1,6 +1,7 @@
 package redismap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,15 +93,16 @@ func coveredOn(ctx context.Context, c *redis.Client, queue func(p redis.Pipeline
 	})
 	addr := c.Options().Addr
 	if cerr := conf.Err(); cerr != nil {
-		// EXECABORT: another command was refused, and its own error is err.
+		// EXECABORT: another command was refused, and its own error is err (nothing ran).
 		if isReply(cerr) && !redis.HasErrorPrefix(cerr, "EXECABORT") {
 			return fmt.Sprintf("redis %s refused the reading of its persistence in a publish's transaction (MULTI, CONFIG GET appendonly appendfsync, EXEC: %s): whether a write is on disk when Redis answers it cannot be verified, and WAITAOF, which would confirm it, needs Redis 7.2; allow them (redismap.ACL)",
 				addr, strings.TrimSpace(cerr.Error())), false, err
 		}
-		if err == nil {
-			err = cerr
+		if redis.HasErrorPrefix(cerr, "EXECABORT") {
+			return "", false, err
 		}
-		return "", false, err
+		// No reading (the server did not answer it): nothing may be acknowledged.
+		return "", false, fmt.Errorf("%w: no reading of the persistence of redis %s: %w", errNotDurable, addr, cmp.Or(err, cerr))
 	}
 	conf0 := conf.Val()
 	aof := map[string]string{"yes": "1", "no": "0"}[conf0["appendonly"]]

@@ -102,6 +102,7 @@ type Store struct {
 	// covers: each write a publish acknowledges runs in a transaction with a reading of its
 	// node's persistence (see covered): no WAITAOF, and not Options.AcceptVolatile.
 	covers   bool
+	batches  chan *coveredPublish // with covers on one server: publishes waiting for a transaction (batch.go)
 	replicas int
 
 	accept bool                       // Options.AcceptVolatile
@@ -182,6 +183,12 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 		return nil, errors.New("the client gave one autopipeliner for reads and writes")
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
+	if s.covers && s.atomic {
+		s.batches = make(chan *coveredPublish, coveredBatchMax)
+		for range coveredBatches {
+			s.background(s.batchPublishes)
+		}
+	}
 	if every := cmp.Or(o.CheckEvery, checkEvery); every > 0 {
 		s.background(func(life context.Context) { s.watchDurability(life, every) })
 	}
@@ -411,21 +418,6 @@ func (s *Store) commit(ctx context.Context, pub string, internal int64) (bool, e
 func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) ([]any, error) {
 	var run *redis.Cmd
 	if _, err := s.onNode(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.Eval(ctx, p, keys, args...) }); err != nil {
-		return nil, err
-	}
-	return run.Slice()
-}
-
-// publishCovered runs the publish script in a transaction with a reading of the server's
-// persistence (covered): MULTI; EVALSHA; CONFIG GET appendonly appendfsync; EXEC, one round trip.
-// A server that does not know the script yet gets it once with EVAL.
-func (s *Store) publishCovered(ctx context.Context, keys []string, args ...any) ([]any, error) {
-	var run *redis.Cmd
-	err := s.covered(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.EvalSha(ctx, p, keys, args...) })
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		err = s.covered(ctx, keys[0], func(p redis.Pipeliner) { run = publishScript.Eval(ctx, p, keys, args...) })
-	}
-	if err != nil {
 		return nil, err
 	}
 	return run.Slice()
