@@ -40,9 +40,9 @@
 // not acknowledged: Publish fails with mapping.ErrVolatile and the store turns volatile at once.
 // Its mapping may have been written (the same internal ID gets the same public ID on a retry),
 // so while the store is volatile a publish of an internal ID that has its public ID is answered
-// only through the same transaction, if the node is durable by then. Such transactions bypass
-// the autopipeliner (which keeps MULTI off its shared connections): each takes a pooled
-// connection. New refuses a volatile Redis: AOF off on a node that takes writes (INFO
+// only through the same transaction, if the node is durable by then. Concurrent publishes share
+// one such transaction and its reading (batch.go), since the autopipeliner keeps MULTI off its
+// shared connections. New refuses a volatile Redis: AOF off on a node that takes writes (INFO
 // persistence), or an appendfsync other than always (CONFIG GET), everysec or a blocked CONFIG
 // being enough on 7.2+, where WAITAOF confirms each fsync; on older servers also one that
 // refuses the transaction. Options.AcceptVolatile accepts one, and Store.Volatile tells why;
