@@ -1,6 +1,7 @@
 package redismap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,19 +36,127 @@ type durability struct {
 	// writing an AOF rewrite (right after appendonly is turned on, the writes of that time reach
 	// no AOF until the rewrite ends) or has replicas a failover could promote ("" if none).
 	unsettled string
+	at        time.Time // when the reading was sent
 }
 
 // checkDurability is New's reading: it refuses a volatile store unless Options.AcceptVolatile.
+// Where each publish reads its node's persistence in its own transaction (Store.covers), it
+// sends one such transaction to every node, so that a server or an ACL that refuses it stops
+// the start rather than every publish.
 func (s *Store) checkDurability(ctx context.Context) error {
 	d, err := s.readDurability(ctx)
 	if err != nil {
 		return err
+	}
+	if !d.volatile && s.covers {
+		var mu sync.Mutex
+		var reasons []string
+		if err := s.eachNode(ctx, func(ctx context.Context, c *redis.Client) error {
+			why, _, err := coveredOn(ctx, c, func(redis.Pipeliner) {})
+			if why != "" {
+				mu.Lock()
+				reasons = append(reasons, why)
+				mu.Unlock()
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if len(reasons) > 0 {
+			slices.Sort(reasons)
+			d = durability{volatile: true, why: strings.Join(reasons, "; ")}
+		}
 	}
 	if d.volatile && !s.accept {
 		return fmt.Errorf("%s, or start with %s", d.why, acceptFlag)
 	}
 	s.dur.Store(&d)
 	return nil
+}
+
+// coveredOn runs queue's commands on c in one transaction that ends with a reading of c's
+// persistence: MULTI; …; CONFIG GET appendonly appendfsync; EXEC. Redis runs a transaction
+// whole, no other client's command in between, so the reading is the persistence the writes
+// ran under; and a write that runs with AOF on and appendfsync always is fsynced before Redis
+// answers it (turning AOF off fsyncs what was written before). why says why the reading makes
+// the node volatile ("" if it does not): AOF off, an appendfsync other than always, or a
+// reading the server refused (CONFIG renamed, an ACL without MULTI and EXEC), which nothing
+// else can stand for on a server without WAITAOF. err is the transaction's first error (one of
+// queue's commands, or a failure to reach c); a write whose reading makes the node volatile is
+// not acknowledged, whatever err says.
+func coveredOn(ctx context.Context, c *redis.Client, queue func(p redis.Pipeliner)) (why string, aofOff bool, err error) {
+	var conf *redis.MapStringStringCmd
+	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		queue(p)
+		conf = redis.NewMapStringStringCmd(ctx, "config", "get", "appendonly", "appendfsync")
+		return p.Process(ctx, conf)
+	})
+	addr := c.Options().Addr
+	if cerr := conf.Err(); cerr != nil {
+		// EXECABORT: another command was refused, and its own error is err (nothing ran).
+		if isReply(cerr) && !redis.HasErrorPrefix(cerr, "EXECABORT") {
+			return fmt.Sprintf("redis %s refused the reading of its persistence in a publish's transaction (MULTI, CONFIG GET appendonly appendfsync, EXEC: %s): whether a write is on disk when Redis answers it cannot be verified, and WAITAOF, which would confirm it, needs Redis 7.2; allow them (redismap.ACL)",
+				addr, strings.TrimSpace(cerr.Error())), false, err
+		}
+		if redis.HasErrorPrefix(cerr, "EXECABORT") {
+			return "", false, err
+		}
+		// No reading (the server did not answer it): nothing may be acknowledged.
+		return "", false, fmt.Errorf("%w: no reading of the persistence of redis %s: %w", errNotDurable, addr, cmp.Or(err, cerr))
+	}
+	conf0 := conf.Val()
+	aof := map[string]string{"yes": "1", "no": "0"}[conf0["appendonly"]]
+	if aof == "" {
+		return fmt.Sprintf("redis %s did not answer CONFIG GET appendonly in a publish's transaction (%q): whether it keeps an AOF cannot be verified", addr, conf0["appendonly"]), false, err
+	}
+	why, aofOff = judge(addr, aof, false, conf0["appendfsync"], nil)
+	return why, aofOff, err
+}
+
+// covered runs queue's commands in one transaction with a reading of the persistence of the node
+// that holds key (coveredOn). If that reading makes the node volatile, the store turns volatile
+// at once and covered returns mapping.ErrVolatile: nothing queue's commands answered may be
+// acknowledged. Else it returns the transaction's error.
+func (s *Store) covered(ctx context.Context, key string, queue func(p redis.Pipeliner)) error {
+	var c *redis.Client
+	switch r := s.rdb.(type) {
+	case *redis.Client:
+		c = r
+	case *redis.ClusterClient:
+		var err error
+		if c, err = r.MasterForKey(ctx, key); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("cannot read the persistence of a %T in a transaction", s.rdb)
+	}
+	sent := time.Now()
+	why, aofOff, err := coveredOn(ctx, c, queue)
+	if why == "" {
+		return err
+	}
+	s.turnVolatile(durability{volatile: true, why: why, aofOff: aofOff, at: sent})
+	return volatileError(why)
+}
+
+// volatileError is Publish's refusal on a volatile store.
+func volatileError(why string) error {
+	return fmt.Errorf("%w: %s; publishes resume once it is durable again", mapping.ErrVolatile, why)
+}
+
+// turnVolatile records a publish's reading that found a node volatile, unless the store is
+// volatile already (the last full reading names every volatile node) or has a newer reading.
+func (s *Store) turnVolatile(d durability) {
+	for {
+		old := s.dur.Load()
+		if old.volatile || d.at.Before(old.at) {
+			return
+		}
+		if s.dur.CompareAndSwap(old, &d) {
+			s.logChange(old, &d)
+			return
+		}
+	}
 }
 
 // watchDurability re-reads the persistence every interval until life ends, so that a server made
@@ -65,7 +174,9 @@ func (s *Store) watchDurability(life context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(life, min(every, checkTimeout))
+		sent := time.Now()
 		d, err := s.readDurability(ctx)
+		d.at = sent
 		cancel()
 		switch {
 		case life.Err() != nil:
@@ -82,9 +193,23 @@ func (s *Store) watchDurability(life context.Context, every time.Duration) {
 	}
 }
 
-// setDurability records a reading, logging a change.
+// setDurability records a reading, logging a change; a reading sent before the one the store
+// holds (a publish's, which may have turned it volatile meanwhile) is dropped.
 func (s *Store) setDurability(d durability) {
-	old := s.dur.Swap(&d)
+	for {
+		old := s.dur.Load()
+		if d.at.Before(old.at) {
+			return
+		}
+		if s.dur.CompareAndSwap(old, &d) {
+			s.logChange(old, &d)
+			return
+		}
+	}
+}
+
+// logChange logs a change of the store's durability from old to d.
+func (s *Store) logChange(old, d *durability) {
 	publishes := "publishes are refused (store_volatile) until it is durable again"
 	if s.accept {
 		publishes = "publishes go on, accepted by " + acceptFlag
@@ -127,18 +252,7 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 		always = always && n.fsync == "always"
 		return nil
 	}
-	var err error
-	switch c := s.rdb.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, check)
-	case *redis.Ring:
-		err = c.ForEachShard(ctx, check)
-	case *redis.Client:
-		err = check(ctx, c)
-	default:
-		return durability{}, fmt.Errorf("cannot check the persistence of a %T", s.rdb)
-	}
-	if err != nil {
+	if err := s.eachNode(ctx, check); err != nil {
 		return durability{}, err
 	}
 	if len(reasons) == 0 {
@@ -147,6 +261,21 @@ func (s *Store) readDurability(ctx context.Context) (durability, error) {
 	}
 	slices.Sort(reasons) // nodes answer concurrently: one order for the same cluster
 	return durability{volatile: true, why: strings.Join(reasons, "; "), aofOff: aofOff}, nil
+}
+
+// eachNode calls f, concurrently, for every node that takes writes: the server, or each Cluster
+// master.
+func (s *Store) eachNode(ctx context.Context, f func(ctx context.Context, c *redis.Client) error) error {
+	switch c := s.rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, f)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, f)
+	case *redis.Client:
+		return f(ctx, c)
+	default:
+		return fmt.Errorf("cannot check the persistence of a %T", s.rdb)
+	}
 }
 
 // waitFor returns whether a write is followed by WAITAOF and its numlocal. On a store accepted
@@ -165,7 +294,7 @@ func (s *Store) waitFor() (wait bool, numlocal int) {
 // reading found it volatile and Options.AcceptVolatile is not set.
 func (s *Store) writable() error {
 	if d := s.dur.Load(); d.volatile && !s.accept {
-		return fmt.Errorf("%w: %s; publishes resume once it is durable again", mapping.ErrVolatile, d.why)
+		return volatileError(d.why)
 	}
 	return nil
 }

@@ -30,19 +30,32 @@
 // later, every write that a publish acknowledges is followed by WAITAOF, for the local fsync and
 // Options.WaitReplicas replicas' (plain WAIT does not guarantee it). WAITAOF waits only for its
 // own connection's writes, so it goes in one pipeline with the write, on the node holding the key.
-// Asking for replicas on an older server is an error, not a silent downgrade. New refuses a
-// volatile Redis: AOF off on a node that takes writes (INFO persistence), or an appendfsync other
-// than always (CONFIG GET), everysec or a blocked CONFIG being enough on 7.2+, where WAITAOF
-// confirms each fsync; Options.AcceptVolatile accepts one, and Store.Volatile tells why.
+// Asking for replicas on an older server is an error, not a silent downgrade. On an older server
+// (7.0 has no WAITAOF), every answer a publish acknowledges runs in a transaction that ends with
+// a reading of its node's persistence: MULTI; EVALSHA publish (on Cluster, each SET NX, and the
+// GET of an internal ID's public ID); CONFIG GET appendonly appendfsync; EXEC, in one round trip.
+// Redis runs a transaction whole, so the reading is the persistence the write ran under, and a
+// write that runs with AOF on and appendfsync always is fsynced before Redis answers it. A
+// reading that finds AOF off, an appendfsync other than always, or that the server refused, is
+// not acknowledged: Publish fails with mapping.ErrVolatile and the store turns volatile at once.
+// Its mapping may have been written (the same internal ID gets the same public ID on a retry),
+// so while the store is volatile a publish of an internal ID that has its public ID is answered
+// only through the same transaction, if the node is durable by then. Concurrent publishes share
+// one such transaction and its reading (batch.go), since the autopipeliner keeps MULTI off its
+// shared connections. New refuses a volatile Redis: AOF off on a node that takes writes (INFO
+// persistence), or an appendfsync other than always (CONFIG GET), everysec or a blocked CONFIG
+// being enough on 7.2+, where WAITAOF confirms each fsync; on older servers also one that
+// refuses the transaction. Options.AcceptVolatile accepts one, and Store.Volatile tells why;
+// publishes on such a store read nothing per write.
 //
 // The store reads the same again every Options.CheckEvery (10 s) while it runs, since a server's
 // persistence can change under it (CONFIG SET appendonly no, a node replaced). While the last
-// reading says volatile, Publish makes no new mapping: it fails with mapping.ErrVolatile (an
-// internal ID that has its public ID already still gets it, read with one GET), unless
-// Options.AcceptVolatile; Resolve and Lookup answer as ever, since reading loses nothing. A
-// publish acknowledged between the change and the next reading was written to a store that had
-// just turned volatile: on 7.2+ WAITAOF refuses to confirm a local fsync where AOF is off, so such
-// a publish fails instead; on older servers the interval is the window.
+// reading says volatile, Publish makes no new mapping: it fails with mapping.ErrVolatile (see
+// above for an internal ID that has its public ID already), unless Options.AcceptVolatile;
+// Resolve and Lookup answer as ever. A reading that finds the store durable again ends that.
+// Between a change and the next reading, each publish's own reading (older servers) or WAITAOF,
+// which refuses to confirm a local fsync where AOF is off (7.2+), keeps a publish from being
+// acknowledged on a store that has just turned volatile.
 //
 // Tokens are one key each, tok:<handle>, written with SET NX PX (their ttl, in milliseconds) and
 // read with GET, through the same autopipeliners; on Cluster each lives in its own slot, like any
@@ -81,11 +94,15 @@ const commitTimeout = 2 * time.Second
 
 // Store is a mapping store on a Redis client (redis.NewClient or redis.NewClusterClient).
 type Store struct {
-	rdb      redis.UniversalClient
-	ap       *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
-	writes   *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
-	atomic   bool                 // one server holds every key: publish with publishScript
-	waitAOF  bool                 // the server has WAITAOF (7.2+): writes are followed by it (see waitFor)
+	rdb     redis.UniversalClient
+	ap      *redis.AutoPipeliner // reads from concurrent callers, batched into pipelines (one batch in flight)
+	writes  *redis.AutoPipeliner // publish scripts: batches wait for an fsync, so several in flight
+	atomic  bool                 // one server holds every key: publish with publishScript
+	waitAOF bool                 // the server has WAITAOF (7.2+): writes are followed by it (see waitFor)
+	// covers: each write a publish acknowledges runs in a transaction with a reading of its
+	// node's persistence (see covered): no WAITAOF, and not Options.AcceptVolatile.
+	covers   bool
+	batches  chan *coveredPublish // with covers on one server: publishes waiting for a transaction (batch.go)
 	replicas int
 
 	accept bool                       // Options.AcceptVolatile
@@ -144,6 +161,7 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 	if o.WaitReplicas > 0 && !s.waitAOF {
 		return nil, errors.New("waiting for replicas needs WAITAOF, which Redis has from 7.2 on; this server is older")
 	}
+	s.covers = !s.waitAOF && !s.accept
 	if err := s.checkDurability(ctx); err != nil {
 		return nil, err
 	}
@@ -165,6 +183,12 @@ func newStore(ctx context.Context, rdb redis.UniversalClient, o Options) (*Store
 		return nil, errors.New("the client gave one autopipeliner for reads and writes")
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
+	if s.covers && s.atomic {
+		s.batches = make(chan *coveredPublish, coveredBatchMax)
+		for range coveredBatches {
+			s.background(s.batchPublishes)
+		}
+	}
 	if every := cmp.Or(o.CheckEvery, checkEvery); every > 0 {
 		s.background(func(life context.Context) { s.watchDurability(life, every) })
 	}
@@ -197,7 +221,7 @@ func versionAtLeast(info string, major, minor int) bool {
 // a program an attacker controls could overwrite or delete a mapping, so the store's backups are
 // what restore one, not the ACL.
 const ACL = "resetkeys ~pid:* ~tok:* resetchannels -@all +get +set +del +eval +evalsha +script|load " +
-	"+info +ping +hello +client|setname +readonly " +
+	"+info +multi +exec +ping +hello +client|setname +readonly " +
 	"+cluster|slots +cluster|shards +cluster|nodes +command"
 
 // ACL72 are the rules ACL needs beside it on Redis 7.2 and later (WAITAOF, and the client name
@@ -205,8 +229,9 @@ const ACL = "resetkeys ~pid:* ~tok:* resetchannels -@all +get +set +del +eval +e
 const ACL72 = "+waitaof +client|setinfo"
 
 // ACLConfigRead is the rule ACL needs beside it on a server before 7.2, which has no WAITAOF: the
-// durability readings read appendfsync with CONFIG GET, and without it the store finds its
-// durability unreadable and refuses to start (unless it accepts a volatile store). CONFIG GET
+// durability readings, and the reading in each publish's transaction, read appendonly and
+// appendfsync with CONFIG GET, and without it the store finds its durability unreadable and
+// refuses to start (unless it accepts a volatile store). CONFIG GET
 // cannot be narrowed to one parameter, so it lets its user read every setting, requirepass and
 // masterauth included: give it only where the default user is off (no requirepass) and
 // replication runs as a user of its own (masteruser) whose password grants replication alone.
@@ -269,8 +294,17 @@ return {1, ARGV[1]}
 // Publish implements mapping.Store.
 func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (string, error)) (string, error) {
 	if err := s.writable(); err != nil {
-		// A volatile store makes no new mapping, but one acknowledged before is only read.
-		pub, lerr := s.Lookup(ctx, internal)
+		// A volatile store makes no new mapping, but one acknowledged before is only read; where
+		// each publish reads its node's persistence, that read is covered too, since the mapping
+		// may have been written by a publish refused since.
+		lookup := s.Lookup
+		if s.covers {
+			lookup = func(ctx context.Context, internal int64) (string, error) {
+				pub, err := s.lookupCovered(ctx, internal)
+				return pub, mapErr("publish", err)
+			}
+		}
+		pub, lerr := lookup(ctx, internal)
 		if errors.Is(lerr, mapping.ErrNotFound) {
 			return "", mapErr("publish", err)
 		}
@@ -292,7 +326,13 @@ func (s *Store) publish(ctx context.Context, internal int64, newPublic func() (s
 		return s.publishAtomic(ctx, internal, newPublic)
 	}
 	for range 5 {
-		pub, err := s.rdb.Get(ctx, iKey(internal)).Result()
+		var pub string
+		var err error
+		if s.covers {
+			pub, err = s.lookupCovered(ctx, internal)
+		} else {
+			pub, err = s.rdb.Get(ctx, iKey(internal)).Result()
+		}
 		if err == nil {
 			// Make sure the winner's public key is committed (its writer may have stopped).
 			if _, err := s.commit(ctx, pub, internal); err != nil {
@@ -300,7 +340,7 @@ func (s *Store) publish(ctx context.Context, internal int64, newPublic func() (s
 			}
 			return pub, nil
 		}
-		if !errors.Is(err, redis.Nil) {
+		if !errors.Is(err, redis.Nil) && !errors.Is(err, mapping.ErrNotFound) {
 			return "", err
 		}
 		if pub, err = newPublic(); err != nil {
@@ -350,6 +390,8 @@ func (s *Store) publishAtomic(ctx context.Context, internal int64, newPublic fun
 		var res []any
 		if wait, _ := s.waitFor(); wait {
 			res, err = s.publishWaitAOF(ctx, []string{ikey, pKey(cand)}, cand, committed)
+		} else if s.covers {
+			res, err = s.publishCovered(ctx, []string{ikey, pKey(cand)}, cand, committed)
 		} else {
 			res, err = publishScript.Run(ctx, s.writes, []string{ikey, pKey(cand)}, cand, committed).Slice()
 		}
@@ -392,10 +434,34 @@ func (s *Store) publishWaitAOF(ctx context.Context, keys []string, args ...any) 
 	return run.Slice()
 }
 
-// setNX is SET key val NX, followed by WAITAOF where the server has it.
+// lookupCovered is Lookup's GET in a transaction with a reading of its node's persistence
+// (covered): an answer to a publish, which a volatile node does not give, since the mapping may
+// have been written by a publish refused there. An internal ID without a public ID is
+// mapping.ErrNotFound.
+func (s *Store) lookupCovered(ctx context.Context, internal int64) (string, error) {
+	var get *redis.StringCmd
+	err := s.covered(ctx, iKey(internal), func(p redis.Pipeliner) { get = p.Get(ctx, iKey(internal)) })
+	if errors.Is(err, redis.Nil) {
+		return "", mapping.ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return get.Val(), nil
+}
+
+// setNX is SET key val NX, followed by WAITAOF where the server has it, or in a transaction with
+// a reading of its node's persistence (covered).
 func (s *Store) setNX(ctx context.Context, key, val string) (bool, error) {
 	if wait, _ := s.waitFor(); !wait {
-		return s.rdb.SetNX(ctx, key, val, 0).Result()
+		if !s.covers {
+			return s.rdb.SetNX(ctx, key, val, 0).Result()
+		}
+		var set *redis.BoolCmd
+		if err := s.covered(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
+			return false, err
+		}
+		return set.Val(), nil
 	}
 	var set *redis.BoolCmd
 	if _, err := s.onNode(ctx, key, func(p redis.Pipeliner) { set = p.SetNX(ctx, key, val, 0) }); err != nil {
