@@ -77,9 +77,12 @@ func TestHTTP2OnPooledGoroutines(t *testing.T) {
 			t.Fatalf("h2c: %d %q", code, body)
 		}
 	}
+	// Requests in turn reuse the pool's workers. A request that comes before the worker of the one
+	// before it is waiting again (its response is on the wire first) starts a second worker; with
+	// one request at a time the other is then always waiting, so there are never more than two.
 	mu.Lock()
-	if len(ids) != 1 {
-		t.Errorf("20 h2c requests in turn ran on %d goroutines, want 1 (a pooled one): %v", len(ids), ids)
+	if len(ids) > 2 {
+		t.Errorf("20 h2c requests in turn ran on %d goroutines, want at most 2 (pooled ones): %v", len(ids), ids)
 	}
 	clear(ids)
 	mu.Unlock()
