@@ -263,11 +263,14 @@ func FuzzRewrite(f *testing.F) {
 	// The input that found an ID inside a longer digit run of a plain field.
 	f.Add([]byte(`{"":12085610152058265,"note":"212085610152058265"}`), int64(0), int64(0), uint8(0), uint16(0))
 	// Each spelling, of an unknown ID and of the request's, inside a note and an ETag-like word.
+	if len(leakcheck.Spellings) >= 0x7f {
+		f.Fatalf("%d spellings: form's 7 bits name at most 126 and the ID times ten", len(leakcheck.Spellings))
+	}
 	for i := range leakcheck.Spellings {
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i), uint16(13))
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i|0x80), uint16(12))
 	}
-	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x40), uint16(15)) // the ID times ten in an int
+	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x7f), uint16(15)) // the ID times ten in an int (0x7f: past the spellings)
 	typ := orderType(f)
 	scan := detector()
 	lo, hi := gateway.DetectorWindow(scan)
@@ -288,7 +291,7 @@ func FuzzRewrite(f *testing.F) {
 			if b, err := json.Marshal(spliced); err == nil {
 				spliced = string(b[1 : len(b)-1]) // as it is written inside a JSON string
 			}
-		case sp == 0x40 && x <= math.MaxInt64/10:
+		case sp == 0x7f && x <= math.MaxInt64/10:
 			spliced = strconv.FormatInt(x*10, 10)
 		}
 		if spliced != "" {
@@ -315,11 +318,14 @@ func FuzzRewrite(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out of %q: %q", body, out)
 		}
-		sent = append(sent, requestID)
-		sent = append(sent, ids...)
+		own := append([]int64{requestID}, ids...)
+		sent = append(sent, own...)
 		sent = append(sent, gateway.DetectorAll(scan, string(body))...)
 		if l, ok := leakcheck.JSON(string(out), sent); ok {
 			t.Fatalf("internal id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
+		}
+		if l, ok := leakcheck.JSONOwn(string(out), own); ok {
+			t.Fatalf("the response's own id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
 		}
 	})
 }
