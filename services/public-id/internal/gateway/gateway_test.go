@@ -16,6 +16,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
+	"github.com/idgen/idgen/services/public-id/internal/scan"
 )
 
 // now is a fixed clock for the detector, so the window does not move under the tests.
@@ -271,6 +272,25 @@ func FuzzRewrite(f *testing.F) {
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i|0x80), uint16(12))
 	}
 	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x7f), uint16(15)) // the ID times ten in an int (0x7f: past the spellings)
+	// The accidental spellings of issue 32 as bodies: page tokens, share codes, hex bytes, a hex
+	// float, escapes, and sixteen a's and b's (no ID).
+	for _, note := range []string{
+		base64.RawURLEncoding.EncodeToString(binary.AppendUvarint([]byte{0x08}, uint64(a))),
+		base64.RawURLEncoding.EncodeToString(binary.LittleEndian.AppendUint64([]byte{0x09}, uint64(a))),
+		"cur:" + base64.RawStdEncoding.EncodeToString(binary.BigEndian.AppendUint64([]byte{'x'}, uint64(a))),
+		base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(a))))),
+		scan.EncodeBase(uint64(a), "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
+		scan.EncodeBase(uint64(a), "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"),
+		scan.EncodeBase(uint64(a), "0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
+		fmt.Sprintf("% x", binary.BigEndian.AppendUint64(nil, uint64(a))),
+		strconv.FormatFloat(float64(a), 'x', -1, 64),
+		leakcheck.Interleave(fmt.Sprint(a), "&shy;"),
+		"%3" + strings.Join(strings.Split(fmt.Sprint(a), ""), "%3"),
+		fmt.Sprint(a)[2:], "abababababababab",
+	} {
+		f.Add([]byte(`{"note":"`+note+`"}`), a, int64(0), uint8(0x7e), uint16(0))
+		f.Add([]byte(`{"id":"`+fmt.Sprint(a)+`","note":"`+note+`"}`), a, int64(0), uint8(0x7e), uint16(0))
+	}
 	typ := orderType(f)
 	scan := detector()
 	lo, hi := gateway.DetectorWindow(scan)

@@ -14,3 +14,5 @@
 // line), its encoders, its reader and its forms. Every pass of every reader is linear in the
 // length of the text it reads.
 package scan
+
+//go:generate go test -run TestREADMESpellings -update .

@@ -32,9 +32,10 @@ func readReversed(r *reading, text []byte, _ int) bool {
 	})
 }
 
-// readFloat: a float literal (digits, an optional fraction, an exponent) at each decimal group.
+// readFloat: a float literal (digits, an optional fraction, an exponent) at the start of each run
+// of digits.
 func readFloat(r *reading, text []byte, _ int) bool {
-	return eachDigitGroup(text, &r.digits, func(start, _ int, _ []byte) bool {
+	return eachRun(text, isDigit, func(start, _ int) bool {
 		if e := floatEnd(text, start); e > start {
 			if v, err := strconv.ParseFloat(string(text[start:e]), 64); err == nil && !r.float(v, text, start, e) {
 				return false
