@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"math/bits"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,19 +85,21 @@ var Spellings = func() []Spelling {
 	return out
 }()
 
-// encodings caches each ID's texts, one per spelling.
-var encodings sync.Map // int64 → []string
+// encodings caches each ID's texts, one per spelling, as written and in lower case.
+var encodings sync.Map // int64 → [2][]string
 
-func encoded(id int64) []string {
+func encoded(id int64) (texts, lower []string) {
 	if v, ok := encodings.Load(id); ok {
-		return v.([]string)
+		e := v.([2][]string)
+		return e[0], e[1]
 	}
-	out := make([]string, len(Spellings))
+	texts, lower = make([]string, len(Spellings)), make([]string, len(Spellings))
 	for i, sp := range Spellings {
-		out[i] = sp.Fn(id)
+		texts[i] = sp.Fn(id)
+		lower[i] = strings.ToLower(texts[i])
 	}
-	encodings.Store(id, out)
-	return out
+	encodings.Store(id, [2][]string{texts, lower})
+	return texts, lower
 }
 
 // Text returns the first of ids that text shows in a spelling the detector reads, in text as it
@@ -138,13 +141,18 @@ func checkJSON(body string, ids []int64, own bool) (Leak, bool) {
 	if dec.Decode(&v) != nil {
 		return Leak{}, false
 	}
+	// A string or number written in the body as it is was judged with the body (between quotes
+	// or separators, which bound a token as the string's ends do); the others hold escapes.
 	var walk func(v any) (Leak, bool)
 	walk = func(v any) (Leak, bool) {
 		switch v := v.(type) {
 		case string:
+			if strings.Contains(body, `"`+v+`"`) {
+				return Leak{}, false
+			}
 			return check(v, ids, own)
 		case json.Number:
-			return check(string(v), ids, own)
+			return Leak{}, false // a number is written as it is
 		case []any:
 			for _, e := range v {
 				if l, ok := walk(e); ok {
@@ -153,6 +161,12 @@ func checkJSON(body string, ids []int64, own bool) (Leak, bool) {
 			}
 		case map[string]any:
 			for k, e := range v {
+				if strings.Contains(body, `"`+k+`"`) {
+					if l, ok := walk(e); ok {
+						return l, true
+					}
+					continue
+				}
 				if l, ok := check(k, ids, own); ok {
 					return l, true
 				}
@@ -174,36 +188,65 @@ func variants(text string) []string {
 }
 
 // byTable looks for every table text of each id in text, case folded: anywhere where the entry
-// says so, else as a token (with no letter, digit or base64 character on either side).
+// says so, else as a token (with no letter, digit or base64 character on either side). The texts
+// are indexed by their first four bytes, so that the text is read once whatever the number of IDs.
 func byTable(text string, ids []int64, own bool) (Leak, bool) {
+	idx := indexOf(ids, own)
 	lt := strings.ToLower(text)
-	for _, id := range ids {
-		for i, s := range encoded(id) {
-			sp := Spellings[i]
-			if len(s) < 6 || !own && !sp.Entry.Detects(sp.Enc, s) {
+	for k := 0; k+4 <= len(lt); k++ {
+		for _, f := range idx.by[lt[k:k+4]] {
+			if !strings.HasPrefix(lt[k:], f.lower) {
 				continue
 			}
-			ls := strings.ToLower(s)
-			if sp.Entry.Anywhere(own) {
-				if strings.Contains(lt, ls) {
-					return Leak{id, sp.Name + " " + s}, true
-				}
-				continue
-			}
-			for at := 0; ; {
-				k := strings.Index(lt[at:], ls)
-				if k < 0 {
-					break
-				}
-				k += at
-				if (k == 0 || boundary(lt[k-1])) && (k+len(ls) == len(lt) || boundary(lt[k+len(ls)])) {
-					return Leak{id, sp.Name + " " + s}, true
-				}
-				at = k + 1
+			if f.anywhere || (k == 0 || boundary(lt[k-1])) && (k+len(f.lower) == len(lt) || boundary(lt[k+len(f.lower)])) {
+				return Leak{f.id, f.name + " " + f.text}, true
 			}
 		}
 	}
 	return Leak{}, false
+}
+
+// form is one table text of one ID.
+type form struct {
+	id         int64
+	name, text string
+	lower      string
+	anywhere   bool
+}
+
+type index struct {
+	ids []int64
+	own bool
+	by  map[string][]form // by the first four bytes of the lower-case text
+}
+
+// lastIndex is the index of the last list of IDs judged (a test judges every response of a run
+// against one list).
+var lastIndex struct {
+	sync.Mutex
+	idx *index
+}
+
+func indexOf(ids []int64, own bool) *index {
+	lastIndex.Lock()
+	defer lastIndex.Unlock()
+	if i := lastIndex.idx; i != nil && i.own == own && slices.Equal(i.ids, ids) {
+		return i
+	}
+	i := &index{ids: slices.Clone(ids), own: own, by: map[string][]form{}}
+	for _, id := range ids {
+		texts, lower := encoded(id)
+		for n, s := range texts {
+			sp := Spellings[n]
+			if len(s) < 6 || !own && !sp.Entry.Detects(sp.Enc, s) {
+				continue
+			}
+			key := lower[n][:4]
+			i.by[key] = append(i.by[key], form{id, sp.Name, s, lower[n], sp.Entry.Anywhere(own)})
+		}
+	}
+	lastIndex.idx = i
+	return i
 }
 
 func boundary(c byte) bool {
@@ -252,17 +295,19 @@ func find(text string, ids []int64, own bool, depth int) (Leak, bool) {
 			joined = append(joined, nonHex.ReplaceAllString(g, ""))
 		}
 	}
-	runs := map[string]bool{}  // whole runs, lower case, after a 0x or 0o prefix
-	exact := map[string]bool{} // whole runs as they are
-	octs := map[string]bool{}  // and without their leading zeros, for octal
-	var allRuns []string
+	runs := map[string]bool{}   // whole runs, lower case, after a 0x or 0o prefix
+	exact := map[string]bool{}  // whole runs as they are
+	octs := map[string]bool{}   // and without their leading zeros, for octal
+	crocks := map[string]bool{} // Crockford runs of 12 characters, or more after zeros, read
 	for _, run := range alnum.FindAllString(text, -1) {
 		l := strings.ToLower(run)
 		if len(l) > 2 && (strings.HasPrefix(l, "0x") || strings.HasPrefix(l, "0o")) {
 			run, l = run[2:], l[2:]
 		}
 		runs[l], exact[run], octs[strings.TrimLeft(l, "0")] = true, true, true
-		allRuns = append(allRuns, run)
+		if len(l) == 12 || len(l) > 12 && l[0] == '0' {
+			crocks[strings.TrimLeft(crockfordCanon(l), "0")] = true
+		}
 	}
 	var floats []float64
 	for _, re := range []*regexp.Regexp{floatLit, hexFloat} {
@@ -276,12 +321,11 @@ func find(text string, ids []int64, own bool, depth int) (Leak, bool) {
 		}
 	}
 	for _, id := range ids {
-		dec, hx := strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)
-		decForms := []string{dec, reverse(dec)}
-		hexForms := []string{hx}
-		if own && len(dec) >= 8 {
-			decForms = append(decForms, dec[2:], reverse(dec[2:]))
-			hexForms = append(hexForms, hx[2:])
+		sp := spelt(id)
+		decForms := sp.dec[:2]
+		hexForms := sp.hex[:1]
+		if own {
+			decForms, hexForms = sp.dec, sp.hex
 		}
 		for _, f := range decForms {
 			if len(f) < 6 {
@@ -297,9 +341,11 @@ func find(text string, ids []int64, own bool, depth int) (Leak, bool) {
 			if len(f) < 6 {
 				continue
 			}
-			for _, h := range append(append(append([]string{}, hexes...), byteRuns...), joined...) {
-				if strings.Contains(h, f) {
-					return Leak{id, "hex " + f}, true
+			for _, group := range [][]string{hexes, byteRuns, joined} {
+				for _, h := range group {
+					if strings.Contains(h, f) {
+						return Leak{id, "hex " + f}, true
+					}
 				}
 			}
 		}
@@ -316,33 +362,24 @@ func find(text string, ids []int64, own bool, depth int) (Leak, bool) {
 			}
 		}
 		// whole runs: compared exactly, but octal, whose leading zeros the gateway ignores
-		if oct := strconv.FormatInt(id, 8); len(oct) >= 6 && octs[oct] {
-			return Leak{id, "octal " + oct}, true
+		if len(sp.oct) >= 6 && octs[sp.oct] {
+			return Leak{id, "octal " + sp.oct}, true
 		}
-		if b36 := strconv.FormatInt(id, 36); len(b36) >= 6 && runs[b36] && (own || letter.MatchString(b36) && digit.MatchString(b36) && nonHexLet.MatchString(b36)) {
+		if b36 := sp.b36; len(b36) >= 6 && runs[b36] && (own || letter.MatchString(b36) && digit.MatchString(b36) && nonHexLet.MatchString(b36)) {
 			return Leak{id, "base36 " + b36}, true
 		}
-		if c := encode(uint64(id), crockford); len(c) >= 6 && (own || len(c) == 12 && digit.MatchString(c) && nonHexLet.MatchString(c)) {
-			for _, r := range allRuns {
-				if l := strings.TrimLeft(crockfordCanon(strings.ToLower(r)), "0"); l == c && (len(r) == 12 || r[0] == '0') {
-					return Leak{id, "Crockford base 32 " + r}, true
-				}
-			}
+		if c := sp.crock; len(c) >= 6 && crocks[c] && (own || len(c) == 12 && digit.MatchString(c) && nonHexLet.MatchString(c)) {
+			return Leak{id, "Crockford base 32 " + c}, true
 		}
-		for _, alpha := range []string{base62, base62Low, base58} {
-			if f := encode(uint64(id), alpha); len(f) >= 6 && exact[f] && (own || len(f) >= 10 && digit.MatchString(f) && upperRe.MatchString(f) && lowerRe.MatchString(f)) {
+		for _, f := range sp.mixed {
+			if len(f) >= 6 && exact[f] && (own || len(f) >= 10 && digit.MatchString(f) && upperRe.MatchString(f) && lowerRe.MatchString(f)) {
 				return Leak{id, "base62/58 " + f}, true
 			}
 		}
 		if id >= 1<<40 {
-			be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
-			for name, form := range map[string]string{
-				"base32":               strings.ToLower(b32.EncodeToString(be)),
-				"base32 little-endian": strings.ToLower(b32.EncodeToString(le)),
-				"hex little-endian":    hex.EncodeToString(le),
-			} {
-				if runs[form] && (own || name != "hex little-endian" || letter.MatchString(form)) {
-					return Leak{id, name + " " + form}, true
+			for i, form := range sp.bytes {
+				if runs[form] && (own || i < 2 || letter.MatchString(form)) {
+					return Leak{id, "base32 or little-endian hex of its bytes " + form}, true
 				}
 			}
 		}
@@ -351,6 +388,38 @@ func find(text string, ids []int64, own bool, depth int) (Leak, bool) {
 		return Leak{}, false
 	}
 	return b64(text, ids, own, depth)
+}
+
+// spelling is an ID's forms that find looks for, written once (spelt caches them).
+type spelling struct {
+	dec   []string // decimal, reversed; and without the first two digits, reversed: own IDs
+	hex   []string // hex; and without the first two digits: own IDs
+	oct   string
+	b36   string
+	crock string
+	mixed []string  // base 62 in both alphabets, base 58
+	bytes [3]string // base 32 of the bytes big- and little-endian, little-endian hex
+}
+
+var spellings sync.Map // int64 → *spelling
+
+func spelt(id int64) *spelling {
+	if v, ok := spellings.Load(id); ok {
+		return v.(*spelling)
+	}
+	dec, hx := strconv.FormatInt(id, 10), strconv.FormatInt(id, 16)
+	sp := &spelling{dec: []string{dec, reverse(dec)}, hex: []string{hx}}
+	if len(dec) >= 8 {
+		sp.dec = append(sp.dec, dec[2:], reverse(dec[2:]))
+		sp.hex = append(sp.hex, hx[2:])
+	}
+	sp.oct, sp.b36 = strconv.FormatInt(id, 8), strconv.FormatInt(id, 36)
+	sp.crock = encode(uint64(id), crockford)
+	sp.mixed = []string{encode(uint64(id), base62), encode(uint64(id), base62Low), encode(uint64(id), base58)}
+	be, le := binary.BigEndian.AppendUint64(nil, uint64(id)), binary.LittleEndian.AppendUint64(nil, uint64(id))
+	sp.bytes = [3]string{strings.ToLower(b32.EncodeToString(be)), strings.ToLower(b32.EncodeToString(le)), hex.EncodeToString(le)}
+	spellings.Store(id, sp)
+	return sp
 }
 
 func crockfordCanon(s string) string {
@@ -370,37 +439,56 @@ func b64(text string, ids []int64, own bool, depth int) (Leak, bool) {
 			}
 		}
 		for _, c := range cands {
+			dec, ok := decode(c)
+			if !ok {
+				continue
+			}
 			mixed := upperRe.MatchString(c) && lowerRe.MatchString(c)
-			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-				dec, err := enc.DecodeString(c)
-				if err != nil {
-					continue
+			values := map[uint64]string{}
+			if own || len(dec) == 8 || len(dec) == 9 && mixed {
+				for o := 0; o+8 <= len(dec); o++ {
+					v := binary.BigEndian.Uint64(dec[o:])
+					values[v], values[bits.ReverseBytes64(v)] = "its bytes", "its bytes"
 				}
-				for _, id := range ids {
-					for o := 0; o+8 <= len(dec); o++ {
-						if !own && !(len(dec) == 8 || len(dec) == 9 && mixed) {
-							break
-						}
-						if v := binary.BigEndian.Uint64(dec[o:]); v == uint64(id) || bits.ReverseBytes64(v) == uint64(id) {
-							return Leak{id, "base64 of its bytes"}, true
-						}
-					}
-					if own {
-						for o := range dec {
-							if v, n := binary.Uvarint(dec[o:]); n > 0 && (v == uint64(id) || v>>1 == uint64(id) && v&1 == 0) {
-								return Leak{id, "base64 of its varint"}, true
-							}
+			}
+			if own {
+				for o := range dec {
+					if v, n := binary.Uvarint(dec[o:]); n > 0 {
+						values[v] = "its varint"
+						if v&1 == 0 {
+							values[v>>1] = "its zigzag varint"
 						}
 					}
 				}
-				if l, ok := find(string(dec), ids, own, depth-1); ok {
-					l.Form = "base64 of " + l.Form
-					return l, true
+			}
+			for _, id := range ids {
+				if f, ok := values[uint64(id)]; ok {
+					return Leak{id, "base64 of " + f}, true
 				}
+			}
+			if l, ok := find(string(dec), ids, own, depth-1); ok {
+				l.Form = "base64 of " + l.Form
+				return l, true
 			}
 		}
 	}
 	return Leak{}, false
+}
+
+// decode decodes a base64 run in the one encoding its characters and its end allow.
+func decode(run string) ([]byte, bool) {
+	enc := base64.StdEncoding
+	if strings.ContainsAny(run, "-_") {
+		if strings.ContainsAny(run, "+/") {
+			return nil, false
+		}
+		enc = base64.URLEncoding
+	}
+	if !strings.HasSuffix(run, "=") {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	dec, err := enc.DecodeString(run)
+	return dec, err == nil
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

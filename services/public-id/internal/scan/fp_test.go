@@ -15,8 +15,8 @@ import (
 // ordinary text shows here. The figures are in the README; `go test -run TestFalsePositives -v`
 // in this package prints them.
 func TestFalsePositives(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads Go's source tree: not in -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("reads Go's source tree and measures: not in -short or -race")
 	}
 	// The most a category may be refused, in percent: digests and UUIDs are refused by design
 	// (the README's price of the scan).
