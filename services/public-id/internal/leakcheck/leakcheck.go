@@ -96,7 +96,7 @@ func encoded(id int64) (texts, lower []string) {
 	texts, lower = make([]string, len(Spellings)), make([]string, len(Spellings))
 	for i, sp := range Spellings {
 		texts[i] = sp.Fn(id)
-		lower[i] = strings.ToLower(texts[i])
+		lower[i] = asciiLower(texts[i])
 	}
 	encodings.Store(id, [2][]string{texts, lower})
 	return texts, lower
@@ -187,15 +187,15 @@ func variants(text string) []string {
 	return []string{text}
 }
 
-// byTable looks for every table text of each id in text, case folded: anywhere where the entry
-// says so, else as a token (with no letter, digit or base64 character on either side). The texts
+// byTable looks for every table text of each id of 2^40 or more (a real one) in text, case
+// folded where the spelling folds case: anywhere where the entry says so, else as a token (with no letter, digit or base64 character on either side). The texts
 // are indexed by their first four bytes, so that the text is read once whatever the number of IDs.
 func byTable(text string, ids []int64, own bool) (Leak, bool) {
 	idx := indexOf(ids, own)
-	lt := strings.ToLower(text)
+	lt := asciiLower(text)
 	for k := 0; k+4 <= len(lt); k++ {
 		for _, f := range idx.by[lt[k:k+4]] {
-			if !strings.HasPrefix(lt[k:], f.lower) {
+			if f.fold && !strings.HasPrefix(lt[k:], f.lower) || !f.fold && !strings.HasPrefix(text[k:], f.text) {
 				continue
 			}
 			if f.anywhere || (k == 0 || boundary(lt[k-1])) && (k+len(f.lower) == len(lt) || boundary(lt[k+len(f.lower)])) {
@@ -208,10 +208,21 @@ func byTable(text string, ids []int64, own bool) (Leak, bool) {
 
 // form is one table text of one ID.
 type form struct {
-	id         int64
-	name, text string
-	lower      string
-	anywhere   bool
+	id             int64
+	name, text     string
+	lower          string
+	fold, anywhere bool
+}
+
+// asciiLower lowers A–Z only, so that offsets in it are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 type index struct {
@@ -235,6 +246,9 @@ func indexOf(ids []int64, own bool) *index {
 	}
 	i := &index{ids: slices.Clone(ids), own: own, by: map[string][]form{}}
 	for _, id := range ids {
+		if id < 1<<40 {
+			continue // not a real ID: its forms are too short for Known (and a text of its digits too likely)
+		}
 		texts, lower := encoded(id)
 		for n, s := range texts {
 			sp := Spellings[n]
@@ -242,7 +256,7 @@ func indexOf(ids []int64, own bool) *index {
 				continue
 			}
 			key := lower[n][:4]
-			i.by[key] = append(i.by[key], form{id, sp.Name, s, lower[n], sp.Entry.Anywhere(own)})
+			i.by[key] = append(i.by[key], form{id, sp.Name, s, lower[n], sp.Entry.FoldsCase(), sp.Entry.Anywhere(own)})
 		}
 	}
 	lastIndex.idx = i

@@ -36,6 +36,9 @@ type Entry struct {
 	// windows: the reader finds the spelling whatever surrounds it (windows of an ID's length
 	// in digit or hex runs); the other readers read whole runs or tokens.
 	windows bool
+	// caseSensitive: the spelling's letters mean what their case says (base 62, 58, 64, named
+	// HTML references), so its texts are compared as they are, not case-folded.
+	caseSensitive bool
 	// normal: read through the normal form.
 	normal bool
 	// forms appends the texts Known looks for, anywhere, to find id, each ended by '\n' when it
@@ -77,6 +80,10 @@ func (e *Entry) Anywhere(own bool) bool {
 	}
 	return e.windows || e.normal
 }
+
+// FoldsCase tells whether the spelling reads letters whatever their case (hex, base 36, 32,
+// Crockford): its texts match case-folded.
+func (e *Entry) FoldsCase() bool { return !e.caseSensitive }
 
 // afterPrefix is s after a prefix such as "cur:" or "v1_".
 func afterPrefix(s string) string {
@@ -395,7 +402,8 @@ var Table = []*Entry{
 		},
 	},
 	{
-		Name: "base 62",
+		Name:          "base 62",
+		caseSensitive: true,
 		Doc: "a whole run of 10–11 letters and digits that holds a digit, an upper-case and a lower-case letter, in " +
 			"either alphabet (`0-9A-Za-z`, `0-9a-zA-Z`)",
 		Encoders: []Encoder{
@@ -409,15 +417,17 @@ var Table = []*Entry{
 		},
 	},
 	{
-		Name:     "base 58",
-		Doc:      "the bitcoin alphabet: a whole run of 10–11 characters that holds a digit, an upper-case and a lower-case letter",
-		Encoders: []Encoder{{"base 58", func(id int64) string { return EncodeBase(uint64(id), base58Alphabet) }}},
-		Admits:   func(s string) bool { return len(s) >= 10 && mixedString(s) },
-		run:      runBase58,
-		forms:    func(b []byte, id int64) []byte { return exact(appendBase(b, uint64(id), base58Alphabet)) },
+		Name:          "base 58",
+		caseSensitive: true,
+		Doc:           "the bitcoin alphabet: a whole run of 10–11 characters that holds a digit, an upper-case and a lower-case letter",
+		Encoders:      []Encoder{{"base 58", func(id int64) string { return EncodeBase(uint64(id), base58Alphabet) }}},
+		Admits:        func(s string) bool { return len(s) >= 10 && mixedString(s) },
+		run:           runBase58,
+		forms:         func(b []byte, id int64) []byte { return exact(appendBase(b, uint64(id), base58Alphabet)) },
 	},
 	{
-		Name: "base64 and page tokens",
+		Name:          "base64 and page tokens",
+		caseSensitive: true,
 		Doc: "a run of base64 or base64url of 11 characters or more, padded or not, after any prefix (`cur:`, `v1.`, `v1_`), " +
 			"nested up to 3 deep, decoded: any spelling above in the decoded bytes (their normal form when they are UTF-8), at any offset (a cursor such as " +
 			"`{\"after\":120950460890916871}`); a protobuf message's varint (also zigzag) and fixed64 fields " +
@@ -497,7 +507,8 @@ var Table = []*Entry{
 		normal: true,
 	},
 	{
-		Name: "HTML entities",
+		Name:          "HTML entities",
+		caseSensitive: true,
 		Doc: "`&#49;`, `&#x31;` (with or without `;`) and the named ones that can stand for an ID's neighbours " +
 			"(`&nbsp;`, `&comma;`, `&colon;`, `&shy;`, `&ZeroWidthSpace;`, `&amp;`, …) resolved, once, after percent-encoding",
 		Encoders: []Encoder{
