@@ -1,13 +1,16 @@
 // Package e2e attacks the customer gateway as a competitor would: the public-id binary as a real
 // process, on a real Redis, in front of a hostile upstream written for these tests that puts its
 // internal IDs everywhere it can. Every response the gateway gives is kept and, at the end,
-// scanned for every internal ID the upstream sent, in every spelling leakcheck knows (decimal
-// and hex inside longer runs and across separators, octal, base 36, base 32, little-endian hex,
-// base64, and all of these in the normal form: invisible characters removed, Unicode digits read).
+// scanned for every internal ID the upstream sent, in every spelling leakcheck knows (every
+// encoder of the scanner's table, and leakcheck's own reading: decimal and hex inside longer runs
+// and across separators, hex bytes, floats, octal, base 36, 32, 62 and 58, Crockford's base 32,
+// little-endian hex, base64 and page tokens, and all of these in the normal form: escapes
+// resolved, invisible characters removed, Unicode digits read).
 package e2e
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,6 +49,47 @@ func publicIDBin(t *testing.T) string {
 func newID() int64 {
 	ts := time.Now().Add(-time.Duration(rand.IntN(3600)) * time.Second).UnixMilli()
 	return (ts-idcore.EpochUnixMs)<<22 | rand.Int64N(1<<22)
+}
+
+// detectedID is a new ID whose spelling sp the detector reads: a rule such as base 58's (a
+// digit and both cases) leaves a few IDs' spellings to the own-ID check only.
+func detectedID(sp leakcheck.Spelling) int64 {
+	for {
+		if id := newID(); sp.Detected(id) {
+			return id
+		}
+	}
+}
+
+// mixedToken is a new ID whose base64 token holds both cases, as the detector's reading of
+// binary payloads needs.
+func mixedToken(token func(int64) string) int64 {
+	for {
+		id := newID()
+		if s := token(id); strings.ToLower(s) != s && strings.ToUpper(s) != s {
+			return id
+		}
+	}
+}
+
+// spelling is the table's spelling of that name ("entry: encoder").
+func spelling(t *testing.T, name string) leakcheck.Spelling {
+	t.Helper()
+	for _, sp := range leakcheck.Spellings {
+		if sp.Name == name {
+			return sp
+		}
+	}
+	t.Fatalf("no spelling %q in the table", name)
+	return leakcheck.Spelling{}
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
 }
 
 // hostile is an upstream that answers each internal ID with the behaviour registered for it, and
@@ -411,12 +455,17 @@ func TestAttackGateway(t *testing.T) {
 	})
 	t.Run("every spelling, of another ID and of the request's own", func(t *testing.T) {
 		for _, sp := range leakcheck.Spellings {
-			refused(t, "another id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
-				other := newID()
-				h.send(other)
-				note, _ := json.Marshal("ref " + sp.Fn(other) + " ok")
-				jsonBody(200, `{"note":%s}`, note)(w, r, id)
-			}, `"field":"note"`)
+			if sp.Entry.Reader() == "own IDs only" {
+				// Refused as the request's own ID below; another ID's digits without their
+				// first two are no ID the detector can tell.
+			} else {
+				refused(t, "another id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+					other := detectedID(sp)
+					h.send(other)
+					note, _ := json.Marshal("ref " + sp.Fn(other) + " ok")
+					jsonBody(200, `{"note":%s}`, note)(w, r, id)
+				}, `"field":"note"`)
+			}
 			refused(t, "the request's id as "+sp.Name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
 				note, _ := json.Marshal(sp.Fn(id))
 				jsonBody(200, `{"id":"%d","note":%s}`, id, note)(w, r, id)
@@ -428,6 +477,70 @@ func TestAttackGateway(t *testing.T) {
 				w.Header().Set("ETag", `"`+sp.Fn(id)+`"`)
 				jsonBody(200, `{}`)(w, r, id)
 			}, `"field":"Etag"`)
+		}
+	})
+	t.Run("spellings developers write by accident (issue 32)", func(t *testing.T) {
+		// Page tokens: base64url of a protobuf message holding another order's ID as a varint,
+		// as a fixed64, base64 with a prefix byte after "cur:", base64 twice.
+		for name, token := range map[string]func(int64) string{
+			"a protobuf varint page token": func(o int64) string {
+				return base64.RawURLEncoding.EncodeToString(binary.AppendUvarint([]byte{0x08}, uint64(o)))
+			},
+			"a protobuf fixed64 page token": func(o int64) string {
+				return base64.RawURLEncoding.EncodeToString(binary.LittleEndian.AppendUint64([]byte{0x09}, uint64(o)))
+			},
+			"cur: and base64 of a prefix byte and the id": func(o int64) string {
+				return "cur:" + base64.RawStdEncoding.EncodeToString(binary.BigEndian.AppendUint64([]byte{'x'}, uint64(o)))
+			},
+			"base64 twice": func(o int64) string {
+				return base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(o)))))
+			},
+			"v1. and a token of the decimal id inside": func(o int64) string {
+				return "v1." + base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "\x12\x05page2\x1a\x12%d", o))
+			},
+		} {
+			refused(t, "another order's id in "+name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				other := mixedToken(token)
+				h.send(other)
+				jsonBody(200, `{"note":"next page: %s"}`, token(other))(w, r, id)
+			}, `"field":"note"`)
+		}
+		// Share codes in other alphabets, in the body and in a declared ETag.
+		for _, name := range []string{"base 62: base 62", "base 62: base 62, lower case first", "base 58: base 58", "Crockford base 32: Crockford base 32",
+			"hex bytes: joined by :", "hex bytes: joined by spaces", "hex float: hex float", "percent-encoding: percent-encoded digits",
+			"HTML entities: decimal entities", "HTML entities: hex entities"} {
+			sp := spelling(t, name)
+			refused(t, "a share code of another order as "+name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				other := detectedID(sp)
+				h.send(other)
+				jsonBody(200, `{"note":"share %s"}`, sp.Fn(other))(w, r, id)
+			}, `"field":"note"`)
+			refused(t, "an ETag of another order's id as "+name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				other := detectedID(sp)
+				h.send(other)
+				w.Header().Set("ETag", `"`+sp.Fn(other)+`"`)
+				jsonBody(200, `{}`)(w, r, id)
+			}, `"field":"Etag"`)
+		}
+		// The request's own ID without its first two digits (a reader gets those from the
+		// date), reversed, its hex without the first two digits, a float, hex joined by '-'.
+		for name, form := range map[string]func(int64) string{
+			"without its first two digits":     func(id int64) string { d := fmt.Sprint(id); return "ref-" + d[2:] },
+			"reversed, inside a word":          func(id int64) string { return "X" + reverse(fmt.Sprint(id)) + "Y" },
+			"hex without its first two digits": func(id int64) string { return "h" + strconv.FormatInt(id, 16)[2:] },
+			"a float":                          func(id int64) string { return strconv.FormatFloat(float64(id), 'e', -1, 64) },
+			"hex groups joined by '-'":         func(id int64) string { x := strconv.FormatInt(id, 16); return x[:5] + "-" + x[5:10] + "-" + x[10:] },
+		} {
+			refused(t, "the request's id "+name, 502, func(w http.ResponseWriter, r *http.Request, id int64) {
+				note, _ := json.Marshal(form(id))
+				jsonBody(200, `{"id":"%d","note":%s}`, id, note)(w, r, id)
+			}, `"field":"note"`)
+		}
+		// Not an ID: sixteen a's and b's (a letters-charset string) are hex letters without a
+		// digit, and pass.
+		id := h.on(jsonBody(200, `{"note":"abababababababab","items":[{"sku":"aaaabbbbaaaabbbb"}]}`))
+		if a := g.do(t, "GET", "/orders/"+g.publish(t, id, "ord")); a.code != 200 || !strings.Contains(a.body, "abababababababab") {
+			t.Errorf("sixteen a's and b's: %d %s, want 200", a.code, a.body)
 		}
 	})
 	t.Run("spread over fields", func(t *testing.T) {

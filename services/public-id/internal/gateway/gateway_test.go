@@ -17,6 +17,7 @@ import (
 	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
+	"github.com/idgen/idgen/services/public-id/internal/scan"
 )
 
 // now is a fixed clock for the detector, so the window does not move under the tests.
@@ -264,11 +265,33 @@ func FuzzRewrite(f *testing.F) {
 	// The input that found an ID inside a longer digit run of a plain field.
 	f.Add([]byte(`{"":12085610152058265,"note":"212085610152058265"}`), int64(0), int64(0), uint8(0), uint16(0))
 	// Each spelling, of an unknown ID and of the request's, inside a note and an ETag-like word.
+	if len(leakcheck.Spellings) >= 0x7f {
+		f.Fatalf("%d spellings: form's 7 bits name at most 126 and the ID times ten", len(leakcheck.Spellings))
+	}
 	for i := range leakcheck.Spellings {
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i), uint16(13))
 		f.Add([]byte(`{"note":"ref  ok","sku":"x"}`), a, a+7, uint8(i|0x80), uint16(12))
 	}
-	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x40), uint16(15)) // the ID times ten in an int
+	f.Add([]byte(`{"total_cents":}`), a, a, uint8(0x7f), uint16(15)) // the ID times ten in an int (0x7f: past the spellings)
+	// The accidental spellings of issue 32 as bodies: page tokens, share codes, hex bytes, a hex
+	// float, escapes, and sixteen a's and b's (no ID).
+	for _, note := range []string{
+		base64.RawURLEncoding.EncodeToString(binary.AppendUvarint([]byte{0x08}, uint64(a))),
+		base64.RawURLEncoding.EncodeToString(binary.LittleEndian.AppendUint64([]byte{0x09}, uint64(a))),
+		"cur:" + base64.RawStdEncoding.EncodeToString(binary.BigEndian.AppendUint64([]byte{'x'}, uint64(a))),
+		base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(a))))),
+		scan.EncodeBase(uint64(a), "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
+		scan.EncodeBase(uint64(a), "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"),
+		scan.EncodeBase(uint64(a), "0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
+		fmt.Sprintf("% x", binary.BigEndian.AppendUint64(nil, uint64(a))),
+		strconv.FormatFloat(float64(a), 'x', -1, 64),
+		leakcheck.Interleave(fmt.Sprint(a), "&shy;"),
+		"%3" + strings.Join(strings.Split(fmt.Sprint(a), ""), "%3"),
+		fmt.Sprint(a)[2:], "abababababababab",
+	} {
+		f.Add([]byte(`{"note":"`+note+`"}`), a, int64(0), uint8(0x7e), uint16(0))
+		f.Add([]byte(`{"id":"`+fmt.Sprint(a)+`","note":"`+note+`"}`), a, int64(0), uint8(0x7e), uint16(0))
+	}
 	typ := orderType(f)
 	scan := detector()
 	lo, hi := gateway.DetectorWindow(scan)
@@ -289,7 +312,7 @@ func FuzzRewrite(f *testing.F) {
 			if b, err := json.Marshal(spliced); err == nil {
 				spliced = string(b[1 : len(b)-1]) // as it is written inside a JSON string
 			}
-		case sp == 0x40 && x <= math.MaxInt64/10:
+		case sp == 0x7f && x <= math.MaxInt64/10:
 			spliced = strconv.FormatInt(x*10, 10)
 		}
 		if spliced != "" {
@@ -316,11 +339,14 @@ func FuzzRewrite(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out of %q: %q", body, out)
 		}
-		sent = append(sent, requestID)
-		sent = append(sent, ids...)
+		own := append([]int64{requestID}, ids...)
+		sent = append(sent, own...)
 		sent = append(sent, gateway.DetectorAll(scan, string(body))...)
 		if l, ok := leakcheck.JSON(string(out), sent); ok {
 			t.Fatalf("internal id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
+		}
+		if l, ok := leakcheck.JSONOwn(string(out), own); ok {
+			t.Fatalf("the response's own id %d (as %s) in %q out of %q", l.ID, l.Form, out, body)
 		}
 	})
 }
