@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idgen/idgen/libs/routes"
@@ -103,6 +104,7 @@ type Gateway struct {
 	healthAt time.Time
 	healthIs healthz.Service
 	log      *slog.Logger
+	tokKey   atomic.Pointer[[]byte] // the key of token handles, once read from the store (token.go)
 
 	// What customers get besides the body (serve.go).
 	access       *slog.Logger                 // AccessLog
