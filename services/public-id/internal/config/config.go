@@ -107,7 +107,7 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 		c.IDsSince = t
 		return nil
 	})
-	fs.StringVar(&c.APIKeyHeader, "api-key-header", "", "request header holding a customer's API key (X-Api-Key): requests that carry one are rate limited per key instead of per client address; empty for none")
+	fs.StringVar(&c.APIKeyHeader, "api-key-header", "", "request header holding a customer's API key (X-Api-Key): requests that carry one through a --trusted-proxies peer are rate limited per key instead of per client address; empty for none")
 	fs.Func("cors-origins", "comma-separated exact origins (https://app.example.com) whose pages may call the customer routes; default none", func(v string) error {
 		for _, o := range strings.Split(v, ",") {
 			if o = strings.TrimSpace(o); o != "" {

@@ -79,6 +79,9 @@ func do(t *testing.T, method, url string, headers ...string) limAnswer {
 
 var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// loopback trusts the tests' own client as the edge proxy.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+
 // TestRequestID: a trusted proxy's well-formed X-Request-Id reaches the upstream and comes back
 // to the customer; anyone else's, or a malformed one, is replaced by a fresh one, the same the
 // upstream gets; the upstream's own X-Request-Id never reaches the customer.
@@ -154,7 +157,7 @@ func TestAccessLog(t *testing.T) {
 	up, _ := noteUpstream(t, func() string { return "hello" })
 	var access testenv.LogBuffer
 	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, `"query": {"limit": {"type": "int", "min": 1, "max": 50}},`),
-		gateway.Options{AccessLog: slog.New(slog.NewJSONHandler(&access, nil)), APIKeyHeader: "X-Api-Key"})
+		gateway.Options{AccessLog: slog.New(slog.NewJSONHandler(&access, nil)), APIKeyHeader: "X-Api-Key", TrustedProxies: loopback})
 	pub := g.publish(t, id, "ord")
 	ok := do(t, "GET", g.url+"/orders/"+pub+"?limit=37&secret=s3cr3t", "X-Api-Key", "key-of-customer-ada")
 	notFound := do(t, "GET", g.url+"/orders/"+strconv.FormatInt(id, 10))
@@ -448,9 +451,9 @@ func TestRouteRate(t *testing.T) {
 	}
 }
 
-// TestAPIKeyRate: with an API-key header, clients are limited by their key, not their address:
-// two keys from one address each get their burst, on the gateway's rate and a route's; a key
-// given twice, or too long, is a 400 that says so.
+// TestAPIKeyRate: with an API-key header, clients through a trusted proxy are limited by their
+// key, not their address: two keys from one address each get their burst, on the gateway's rate
+// and a route's; a key given twice, or too long, is a 400 that says so.
 func TestAPIKeyRate(t *testing.T) {
 	clock := &testClock{t: time.Now()}
 	up, _ := noteUpstream(t, func() string { return "hello" })
@@ -461,7 +464,7 @@ func TestAPIKeyRate(t *testing.T) {
 		{"gateway's rate", "", gateway.Options{RatePerClient: 1}},
 		{"route's rate", `"rate_per_client": 1,`, gateway.Options{}},
 	} {
-		tt.o.APIKeyHeader, tt.o.Now = "X-Api-Key", clock.now
+		tt.o.APIKeyHeader, tt.o.Now, tt.o.TrustedProxies = "X-Api-Key", clock.now, loopback
 		g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, tt.keys), tt.o)
 		path := g.url + "/orders/" + g.publish(t, limID(12), "ord")
 		for _, key := range []string{"key-a", "key-b"} {
@@ -485,6 +488,38 @@ func TestAPIKeyRate(t *testing.T) {
 		}
 		if strings.Contains(g.log(), "key-a") || !bytes.Contains([]byte(g.log()), []byte(`"api_key":"`)) {
 			t.Errorf("%s: the log holds a key in clear, or no short hash of it:\n%s", tt.name, g.log())
+		}
+	}
+}
+
+// TestAPIKeyFromAnyPeer: an API key counts only through a trusted proxy; from any other peer the
+// client is its address, so a key made up for each request gets no bucket of its own (nor
+// evicts a customer's), and a malformed one is not read.
+func TestAPIKeyFromAnyPeer(t *testing.T) {
+	up, _ := noteUpstream(t, func() string { return "hello" })
+	file := twoRoutes("http://127.0.0.1:1", "", up.URL, "")
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+	}{
+		{"no trusted proxy", nil},
+		{"another trusted proxy", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}},
+	} {
+		g := newLimGateway(t, file, gateway.Options{APIKeyHeader: "X-Api-Key", RatePerClient: 1, TrustedProxies: tt.trusted})
+		path := g.url + "/orders/" + g.publish(t, limID(13), "ord")
+		for i := range 2 {
+			if a := do(t, "GET", path, "X-Api-Key", fmt.Sprintf("made-up-%d", i)); a.code != 200 {
+				t.Fatalf("%s: request %d of the address's burst: %d %s", tt.name, i, a.code, a.body)
+			}
+		}
+		if a := do(t, "GET", path, "X-Api-Key", "made-up-2"); a.code != 429 {
+			t.Errorf("%s: a new key past the address's burst: %d, want 429 (the address's bucket)", tt.name, a.code)
+		}
+		if a := do(t, "GET", path, "X-Api-Key", "k1", "X-Api-Key", "k2"); a.code != 429 {
+			t.Errorf("%s: a key given twice, not read: %d, want the address's 429", tt.name, a.code)
+		}
+		if strings.Contains(g.log(), `"api_key"`) {
+			t.Errorf("%s: the log names a key that was not read:\n%s", tt.name, g.log())
 		}
 	}
 }

@@ -26,9 +26,10 @@ type Options struct {
 	// rate_per_client limits each client on that route besides.
 	RatePerClient float64
 	// APIKeyHeader names the request header that holds a customer's API key (X-Api-Key). When it
-	// is set, a request that carries a key is rate limited by its key, not its address (both the
-	// gateway's rate and the routes'); one without is limited by its address. The gateway does not
-	// check keys: the edge in front of it must. Default none: clients are their addresses.
+	// is set, a request that carries a key and comes through one of TrustedProxies is rate limited
+	// by its key, not its address (both the gateway's rate and the routes'); one without a key, or
+	// from any other peer, is limited by its address. The gateway does not check keys: the edge in
+	// front of it (a trusted proxy) must. Default none: clients are their addresses.
 	APIKeyHeader string
 	// RateTableSize bounds the rate limiter's table of clients. Default 65,536 (about 15 MB).
 	RateTableSize int

@@ -13,8 +13,9 @@ const maxRequestID = 128
 // is one header of 1 to 128 of A-Z a-z 0-9 and - _ . : + = / (a UUID, hex, base64, the load
 // balancer's trace ID); otherwise a fresh one, 16 random bytes in hex. A customer's own header,
 // sent straight to the gateway, is never taken: it would let one write anything into the log.
-func (g *Gateway) requestID(r *http.Request) string {
-	if vs := r.Header["X-Request-Id"]; len(vs) == 1 && wellFormedRequestID(vs[0]) && g.clients.peerTrusted(r) {
+// trusted tells whether the connection's peer is one of them.
+func (g *Gateway) requestID(r *http.Request, trusted bool) string {
+	if vs := r.Header["X-Request-Id"]; trusted && len(vs) == 1 && wellFormedRequestID(vs[0]) {
 		return vs[0]
 	}
 	var b [16]byte
