@@ -36,6 +36,12 @@ func (s *seen) add(h http.Header) {
 	s.headers = append(s.headers, h.Clone())
 }
 
+func (s *seen) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.headers)
+}
+
 func (s *seen) last() http.Header {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -521,5 +527,55 @@ func TestAPIKeyFromAnyPeer(t *testing.T) {
 		if strings.Contains(g.log(), `"api_key"`) {
 			t.Errorf("%s: the log names a key that was not read:\n%s", tt.name, g.log())
 		}
+	}
+}
+
+// TestPreconditions: a precondition the gateway cannot evaluate (If-Match, If-Unmodified-Since;
+// If-None-Match on a DELETE) is a 412 that says so, and the upstream is never asked, so a
+// conditional DELETE never deletes unconditionally; If-None-Match on a GET is the gateway's own
+// (304); an unknown public ID is still the one 404.
+func TestPreconditions(t *testing.T) {
+	up, sent := noteUpstream(t, func() string { return "hello" })
+	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, `"methods": ["GET", "DELETE"],`), gateway.Options{})
+	path := g.url + "/orders/" + g.publish(t, limID(14), "ord")
+	since := "Sat, 01 Nov 2026 00:00:00 GMT"
+	for _, tt := range []struct {
+		method, header, value string
+	}{
+		{"DELETE", "If-Match", `"abc"`},
+		{"DELETE", "If-Match", "*"},
+		{"DELETE", "If-Unmodified-Since", since},
+		{"DELETE", "If-None-Match", `"abc"`},
+		{"GET", "If-Match", `"abc"`},
+		{"GET", "If-Unmodified-Since", since},
+		{"HEAD", "If-Match", "*"},
+	} {
+		a := do(t, tt.method, path, tt.header, tt.value)
+		var body struct{ Error string }
+		if tt.method != "HEAD" {
+			if err := json.Unmarshal([]byte(a.body), &body); err != nil {
+				t.Errorf("%s %s: body %q: %v", tt.method, tt.header, a.body, err)
+			}
+		}
+		if a.code != 412 || a.header.Get("Cache-Control") != "no-store" ||
+			tt.method != "HEAD" && body.Error != tt.header+": the gateway does not pass preconditions to the upstream; send the request without it" {
+			t.Errorf("%s with %s: %d %v %q, want 412 saying the gateway does not pass it", tt.method, tt.header, a.code, a.header, a.body)
+		}
+	}
+	if n := sent.count(); n != 0 {
+		t.Errorf("the upstream was asked %d times for requests with a precondition, want none", n)
+	}
+	if got := g.count(t, "fast", "bad_request"); got != 7 {
+		t.Errorf("counted %v bad_request, want 7", got)
+	}
+	if a := do(t, "GET", g.url+"/orders/ord_"+strings.Repeat("x", 22), "If-Match", "*"); a.code != 404 {
+		t.Errorf("an unknown public ID with If-Match: %d, want the one 404", a.code)
+	}
+	ok := do(t, "GET", path)
+	if nm := do(t, "GET", path, "If-None-Match", ok.header.Get("ETag")); ok.code != 200 || nm.code != 304 {
+		t.Errorf("GET, then If-None-Match its ETag: %d, %d; want 200, 304", ok.code, nm.code)
+	}
+	if a := do(t, "DELETE", path); a.code != 200 || sent.count() != 3 {
+		t.Errorf("an unconditional DELETE: %d, upstream asked %d times; want 200, and 3", a.code, sent.count())
 	}
 }

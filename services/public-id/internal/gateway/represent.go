@@ -103,6 +103,29 @@ func (g *Gateway) acceptable(r *http.Request) *failure {
 		msg: "Accept-Encoding refuses every coding the gateway sends: " + enc}
 }
 
+// preconditions refuses, before the upstream is asked, a request with a precondition the gateway
+// cannot evaluate and does not pass upstream (only Accept, Accept-Encoding and X-Request-Id go
+// there): If-Match and If-Unmodified-Since on any method, If-None-Match on a method other than GET
+// and HEAD (on those the gateway evaluates it against its own ETag: represent). Served without
+// it, a conditional DELETE would delete unconditionally (RFC 9110 13.1), so it gets 412 (counted
+// bad_request) saying so. It is checked once the route and its public ID are known, so an
+// unknown one still gets its 404 (13.2.1).
+func preconditions(r *http.Request) *failure {
+	name := ""
+	switch {
+	case len(r.Header["If-Match"]) > 0:
+		name = "If-Match"
+	case len(r.Header["If-Unmodified-Since"]) > 0:
+		name = "If-Unmodified-Since"
+	case len(r.Header["If-None-Match"]) > 0 && r.Method != http.MethodGet && r.Method != http.MethodHead:
+		name = "If-None-Match"
+	default:
+		return nil
+	}
+	return &failure{outcome: outcomeBadRequest, status: http.StatusPreconditionFailed,
+		msg: name + ": the gateway does not pass preconditions to the upstream; send the request without it"}
+}
+
 // acceptEncoding reads the q-values of gzip and identity from Accept-Encoding (RFC 9110 12.5.3):
 // a coding not listed takes *'s, if listed; identity not listed is acceptable (1, and listed
 // false: it is preferred to nothing) unless * says otherwise, gzip not listed 0. A q-value that

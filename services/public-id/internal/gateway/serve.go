@@ -121,6 +121,9 @@ func (g *Gateway) forward(q *request) (*answer, *failure) {
 	if f != nil {
 		return nil, f
 	}
+	if f := preconditions(q.r); f != nil {
+		return nil, f
+	}
 	// The route's timeout bounds the whole exchange with the upstream: connect, headers, body.
 	ctx, cancel := context.WithTimeout(q.r.Context(), q.lim.timeout)
 	defer cancel()
