@@ -579,3 +579,32 @@ func TestPreconditions(t *testing.T) {
 		t.Errorf("an unconditional DELETE: %d, upstream asked %d times; want 200, and 3", a.code, sent.count())
 	}
 }
+
+// TestNotModifiedTag: a 304 carries the ETag the 200 would: weak for a body sent gzip, strong for
+// one whose gzip would not be smaller and that goes uncompressed though the customer accepts gzip.
+func TestNotModifiedTag(t *testing.T) {
+	up, _ := noteUpstream(t, func() string { return "hi" })
+	big, _ := noteUpstream(t, func() string { return strings.Repeat("a fine day for shipping books ", 100) })
+	for _, tt := range []struct {
+		name string
+		up   string
+		weak bool
+	}{
+		{"incompressible", up.URL, false},
+		{"compressed", big.URL, true},
+	} {
+		g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", tt.up, ""), gateway.Options{CompressMinSize: 1})
+		path := g.url + "/orders/" + g.publish(t, limID(9), "ord")
+		ok := do(t, "GET", path, "Accept-Encoding", "gzip")
+		tag := ok.header.Get("ETag")
+		if ok.code != 200 || strings.HasPrefix(tag, "W/") == !tt.weak || (ok.header.Get("Content-Encoding") == "gzip") != tt.weak {
+			t.Fatalf("%s: %d %v: want 200, gzip and a weak tag only for a body that gets smaller", tt.name, ok.code, ok.header)
+		}
+		for _, m := range []string{"GET", "HEAD"} {
+			nm := do(t, m, path, "Accept-Encoding", "gzip", "If-None-Match", strings.TrimPrefix(tag, "W/"))
+			if nm.code != 304 || nm.header.Get("ETag") != tag || nm.header.Get("Content-Encoding") != "" || nm.body != "" {
+				t.Errorf("%s: %s If-None-Match its tag: %d %v, want 304 with the 200's ETag %s", tt.name, m, nm.code, nm.header, tag)
+			}
+		}
+	}
+}

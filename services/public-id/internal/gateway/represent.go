@@ -17,14 +17,14 @@ import (
 // the body and the headers:
 //
 //   - Vary: Accept-Encoding, on every answer with a body;
+//   - gzip (encoding) when the customer accepts it, with the body and its newline compressed into
+//     a pooled buffer no larger than the body: a gzip body that would not be smaller is not sent;
 //   - on a 200 to a GET or a HEAD, the gateway's own ETag, a strong hash of the body as sent
 //     uncompressed ("…", 22 characters of base64url of SHA-256's first 16 bytes), in place of any
 //     ETag the route declares: the upstream's tags its own body, not the one the gateway rebuilt.
-//     A gzip answer carries it weak (W/"…"): the same content, not the same bytes. If-None-Match
+//     A body sent gzip carries it weak (W/"…"): the same content, not the same bytes. If-None-Match
 //     naming it (either form, * or in a list; weak comparison, RFC 9110 13.1.2) gets 304 with no
-//     body;
-//   - gzip (encoding) when the customer accepts it, with the body and its newline compressed into
-//     a pooled buffer no larger than the body: a gzip body that would not be smaller is not sent.
+//     body, and the ETag the 200 would carry: it is evaluated once the encoding is decided.
 func (g *Gateway) represent(q *request, a *answer) {
 	if a.body == nil {
 		return
@@ -35,7 +35,6 @@ func (g *Gateway) represent(q *request, a *answer) {
 	h := a.headers
 	h["Vary"] = varyEncoding
 	size := len(a.body) + 1
-	gz, identity := g.encoding(q.r, size)
 	var tag string
 	if a.status == http.StatusOK && (q.r.Method == http.MethodGet || q.r.Method == http.MethodHead) {
 		sum := sha256.New()
@@ -43,31 +42,32 @@ func (g *Gateway) represent(q *request, a *answer) {
 		sum.Write(newline)
 		var b [sha256.Size]byte
 		tag = `"` + base64.RawURLEncoding.EncodeToString(sum.Sum(b[:0])[:16]) + `"`
+	}
+	if gz, identity := g.encoding(q.r, size); gz {
+		limit := size // never more than the body
+		if !identity {
+			limit = size + size>>8 + 64 // the customer takes gzip only: deflate's worst case
+		}
+		if buf, ok := compress(a.body, limit); ok {
+			a.body, a.encoded, a.pooled = *buf, true, buf
+			h["Content-Encoding"] = gzipEncoding
+		}
+	}
+	if tag == "" {
+		return
+	}
+	if a.encoded {
+		h["Etag"] = []string{"W/" + tag}
+	} else {
 		h["Etag"] = []string{tag}
-		if gz {
-			h["Etag"] = []string{"W/" + tag}
+	}
+	if noneMatch(q.r.Header["If-None-Match"], tag) {
+		if a.pooled != nil {
+			putBuffer(a.pooled)
 		}
-		if noneMatch(q.r.Header["If-None-Match"], tag) {
-			a.status, a.body = http.StatusNotModified, nil
-			return
-		}
+		delete(h, "Content-Encoding")
+		a.status, a.body, a.encoded, a.pooled = http.StatusNotModified, nil, false, nil
 	}
-	if !gz {
-		return
-	}
-	limit := size // never more than the body
-	if !identity {
-		limit = size + size>>8 + 64 // the customer takes gzip only: deflate's worst case
-	}
-	buf, ok := compress(a.body, limit)
-	if !ok {
-		if tag != "" {
-			h["Etag"] = []string{tag}
-		}
-		return
-	}
-	a.body, a.encoded, a.pooled = *buf, true, buf
-	h["Content-Encoding"] = gzipEncoding
 }
 
 var (
