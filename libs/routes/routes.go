@@ -64,8 +64,9 @@ type Route struct {
 	// RatePerClient is each client's request rate on this route (per second; burst twice that,
 	// at least 1), beside the gateway's own rate per client. Default none.
 	RatePerClient float64 `json:"rate_per_client,omitempty"`
-	// CacheControl is the Cache-Control of the route's successful answers when the upstream's
-	// (declared in Headers) gives none ("private, max-age=60"). Default: the gateway's.
+	// CacheControl is the Cache-Control of the route's 200s (and 203s) when the upstream's
+	// (declared in Headers) gives none ("private, max-age=60"). Default: the gateway's. Its
+	// redirects and 204s get no-store.
 	CacheControl string `json:"cache_control,omitempty"`
 
 	timeout        time.Duration // Timeout parsed; 0 for the gateway's default

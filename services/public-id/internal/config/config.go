@@ -117,7 +117,7 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 		return nil
 	})
 	fs.IntVar(&c.CompressMin, "compress-min-size", 1024, "smallest rebuilt body, in bytes, sent gzip to a customer who accepts it; negative for none")
-	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a successful answer whose route and upstream give none")
+	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a 200 whose route and upstream give none (redirects and 204s get no-store)")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the process's Go memory limit in bytes (GOMEMLIMIT wins when set); 0: the body budget, the rewrite slots and an allowance (44 MiB); negative: none")
 	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -605,6 +606,56 @@ func TestNotModifiedTag(t *testing.T) {
 			if nm.code != 304 || nm.header.Get("ETag") != tag || nm.header.Get("Content-Encoding") != "" || nm.body != "" {
 				t.Errorf("%s: %s If-None-Match its tag: %d %v, want 304 with the 200's ETag %s", tt.name, m, nm.code, nm.header, tag)
 			}
+		}
+	}
+}
+
+// TestCacheControlOfRedirectsAndEmpty: the route's cache_control (and the default) is for its
+// 200s; a redirect and a 204 get no-store, unless the upstream declared its own.
+func TestCacheControlOfRedirectsAndEmpty(t *testing.T) {
+	var own atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if own.Load() {
+			w.Header().Set("Cache-Control", "private, max-age=5")
+		}
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Location", "/internal/fast/"+r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:])
+		w.WriteHeader(http.StatusFound)
+	}))
+	t.Cleanup(up.Close)
+	file := twoRoutes("http://127.0.0.1:1", "", up.URL, `"methods": ["GET", "DELETE"], "cache_control": "private, max-age=60",`)
+	at := strings.LastIndex(file, `"ETag": "plain"`) // the fast route's
+	file = file[:at] + `"Cache-Control": "plain"` + file[at+len(`"ETag": "plain"`):]
+	g := newLimGateway(t, file, gateway.Options{})
+	path := g.url + "/orders/" + g.publish(t, limID(10), "ord")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	ask := func(method string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Cache-Control")
+	}
+	for _, tt := range []struct {
+		own    bool
+		method string
+		code   int
+		want   string
+	}{
+		{false, "GET", 302, "no-store"},
+		{false, "DELETE", 204, "no-store"},
+		{true, "GET", 302, "private, max-age=5"},
+		{true, "DELETE", 204, "private, max-age=5"},
+	} {
+		own.Store(tt.own)
+		if code, cc := ask(tt.method); code != tt.code || cc != tt.want {
+			t.Errorf("%s, the upstream's Cache-Control %v: %d %q, want %d %q", tt.method, tt.own, code, cc, tt.code, tt.want)
 		}
 	}
 }

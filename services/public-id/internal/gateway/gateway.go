@@ -76,7 +76,8 @@ type Options struct {
 	// CompressMinSize is the smallest body sent gzip to a customer who accepts it; negative for no
 	// compression. Default 1,024 bytes.
 	CompressMinSize int
-	// CacheControl is the Cache-Control of a successful answer whose route and upstream give none.
+	// CacheControl is the Cache-Control of a 200 (or 203, and its 304) whose route and upstream give
+	// none; other successes (redirects, 204s) get no-store.
 	// Default "private, no-cache".
 	CacheControl string
 	// MemoryLimit is the Go memory limit the gateway's process should run with (Gateway.MemoryLimit;

@@ -270,9 +270,12 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 }
 
 // cacheControl sets a successful answer's Cache-Control when the upstream gave none the route
-// declares: the route's cache_control, else CacheControl (default "private, no-cache": a shared
-// cache never keeps a customer's answer, and the customer's own revalidates it each time, which
-// the ETag makes a 304). The gateway's errors are no-store (failed).
+// declares: on a 200 or a 203 (and a 304 made of a 200), the route's cache_control, else
+// CacheControl (default "private, no-cache": a shared cache never keeps a customer's answer, and
+// the customer's own revalidates it each time, which the ETag makes a 304); on any other status
+// (a redirect, a 204, a 201 or 202 to a DELETE) no-store, since what a route declares is for its
+// representations, and a cached redirect or empty answer would outlive what the upstream meant.
+// The gateway's errors are no-store (failed).
 func (g *Gateway) cacheControl(q *request, a *answer) {
 	if len(a.headers["Cache-Control"]) > 0 {
 		return
@@ -280,9 +283,15 @@ func (g *Gateway) cacheControl(q *request, a *answer) {
 	if a.headers == nil {
 		a.headers = http.Header{}
 	}
-	v := g.cacheDefault
-	if q.route != nil && q.route.CacheControl != "" {
-		v = []string{q.route.CacheControl}
+	v := noStore
+	switch a.status {
+	case http.StatusOK, http.StatusNonAuthoritativeInfo, http.StatusNotModified:
+		v = g.cacheDefault
+		if q.route != nil && q.route.CacheControl != "" {
+			v = []string{q.route.CacheControl}
+		}
 	}
 	a.headers["Cache-Control"] = v
 }
+
+var noStore = []string{"no-store"}
