@@ -42,8 +42,10 @@ import (
 // tokenPrefix starts every handle.
 const tokenPrefix = "tok"
 
-// maxTokens bounds the tokens one response may issue (each is a write to the store).
-const maxTokens = 100
+// maxTokens bounds the tokens one response may issue (each is a write to the store); a route
+// file whose response could hold more is refused at load (routes.MaxTokens), so this only holds
+// the bound should a route be made some other way.
+const maxTokens = routes.MaxTokens
 
 // tokenMaker makes and checks handles: public IDs of the resource "tok", which no store maps.
 var tokenMaker = func() *publicid.Maker {

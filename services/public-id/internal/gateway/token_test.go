@@ -32,7 +32,7 @@ func tokenRoutes(up string) string {
 		return `{"name": "` + name + `", "public": "/` + name + `/{public_id}/orders", "upstream": "` + up + `/internal/` + name + `/{internal_id}/orders",
   "resource": "cus", "query": {"cursor": "token", "limit": {"type": "int", "min": 1, "max": 50}}, "headers": {"ETag": "plain"},
   "response": {"type": "object", "fields": {
-    "orders": {"type": "array", "max_items": 200, "items": {"type": "object", "fields": {"id": "id:ord", "cursor": {"type": "token", "ttl": "1s"}}}},
+    "orders": {"type": "array", "max_items": 99, "items": {"type": "object", "fields": {"id": "id:ord", "cursor": {"type": "token", "ttl": "1s"}}}},
     "next": {"type": "token", "max_len": 200}}}}`
 	}
 	return `{"routes": [` + route("list") + `, ` + route("archive") + `]}`
@@ -222,7 +222,8 @@ func TestTokens(t *testing.T) {
 		t.Errorf("list redeemed %v handles, want 3", got)
 	}
 
-	// A token breaking its type is an unsafe response: too long, a number, too many in one body.
+	// A token breaking its type is an unsafe response: too long, a number; and a body of more
+	// items than max_items (99, so that a response holds at most 100 tokens).
 	for _, id := range []int64{long, number, many} {
 		if ans := get("/list/" + g.publish(t, id, "cus") + "/orders"); ans.code != 502 {
 			t.Errorf("customer %d: %d %s, want 502", id, ans.code, ans.body)
