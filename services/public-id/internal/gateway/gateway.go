@@ -31,7 +31,8 @@ type Options struct {
 	// from any other peer, is limited by its address. The gateway does not check keys: the edge in
 	// front of it (a trusted proxy) must. Default none: clients are their addresses.
 	APIKeyHeader string
-	// RateTableSize bounds the rate limiter's table of clients. Default 65,536 (about 15 MB).
+	// RateTableSize bounds the rate limiter's table of clients (the gateway's, and each route's
+	// with rate_per_client). Default 65,536 (about 20 MiB a table, full).
 	RateTableSize int
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
 	// client, and whose X-Request-Id the gateway takes (requestid.go). Default none: the
