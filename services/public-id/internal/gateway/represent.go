@@ -16,7 +16,8 @@ import (
 // rebuilt it (so the gateway compresses at most MaxRewrites bodies at once), after every check of
 // the body and the headers:
 //
-//   - Vary: Accept-Encoding, on every answer with a body;
+//   - Vary: Accept-Encoding, on every rebuilt answer with a body (the gateway's own answers, never
+//     compressed and no-store, carry none: no cache keeps one to choose by it);
 //   - gzip (encoding) when the customer accepts it, with the body and its newline compressed into
 //     a pooled buffer no larger than the body: a gzip body that would not be smaller is not sent;
 //   - on a 200 to a GET or a HEAD, the gateway's own ETag, a strong hash of the body as sent
