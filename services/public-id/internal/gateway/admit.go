@@ -19,6 +19,7 @@ const maxAPIKey = 256
 func (g *Gateway) identify(q *request) *failure {
 	trusted := g.clients.peerTrusted(q.r)
 	q.id = g.requestID(q.r, trusted)
+	q.traceID = traceID(q.r, trusted)
 	q.client = g.clients.addr(q.r)
 	q.key = addrKey(q.client)
 	if g.apiKey == "" || !trusted {

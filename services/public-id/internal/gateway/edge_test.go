@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -97,24 +98,31 @@ func TestRequestID(t *testing.T) {
 	file := twoRoutes("http://127.0.0.1:1", "", up.URL, "")
 	behind := newLimGateway(t, file, gateway.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	direct := newLimGateway(t, file, gateway.Options{})
+	// A proxy that sets a header of its own; one (an ALB) whose X-Request-Id a customer chooses.
+	edge := newLimGateway(t, file, gateway.Options{TrustedProxies: loopback, RequestIDHeader: "x-edge-request-id"})
+	alb := newLimGateway(t, file, gateway.Options{TrustedProxies: loopback, RequestIDHeader: gateway.NoRequestIDHeader})
 	for _, tt := range []struct {
-		name string
-		g    *limGateway
-		sent string // "" for none
-		kept bool
+		name   string
+		g      *limGateway
+		sent   string // "" for none
+		kept   bool
+		header string // default X-Request-Id
 	}{
-		{"trusted proxy", behind, "edge-4f1c:9a/b+c=", true},
-		{"trusted proxy, a UUID", behind, "0190b9a2-7c3e-7d4f-8a1b-2c3d4e5f6a7b", true},
-		{"trusted proxy, none", behind, "", false},
-		{"trusted proxy, a space", behind, "edge 4f1c", false},
-		{"trusted proxy, too long", behind, strings.Repeat("a", 129), false},
-		{"trusted proxy, a newline escape", behind, "a%0Ab", false},
-		{"untrusted peer", direct, "edge-4f1c", false},
+		{"the proxy's own header", edge, "edge-77", true, "X-Edge-Request-Id"},
+		{"the proxy's own header, X-Request-Id", edge, "chosen-by-a-customer", false, ""},
+		{"no header taken", alb, "chosen-by-a-customer", false, ""},
+		{"trusted proxy", behind, "edge-4f1c:9a/b+c=", true, ""},
+		{"trusted proxy, a UUID", behind, "0190b9a2-7c3e-7d4f-8a1b-2c3d4e5f6a7b", true, ""},
+		{"trusted proxy, none", behind, "", false, ""},
+		{"trusted proxy, a space", behind, "edge 4f1c", false, ""},
+		{"trusted proxy, too long", behind, strings.Repeat("a", 129), false, ""},
+		{"trusted proxy, a newline escape", behind, "a%0Ab", false, ""},
+		{"untrusted peer", direct, "edge-4f1c", false, ""},
 	} {
 		pub := tt.g.publish(t, limID(int64(len(tt.name))), "ord")
 		var headers []string
 		if tt.sent != "" {
-			headers = []string{"X-Request-Id", tt.sent}
+			headers = []string{cmp.Or(tt.header, "X-Request-Id"), tt.sent}
 		}
 		a := do(t, "GET", tt.g.url+"/orders/"+pub, headers...)
 		got, upstream := a.header.Values("X-Request-Id"), sent.last().Values("X-Request-Id")
@@ -133,6 +141,14 @@ func TestRequestID(t *testing.T) {
 	a, b := do(t, "GET", direct.url+"/nowhere"), do(t, "GET", direct.url+"/healthz")
 	if x, y := a.header.Get("X-Request-Id"), b.header.Get("X-Request-Id"); !hex32.MatchString(x) || !hex32.MatchString(y) || x == y {
 		t.Errorf("a 404 has X-Request-Id %q, /healthz %q: want each its own", x, y)
+	}
+	// A trace ID only from a trusted proxy.
+	do(t, "GET", direct.url+"/nowhere", "X-Amzn-Trace-Id", "Root=1-67891233-abcdef012345678912345678")
+	if strings.Contains(direct.log(), "trace_id") {
+		t.Errorf("a customer's X-Amzn-Trace-Id reached the access log:\n%s", direct.log())
+	}
+	if _, err := gateway.New(&routes.Config{}, direct.maker, direct.store, prometheus.NewRegistry(), gateway.Options{RequestIDHeader: "X Request"}); err == nil {
+		t.Error("a request ID header that is no header name: accepted")
 	}
 	if _, err := routes.Parse([]byte(strings.Replace(file, `"ETag": "plain"`, `"X-Request-Id": "plain"`, 1))); err == nil || !strings.Contains(err.Error(), "the gateway sets it itself") {
 		t.Errorf("a route that passes the upstream's X-Request-Id: %v, want it refused", err)
@@ -166,8 +182,9 @@ func TestAccessLog(t *testing.T) {
 	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, `"query": {"limit": {"type": "int", "min": 1, "max": 50}},`),
 		gateway.Options{AccessLog: slog.New(slog.NewJSONHandler(&access, nil)), APIKeyHeader: "X-Api-Key", TrustedProxies: loopback})
 	pub := g.publish(t, id, "ord")
-	ok := do(t, "GET", g.url+"/orders/"+pub+"?limit=37&secret=s3cr3t", "X-Api-Key", "key-of-customer-ada")
-	notFound := do(t, "GET", g.url+"/orders/"+strconv.FormatInt(id, 10))
+	const trace = "Self=1-67891234-12456789abcdef012345678;Root=1-67891233-abcdef012345678912345678"
+	ok := do(t, "GET", g.url+"/orders/"+pub+"?limit=37&secret=s3cr3t", "X-Api-Key", "key-of-customer-ada", "X-Amzn-Trace-Id", trace)
+	notFound := do(t, "GET", g.url+"/orders/"+strconv.FormatInt(id, 10), "X-Amzn-Trace-Id", `Root=1-"quoted"`)
 	do(t, "GET", g.url+"/healthz") // debug level: not in an info log
 	lines := accessLines(t, access.String())
 	if len(lines) != 2 {
@@ -176,7 +193,7 @@ func TestAccessLog(t *testing.T) {
 	first := lines[0]
 	want := map[string]any{"level": "INFO", "route": "fast", "method": "GET", "path": "/orders/{public_id}", "public_id": pub,
 		"status": 200.0, "outcome": "ok", "bytes": float64(len(ok.body)), "client": "127.0.0.1",
-		"request_id": ok.header.Get("X-Request-Id")}
+		"request_id": ok.header.Get("X-Request-Id"), "trace_id": trace}
 	for k, v := range want {
 		if first[k] != v {
 			t.Errorf("access line %v: %s = %v, want %v", first, k, first[k], v)
@@ -190,7 +207,7 @@ func TestAccessLog(t *testing.T) {
 		t.Errorf("access line %v: api_key %q, want a short hash", first, tag)
 	}
 	second := lines[1]
-	if second["status"] != 404.0 || second["outcome"] != "not_found" || second["route"] != "fast" || second["public_id"] != nil ||
+	if second["status"] != 404.0 || second["outcome"] != "not_found" || second["route"] != "fast" || second["public_id"] != nil || second["trace_id"] != nil ||
 		second["request_id"] != notFound.header.Get("X-Request-Id") {
 		t.Errorf("access line %v: want the 404 of a malformed public ID, without it", second)
 	}

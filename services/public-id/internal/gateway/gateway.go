@@ -35,9 +35,17 @@ type Options struct {
 	// with rate_per_client). Default 65,536 (about 20 MiB a table, full).
 	RateTableSize int
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
-	// client, and whose X-Request-Id the gateway takes (requestid.go). Default none: the
-	// connection's peer is the client, and every request ID is the gateway's own.
+	// client, whose RequestIDHeader the gateway takes (requestid.go), whose API keys count
+	// (APIKeyHeader), and whose X-Amzn-Trace-Id the access log shows as trace_id. Default none:
+	// the connection's peer is the client, and every request ID is the gateway's own.
 	TrustedProxies []netip.Prefix
+	// RequestIDHeader is the header in which a trusted proxy sets the request ID, taken in place
+	// of the gateway's own (the upstream and the customer get it as X-Request-Id). The proxy must
+	// set it itself, overwriting any a customer sent (nginx and envoy can); one that passes a
+	// customer's on (an AWS ALB does, with X-Request-Id) would let customers choose the ID the
+	// upstream and the log get: behind such a proxy, NoRequestIDHeader ("-"), and find the ALB's
+	// X-Amzn-Trace-Id in the access log as trace_id. Default X-Request-Id.
+	RequestIDHeader string
 	// UpstreamTimeout is a route's timeout when its route file sets none: the bound of the whole
 	// upstream exchange (connect, headers and body), past which the customer gets 504. Default 5 s.
 	UpstreamTimeout time.Duration
@@ -110,10 +118,11 @@ type Gateway struct {
 	tokKey   atomic.Pointer[[]byte] // the key of token handles, once read from the store (token.go)
 
 	// What customers get besides the body (serve.go).
-	access       *slog.Logger                 // AccessLog
-	cors         map[*routes.Route]*cors.Cors // nil without CORSOrigins
-	apiKey       string                       // APIKeyHeader, canonical; "" for none
-	cacheDefault []string                     // CacheControl
+	access          *slog.Logger                 // AccessLog
+	cors            map[*routes.Route]*cors.Cors // nil without CORSOrigins
+	apiKey          string                       // APIKeyHeader, canonical; "" for none
+	requestIDHeader string                       // RequestIDHeader, canonical; "" for NoRequestIDHeader
+	cacheDefault    []string                     // CacheControl
 
 	metrics
 }
@@ -171,6 +180,16 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 		}
 		o.APIKeyHeader = http.CanonicalHeaderKey(o.APIKeyHeader)
 	}
+	switch o.RequestIDHeader {
+	case "":
+		o.RequestIDHeader = "X-Request-Id"
+	case NoRequestIDHeader:
+	default:
+		if !httpguts.ValidHeaderFieldName(o.RequestIDHeader) {
+			return nil, fmt.Errorf("gateway: request ID header %q is not a valid header name", o.RequestIDHeader)
+		}
+		o.RequestIDHeader = http.CanonicalHeaderKey(o.RequestIDHeader)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -218,6 +237,9 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 		bodies: semaphore.NewWeighted(o.BodyBudget), perRoute: perRoute,
 		metrics: newMetrics(),
 		access:  o.AccessLog, cors: corsOf, apiKey: o.APIKeyHeader, cacheDefault: []string{o.CacheControl},
+	}
+	if o.RequestIDHeader != NoRequestIDHeader {
+		g.requestIDHeader = o.RequestIDHeader
 	}
 	g.register(reg, c.Routes)
 	return g, nil
