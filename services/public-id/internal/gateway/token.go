@@ -32,9 +32,10 @@ import (
 // answer is made in, and the value, rendered in the public IDs' alphabet. So one value on one
 // route gets one handle through a window, from every gateway: a page asked again and again has
 // one body and one ETag (a 304 for If-None-Match), and costs the store one token per distinct
-// value per window, however often it is asked. The handle is kept for the full ttl from its
-// first issue (a later issue in its window finds it kept: ErrTokenTaken), so it lives at least
-// ttl/2 after its last issue. Without the key nobody can compute a handle, nor test a guess of
+// value per window, however often it is asked: each GET still asks the store to keep its tokens
+// (a put that never overwrites), and a later one in the window finds them kept (ErrTokenTaken)
+// and writes nothing. The handle is kept for the full ttl from its first issue, so it lives at
+// least ttl/2 after its last issue. Without the key nobody can compute a handle, nor test a guess of
 // an upstream's value against one. The tokens are kept only after every check of the answer, its
 // headers included, and never for a HEAD, which computes the same handles (for the same ETag and
 // Content-Length) and writes nothing: its customer gets no body to redeem them from.
