@@ -64,8 +64,9 @@ type Route struct {
 	// RatePerClient is each client's request rate on this route (per second; burst twice that,
 	// at least 1), beside the gateway's own rate per client. Default none.
 	RatePerClient float64 `json:"rate_per_client,omitempty"`
-	// CacheControl is the Cache-Control of the route's successful answers when the upstream's
-	// (declared in Headers) gives none ("private, max-age=60"). Default: the gateway's.
+	// CacheControl is the Cache-Control of the route's 200s (and 203s) when the upstream's
+	// (declared in Headers) gives none ("private, max-age=60"). Default: the gateway's. Its
+	// redirects and 204s get no-store.
 	CacheControl string `json:"cache_control,omitempty"`
 
 	timeout        time.Duration // Timeout parsed; 0 for the gateway's default
@@ -154,13 +155,49 @@ const (
 	defaultMaxItems = 1000
 )
 
-// A response token's bounds: its TTL (default, least and most) and its upstream value's length.
+// A response token's bounds: its TTL (default, least and most) and its upstream value's length;
+// and how many tokens one response may give out (each a write to the store), which a route's
+// response must not be able to exceed: each token field counts the product of the max_items of
+// the arrays it is in.
 const (
 	DefaultTokenTTL = time.Hour
 	MinTokenTTL     = time.Second
 	MaxTokenTTL     = 24 * time.Hour
 	MaxTokenLen     = 8192
+	MaxTokens       = 100
 )
+
+// tokenShare is a token field's path and how many tokens it can give out in one response.
+type tokenShare struct {
+	path string
+	n    int
+}
+
+// tokenCount is how many tokens a value of type t (at path) can hold at most (to 10^9: past it,
+// 10^9), and each token field's share.
+func tokenCount(t *Type, path string) (int, []tokenShare) {
+	capped := func(n int) int { return min(n, 1_000_000_000) }
+	switch t.Type {
+	case "token":
+		return 1, []tokenShare{{path, 1}}
+	case "object":
+		n, shares := 0, []tokenShare(nil)
+		for _, m := range t.names {
+			k, f := tokenCount(m.Type, path+"."+m.Name)
+			n = capped(n + k)
+			shares = append(shares, f...)
+		}
+		return n, shares
+	case "array":
+		k, shares := tokenCount(t.Items, path+"[]")
+		items := capped(t.MaxItems)
+		for i := range shares {
+			shares[i].n = capped(shares[i].n * items)
+		}
+		return capped(k * items), shares
+	}
+	return 0, nil
+}
 
 // UnmarshalJSON reads a type from its object form or its one-word form.
 func (t *Type) UnmarshalJSON(b []byte) error {
@@ -385,6 +422,14 @@ func (r *Route) check() error {
 	}
 	if err := r.Response.check(false); err != nil {
 		return fmt.Errorf("response: %w", err)
+	}
+	if n, shares := tokenCount(r.Response, "response"); n > MaxTokens {
+		var named []string
+		for _, s := range shares {
+			named = append(named, fmt.Sprintf("%s %d", s.path, s.n))
+		}
+		return fmt.Errorf("response: up to %d tokens in one response (%s), and the gateway gives out at most %d in one: declare smaller max_items for the arrays they are in",
+			n, strings.Join(named, ", "), MaxTokens)
 	}
 	r.timeout = 0
 	if r.Timeout != "" {

@@ -64,6 +64,10 @@ func TestTokenTypes(t *testing.T) {
 			t.Errorf("%s: type %s, ttl %v, max_len %d; want token, %v, %d", tt.field, next.Type, next.TokenTTL(), next.MaxLen, tt.ttl, tt.maxLen)
 		}
 	}
+	// As many tokens as one response may give out: accepted.
+	if _, err := Parse([]byte(tokenRoute(`{"type": "array", "max_items": 100, "items": "token"}`, `"cursor": "token"`))); err != nil {
+		t.Errorf("a response of at most %d tokens: %v", MaxTokens, err)
+	}
 	for _, tt := range []struct{ field, query, want string }{
 		{`{"type": "token", "ttl": "an hour"}`, ``, `ttl "an hour": want a duration`},
 		{`{"type": "token", "ttl": "500ms"}`, ``, `ttl "500ms": want 1s to 24h0m0s`},
@@ -77,6 +81,11 @@ func TestTokenTypes(t *testing.T) {
 		{`"token"`, `"cursor": {"type": "token", "ttl": "1h"}`, "ttl and max_len are a response token's"},
 		{`"token"`, `"cursor": {"type": "token", "max_len": 64}`, "ttl and max_len are a response token's"},
 		{`"string"`, `"cursor": "token"`, "redeemed only on the route that issued it"},
+		// More tokens than one response may give out: each field times the max_items it is in.
+		{`{"type": "array", "max_items": 101, "items": "token"}`, ``, "response: up to 101 tokens in one response (response.next[] 101), and the gateway gives out at most 100 in one"},
+		{`{"type": "object", "fields": {"a": "token", "pages": {"type": "array", "max_items": 10, "items": {"type": "array", "max_items": 10, "items": {"type": "object", "fields": {"c": "token"}}}}}}`, ``,
+			"up to 101 tokens in one response (response.next.a 1, response.next.pages[][].c 100)"},
+		{`{"type": "array", "items": {"type": "array", "max_items": 1000000, "items": {"type": "array", "max_items": 1000000, "items": "token"}}}`, ``, "up to 1000000000 tokens"},
 	} {
 		_, err := Parse([]byte(tokenRoute(tt.field, tt.query)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

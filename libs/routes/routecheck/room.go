@@ -32,8 +32,10 @@ type Room struct {
 	// bits each: N·b), to two decimals.
 	Bits float64 `json:"bits"`
 	// Own is the part of Bits the room finding sums: the object's ints, numbers, times, enums
-	// and bools, arrays of them included; not its strings, not its nested objects (each has a
-	// Room of its own).
+	// and bools, arrays of them included, and those of its nested objects that are not in an
+	// array (at any depth: an upstream can split an ID's parts over shipping{} and billing{} as
+	// well as over one object's fields); not its strings, not its arrays of objects (each item
+	// is an object of its own, with a Room of its own).
 	Own float64 `json:"own_bits"`
 	// Fields are the object's declared fields with their room, largest first.
 	Fields []FieldRoom `json:"fields"`
@@ -148,30 +150,36 @@ func fieldRoom(name string, t *routes.Type, now time.Time) FieldRoom {
 }
 
 // counted says whether a field of type t is summed into its object's Own: an int, a number, a
-// time, an enum, a bool, or an array of them.
+// time, an enum, a bool, an array of them, or a nested object (its own Own); not an array of
+// objects.
 func counted(t *routes.Type) bool {
 	switch t.Type {
 	case "array":
-		return counted(t.Items)
-	case "object", "string", "id":
+		return t.Items.Type != "object" && counted(t.Items)
+	case "string", "id":
 		return false
 	}
 	return true
 }
 
 // bitsOf returns what a value of type t carries (all), and the part of it its object's room
-// finding sums (own: not strings, and not nested objects, which are objects of their own).
+// finding sums (own: not strings, and not arrays of objects, whose items are objects of their
+// own; a nested object's own is its fields').
 func bitsOf(t *routes.Type, now time.Time) (all, own float64) {
 	switch t.Type {
 	case "object":
 		for _, f := range t.Fields {
-			b, _ := bitsOf(f, now)
+			b, o := bitsOf(f, now)
 			all += b
+			own += o
 		}
-		return all, 0
+		return all, own
 	case "array":
 		b, o := bitsOf(t.Items, now)
 		n := float64(t.MaxItems)
+		if !counted(t) {
+			o = 0
+		}
 		return n * b, n * o
 	case "string":
 		return StringBits(t), 0

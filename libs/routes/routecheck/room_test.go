@@ -168,6 +168,12 @@ const (
 			"quantity": {"type": "int", "min": 1, "max": 1000}, "unit_cents": {"type": "int", "min": 0, "max": 10000000}}}}`
 	// a number in 0..1 holds an ID's high bits in its fraction, an int in 0..1023 its low ten.
 	reviewRatio = `"id": "id:ord", "ratio": {"type": "number", "min": 0, "max": 1}, "n": {"type": "int", "min": 0, "max": 1023}`
+	// the ints split into nested objects beside a time at seconds: each object alone carries
+	// under 41 bits, the order 82 with them (created_at 38, billing 24, shipping 20).
+	reviewNested = `"id": "id:ord", "created_at": {"type": "time", "precision": "s"},
+		"shipping": {"type": "object", "fields": {"cents": {"type": "int", "min": 0, "max": 1048575}, "to": {"type": "string", "max_len": 8, "charset": "letters"}}},
+		"billing": {"type": "object", "fields": {"tax": {"type": "object", "fields": {"cents": {"type": "int", "min": 0, "max": 16777215}}}}},
+		"lines": {"type": "array", "max_items": 10, "items": {"type": "object", "fields": {"q": {"type": "int", "min": 1, "max": 16}}}}`
 )
 
 func TestRoomFindsRebuiltIDShapes(t *testing.T) {
@@ -179,6 +185,9 @@ func TestRoomFindsRebuiltIDShapes(t *testing.T) {
 			[]string{`total_cents: a min and max nearer its real values`, `created_at: precision day, or a min and max ({"type": "time", "min": "2026-01-01T00:00:00Z", "max": "now+24h"})`}},
 		{"ratio", reviewRatio, "carry 71 bits together (ratio 61, n 10)",
 			[]string{`ratio: its decimals ({"type": "number", "min": 0, "max": 1000, "decimals": 2}`, `n: a min and max nearer`}},
+		// The nested objects count in the order's (its lines, an array of objects, do not).
+		{"nested", reviewNested, "carry 82 bits together (created_at 38, billing 24, shipping 20)",
+			[]string{`created_at: precision day`, `billing: narrower fields`, `shipping: narrower fields`}},
 	} {
 		res, err := routecheck.Lint([]byte(route(tt.name, tt.fields)), testNow)
 		if err != nil {
@@ -208,6 +217,8 @@ func TestRoomFindsRebuiltIDShapes(t *testing.T) {
 		strings.NewReplacer(`"max": 1000000000000}`, `"max": 100000000}`,
 			`"created_at": {"type": "time", "precision": "s"}`, `"created_at": {"type": "time", "precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"}`).Replace(reviewOrder),
 		strings.Replace(reviewRatio, `"max": 1}`, `"max": 1, "decimals": 3}`, 1),
+		strings.NewReplacer(`"precision": "s"}`, `"precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"}`,
+			`"max": 16777215}`, `"max": 1023}`).Replace(reviewNested),
 	} {
 		res, err := routecheck.Lint([]byte(route("fixed", fixed)), testNow)
 		if err != nil || len(res.Findings) != 0 {

@@ -15,8 +15,9 @@
 //   - the room of each object of a response (Room): the bits its plain values can carry, the
 //     log2 of how many values each may take (LeafBits, StringBits; an array of N items of b bits
 //     each carries N·b). An object whose ints, numbers, times, enums and bools (arrays of them
-//     included; not its strings, not its nested objects, which are objects of their own) carry
-//     41 bits or more together ("room for an ID's time") can hold an ID's time in legitimate
+//     and its nested objects' included, at any depth; not its strings, not its arrays of
+//     objects, whose items are objects of their own) carry 41 bits or more together ("room
+//     for an ID's time") can hold an ID's time in legitimate
 //     values, which no scan can tell from real ones: total_cents holding an ID's millisecond,
 //     region, machine and sequence beside created_at holding its second rebuilds the ID.
 //
@@ -30,6 +31,7 @@
 package routecheck
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -170,7 +172,7 @@ const namedFields = 6
 func roomProblem(room Room) string {
 	var parts []string
 	n := 0
-	for _, f := range room.Fields {
+	for _, f := range byOwn(room.Fields) {
 		if !f.Counted || f.own == 0 {
 			continue
 		}
@@ -185,12 +187,18 @@ func roomProblem(room Room) string {
 		RoomForTime, whole(room.Own), strings.Join(parts, ", "), TimeBits)
 }
 
+// byOwn is fields by what they carry into their object's Own, largest first (a nested object
+// carries less there than in Bits: its strings are not counted).
+func byOwn(fields []FieldRoom) []FieldRoom {
+	return slices.SortedStableFunc(slices.Values(fields), func(a, b FieldRoom) int { return cmp.Compare(b.own, a.own) })
+}
+
 // roomDeclare says, for each named field that can be narrowed, how.
 func roomDeclare(room Room, r *routes.Route) string {
 	obj := objectAt(r.Response, strings.TrimPrefix(room.Object, "response"))
 	var advice []string
 	n := 0
-	for _, f := range room.Fields {
+	for _, f := range byOwn(room.Fields) {
 		if !f.Counted || f.own == 0 {
 			continue
 		}
@@ -231,6 +239,8 @@ func narrow(name string, t *routes.Type) string {
 		return name + `: a min and max ({"type": "time", "precision": "day", "min": "2026-01-01T00:00:00Z", "max": "now+24h"})`
 	case "array":
 		return name + ": fewer max_items, or narrower items"
+	case "object":
+		return name + ": narrower fields (its own line of room names them)"
 	}
 	return ""
 }

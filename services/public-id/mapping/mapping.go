@@ -1,6 +1,7 @@
 // Package mapping is the contract of the public-ID mapping store: public → internal and
-// internal → public, created once and never overwritten; and the gateway's tokens, values kept
-// under random handles until they expire. Drivers: redismap (Redis, standalone or Cluster) and
+// internal → public, created once and never overwritten; the gateway's tokens, values kept
+// under handles until they expire; and named secrets, created once and shared by every process
+// of the store. Drivers: redismap (Redis, standalone or Cluster) and
 // sqlitemap (the embedded default); mappingtest is the conformance suite.
 package mapping
 
@@ -54,6 +55,14 @@ type Store interface {
 	// GetToken returns the value PutToken kept under handle, byte for byte, or ErrNotFound when
 	// there is none or its ttl has passed.
 	GetToken(ctx context.Context, handle string) ([]byte, error)
+	// Secret returns the secret stored under name, or, when there is none, stores size random
+	// bytes from crypto/rand under it and returns them. It never overwrites: concurrent calls
+	// (from any number of processes) all return the one value stored first, so every process
+	// of the store shares it (the gateways' key of their token handles). A stored secret of
+	// another size is an error; size must be positive. Secrets live apart from mappings and
+	// tokens, never expire, and may be kept as durably as tokens are (a lost secret is made anew
+	// by the next call).
+	Secret(ctx context.Context, name string, size int) ([]byte, error)
 	Close() error
 }
 

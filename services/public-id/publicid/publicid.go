@@ -80,6 +80,16 @@ func (m *Maker) New(prefix string) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
+	return m.FromBits(prefix, b)
+}
+
+// FromBits renders 128 bits the way New renders its random ones. It is for values that are no
+// public ID of a mapping and must be derived (the gateway's token handles, from a keyed MAC);
+// a public ID is only ever made by New.
+func (m *Maker) FromBits(prefix string, b [16]byte) (string, error) {
+	if !m.prefixes[prefix] {
+		return "", fmt.Errorf("publicid: unknown resource prefix %q", prefix)
+	}
 	nums := []uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 	body, err := m.encode(nums)
 	if err != nil {

@@ -66,20 +66,21 @@ func (c Config) Validate() error {
 
 // GatewayConfig is the customer gateway's configuration. Defaults are in the flag definitions.
 type GatewayConfig struct {
-	Listen         string // customers, through the edge load balancer that terminates TLS
-	MetricsListen  string // /metrics and /healthz for the operator; "" for none
-	Region         string
-	Routes         string // the route table (JSON file)
-	RatePerClient  float64
-	TrustedProxies []netip.Prefix
-	IDsSince       time.Time
-	APIKeyHeader   string   // limit by this header's key instead of the client's address; "" for none
-	CORSOrigins    []string // origins whose pages may call the customer routes
-	CompressMin    int      // the smallest body sent gzip; negative for none
-	CacheControl   string   // a success's Cache-Control when neither route nor upstream gives one
-	MemoryLimit    int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
-	mapstore.Flags          // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
-	serve.Process           // --log-level, --deregistration-delay, --drain
+	Listen          string // customers, through the edge load balancer that terminates TLS
+	MetricsListen   string // /metrics and /healthz for the operator; "" for none
+	Region          string
+	Routes          string // the route table (JSON file)
+	RatePerClient   float64
+	TrustedProxies  []netip.Prefix
+	IDsSince        time.Time
+	APIKeyHeader    string   // limit by this header's key instead of the client's address; "" for none
+	RequestIDHeader string   // the header a trusted proxy sets the request ID in; "" for none (the gateway makes every one)
+	CORSOrigins     []string // origins whose pages may call the customer routes
+	CompressMin     int      // the smallest body sent gzip; negative for none
+	CacheControl    string   // a success's Cache-Control when neither route nor upstream gives one
+	MemoryLimit     int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
+	mapstore.Flags           // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
+	serve.Process            // --log-level, --deregistration-delay, --drain
 }
 
 // ParseGateway reads the gateway's args (without the program name) and the environment
@@ -107,7 +108,8 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 		c.IDsSince = t
 		return nil
 	})
-	fs.StringVar(&c.APIKeyHeader, "api-key-header", "", "request header holding a customer's API key (X-Api-Key): requests that carry one are rate limited per key instead of per client address; empty for none")
+	fs.StringVar(&c.APIKeyHeader, "api-key-header", "", "request header holding a customer's API key (X-Api-Key): requests that carry one through a --trusted-proxies peer are rate limited per key instead of per client address; empty for none")
+	fs.StringVar(&c.RequestIDHeader, "request-id-header", "X-Request-Id", "the header in which a proxy of --trusted-proxies sets the request ID, which the gateway then keeps (the proxy must overwrite a customer's); empty: the gateway makes every request ID (behind a load balancer such as an AWS ALB, which passes a customer's X-Request-Id on)")
 	fs.Func("cors-origins", "comma-separated exact origins (https://app.example.com) whose pages may call the customer routes; default none", func(v string) error {
 		for _, o := range strings.Split(v, ",") {
 			if o = strings.TrimSpace(o); o != "" {
@@ -117,7 +119,7 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 		return nil
 	})
 	fs.IntVar(&c.CompressMin, "compress-min-size", 1024, "smallest rebuilt body, in bytes, sent gzip to a customer who accepts it; negative for none")
-	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a successful answer whose route and upstream give none")
+	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a 200 whose route and upstream give none (redirects and 204s get no-store)")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the process's Go memory limit in bytes (GOMEMLIMIT wins when set); 0: the sum of the gateway's bounds (the body budget, the rewrite slots, full rate tables, --mapping-cache-bytes and an allowance: 96 MiB with the defaults); negative: none")
 	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {

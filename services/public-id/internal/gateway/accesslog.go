@@ -7,7 +7,8 @@ import (
 )
 
 // logRequest writes the access log's line for q (AccessLog, at info level; /healthz at debug
-// level, since load balancers ask it every few seconds): the request ID, the method, the route
+// level, since load balancers ask it every few seconds): the request ID (and a trusted AWS load
+// balancer's X-Amzn-Trace-Id, as trace_id), the method, the route
 // and its public path as the route's template with the public ID (only a well-formed one of the
 // route's resource: a malformed one could be anything a customer typed, an internal ID included),
 // the status, the outcome, the body bytes sent (after compression; 0 for a HEAD), the duration,
@@ -22,8 +23,12 @@ func (g *Gateway) logRequest(q *request, status int, o outcome, sent int, health
 	if !g.access.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs, slog.String("request_id", q.id), slog.String("method", logMethod(q.r.Method)))
+	attrs := make([]slog.Attr, 0, 13)
+	attrs = append(attrs, slog.String("request_id", q.id))
+	if q.traceID != "" {
+		attrs = append(attrs, slog.String("trace_id", q.traceID))
+	}
+	attrs = append(attrs, slog.String("method", logMethod(q.r.Method)))
 	if q.route != nil {
 		attrs = append(attrs, slog.String("route", q.route.Name), slog.String("path", q.route.Public))
 		if res, err := g.maker.Parse(q.pub); err == nil && res == q.route.Resource {

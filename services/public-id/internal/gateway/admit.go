@@ -11,13 +11,18 @@ const maxAPIKey = 256
 
 // identify finds who asks, once: the request ID (requestid.go), the client's address, and whom
 // the rate limits count, the address (an IPv6 one by its /64) or, when the gateway reads an API
-// key (APIKeyHeader) and the request carries one, the key. A key given twice, empty, longer than
-// 256 bytes or outside printable ASCII is a 400 that says so.
+// key (APIKeyHeader), the request carries one and it comes through a trusted proxy (the edge,
+// which authenticates keys), the key. A key from any other peer is not read: a client that made
+// up a key a request would get a bucket of its own each time, and evict real customers' from
+// the table. A key given twice, empty, longer than 256 bytes or outside printable ASCII is a 400
+// that says so.
 func (g *Gateway) identify(q *request) *failure {
-	q.id = g.requestID(q.r)
+	trusted := g.clients.peerTrusted(q.r)
+	q.id = g.requestID(q.r, trusted)
+	q.traceID = traceID(q.r, trusted)
 	q.client = g.clients.addr(q.r)
 	q.key = addrKey(q.client)
-	if g.apiKey == "" {
+	if g.apiKey == "" || !trusted {
 		return nil
 	}
 	switch vs := q.r.Header[g.apiKey]; {

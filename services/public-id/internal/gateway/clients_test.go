@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -56,7 +58,7 @@ func TestClientKey(t *testing.T) {
 		if xff != "" {
 			r.Header.Set("X-Forwarded-For", xff)
 		}
-		return c.key(r).String()
+		return addrKey(c.addr(r)).addr.String()
 	}
 	for _, tt := range []struct{ name, peer, xff, want string }{
 		{"direct", "198.51.100.1:5000", "", "198.51.100.1"},
@@ -74,5 +76,31 @@ func TestClientKey(t *testing.T) {
 	}
 	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
 		t.Fatal("a bad CIDR range was accepted")
+	}
+}
+
+// TestRateBucketOfConcurrentFirstRequests: a client's first requests at once share one bucket:
+// of 64, exactly its burst passes.
+func TestRateBucketOfConcurrentFirstRequests(t *testing.T) {
+	now := time.Now()
+	for round := range 20 {
+		l := newClientLimiter(0.001, 10, 1<<10)
+		key := addrKey(netip.AddrFrom4([4]byte{192, 0, 2, byte(round)}))
+		var passed atomic.Int64
+		var start, wg sync.WaitGroup
+		start.Add(1)
+		for range 64 {
+			wg.Go(func() {
+				start.Wait()
+				if ok, _ := l.take(key, now); ok {
+					passed.Add(1)
+				}
+			})
+		}
+		start.Done()
+		wg.Wait()
+		if passed.Load() != 10 {
+			t.Fatalf("round %d: %d of 64 first requests passed, want the burst of 10", round, passed.Load())
+		}
 	}
 }

@@ -16,7 +16,8 @@
 //   - rebuild.go: the body, read within the body budget and rebuilt in a rewrite slot;
 //   - headers.go: the header and Location policy, redirects included;
 //   - publish.go: the public ID of every internal ID of a response;
-//   - token.go: the handles of a response's tokens (an upstream's cursors), kept in the store,
+//   - token.go: the handles of a response's tokens (an upstream's cursors, each a keyed MAC of its
+//     route, ttl, window and value), kept in the store once the answer passed every check,
 //     and the handle of a query's token swapped back for the upstream's value.
 //   - represent.go: the representation of a rebuilt body (its ETag and a 304, gzip, Vary) and
 //     the Cache-Control of a success.

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,12 @@ func (s *seen) add(h http.Header) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.headers = append(s.headers, h.Clone())
+}
+
+func (s *seen) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.headers)
 }
 
 func (s *seen) last() http.Header {
@@ -79,6 +87,9 @@ func do(t *testing.T, method, url string, headers ...string) limAnswer {
 
 var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// loopback trusts the tests' own client as the edge proxy.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+
 // TestRequestID: a trusted proxy's well-formed X-Request-Id reaches the upstream and comes back
 // to the customer; anyone else's, or a malformed one, is replaced by a fresh one, the same the
 // upstream gets; the upstream's own X-Request-Id never reaches the customer.
@@ -87,24 +98,31 @@ func TestRequestID(t *testing.T) {
 	file := twoRoutes("http://127.0.0.1:1", "", up.URL, "")
 	behind := newLimGateway(t, file, gateway.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	direct := newLimGateway(t, file, gateway.Options{})
+	// A proxy that sets a header of its own; one (an ALB) whose X-Request-Id a customer chooses.
+	edge := newLimGateway(t, file, gateway.Options{TrustedProxies: loopback, RequestIDHeader: "x-edge-request-id"})
+	alb := newLimGateway(t, file, gateway.Options{TrustedProxies: loopback, RequestIDHeader: gateway.NoRequestIDHeader})
 	for _, tt := range []struct {
-		name string
-		g    *limGateway
-		sent string // "" for none
-		kept bool
+		name   string
+		g      *limGateway
+		sent   string // "" for none
+		kept   bool
+		header string // default X-Request-Id
 	}{
-		{"trusted proxy", behind, "edge-4f1c:9a/b+c=", true},
-		{"trusted proxy, a UUID", behind, "0190b9a2-7c3e-7d4f-8a1b-2c3d4e5f6a7b", true},
-		{"trusted proxy, none", behind, "", false},
-		{"trusted proxy, a space", behind, "edge 4f1c", false},
-		{"trusted proxy, too long", behind, strings.Repeat("a", 129), false},
-		{"trusted proxy, a newline escape", behind, "a%0Ab", false},
-		{"untrusted peer", direct, "edge-4f1c", false},
+		{"the proxy's own header", edge, "edge-77", true, "X-Edge-Request-Id"},
+		{"the proxy's own header, X-Request-Id", edge, "chosen-by-a-customer", false, ""},
+		{"no header taken", alb, "chosen-by-a-customer", false, ""},
+		{"trusted proxy", behind, "edge-4f1c:9a/b+c=", true, ""},
+		{"trusted proxy, a UUID", behind, "0190b9a2-7c3e-7d4f-8a1b-2c3d4e5f6a7b", true, ""},
+		{"trusted proxy, none", behind, "", false, ""},
+		{"trusted proxy, a space", behind, "edge 4f1c", false, ""},
+		{"trusted proxy, too long", behind, strings.Repeat("a", 129), false, ""},
+		{"trusted proxy, a newline escape", behind, "a%0Ab", false, ""},
+		{"untrusted peer", direct, "edge-4f1c", false, ""},
 	} {
 		pub := tt.g.publish(t, limID(int64(len(tt.name))), "ord")
 		var headers []string
 		if tt.sent != "" {
-			headers = []string{"X-Request-Id", tt.sent}
+			headers = []string{cmp.Or(tt.header, "X-Request-Id"), tt.sent}
 		}
 		a := do(t, "GET", tt.g.url+"/orders/"+pub, headers...)
 		got, upstream := a.header.Values("X-Request-Id"), sent.last().Values("X-Request-Id")
@@ -123,6 +141,14 @@ func TestRequestID(t *testing.T) {
 	a, b := do(t, "GET", direct.url+"/nowhere"), do(t, "GET", direct.url+"/healthz")
 	if x, y := a.header.Get("X-Request-Id"), b.header.Get("X-Request-Id"); !hex32.MatchString(x) || !hex32.MatchString(y) || x == y {
 		t.Errorf("a 404 has X-Request-Id %q, /healthz %q: want each its own", x, y)
+	}
+	// A trace ID only from a trusted proxy.
+	do(t, "GET", direct.url+"/nowhere", "X-Amzn-Trace-Id", "Root=1-67891233-abcdef012345678912345678")
+	if strings.Contains(direct.log(), "trace_id") {
+		t.Errorf("a customer's X-Amzn-Trace-Id reached the access log:\n%s", direct.log())
+	}
+	if _, err := gateway.New(&routes.Config{}, direct.maker, direct.store, prometheus.NewRegistry(), gateway.Options{RequestIDHeader: "X Request"}); err == nil {
+		t.Error("a request ID header that is no header name: accepted")
 	}
 	if _, err := routes.Parse([]byte(strings.Replace(file, `"ETag": "plain"`, `"X-Request-Id": "plain"`, 1))); err == nil || !strings.Contains(err.Error(), "the gateway sets it itself") {
 		t.Errorf("a route that passes the upstream's X-Request-Id: %v, want it refused", err)
@@ -154,10 +180,11 @@ func TestAccessLog(t *testing.T) {
 	up, _ := noteUpstream(t, func() string { return "hello" })
 	var access testenv.LogBuffer
 	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, `"query": {"limit": {"type": "int", "min": 1, "max": 50}},`),
-		gateway.Options{AccessLog: slog.New(slog.NewJSONHandler(&access, nil)), APIKeyHeader: "X-Api-Key"})
+		gateway.Options{AccessLog: slog.New(slog.NewJSONHandler(&access, nil)), APIKeyHeader: "X-Api-Key", TrustedProxies: loopback})
 	pub := g.publish(t, id, "ord")
-	ok := do(t, "GET", g.url+"/orders/"+pub+"?limit=37&secret=s3cr3t", "X-Api-Key", "key-of-customer-ada")
-	notFound := do(t, "GET", g.url+"/orders/"+strconv.FormatInt(id, 10))
+	const trace = "Self=1-67891234-12456789abcdef012345678;Root=1-67891233-abcdef012345678912345678"
+	ok := do(t, "GET", g.url+"/orders/"+pub+"?limit=37&secret=s3cr3t", "X-Api-Key", "key-of-customer-ada", "X-Amzn-Trace-Id", trace)
+	notFound := do(t, "GET", g.url+"/orders/"+strconv.FormatInt(id, 10), "X-Amzn-Trace-Id", `Root=1-"quoted"`)
 	do(t, "GET", g.url+"/healthz") // debug level: not in an info log
 	lines := accessLines(t, access.String())
 	if len(lines) != 2 {
@@ -166,7 +193,7 @@ func TestAccessLog(t *testing.T) {
 	first := lines[0]
 	want := map[string]any{"level": "INFO", "route": "fast", "method": "GET", "path": "/orders/{public_id}", "public_id": pub,
 		"status": 200.0, "outcome": "ok", "bytes": float64(len(ok.body)), "client": "127.0.0.1",
-		"request_id": ok.header.Get("X-Request-Id")}
+		"request_id": ok.header.Get("X-Request-Id"), "trace_id": trace}
 	for k, v := range want {
 		if first[k] != v {
 			t.Errorf("access line %v: %s = %v, want %v", first, k, first[k], v)
@@ -180,7 +207,7 @@ func TestAccessLog(t *testing.T) {
 		t.Errorf("access line %v: api_key %q, want a short hash", first, tag)
 	}
 	second := lines[1]
-	if second["status"] != 404.0 || second["outcome"] != "not_found" || second["route"] != "fast" || second["public_id"] != nil ||
+	if second["status"] != 404.0 || second["outcome"] != "not_found" || second["route"] != "fast" || second["public_id"] != nil || second["trace_id"] != nil ||
 		second["request_id"] != notFound.header.Get("X-Request-Id") {
 		t.Errorf("access line %v: want the 404 of a malformed public ID, without it", second)
 	}
@@ -324,8 +351,10 @@ func TestCacheControl(t *testing.T) {
 		if a := do(t, "GET", g.url+"/orders/"+g.publish(t, limID(8), "ord")); a.code != 200 || a.header.Get("Cache-Control") != tt.want {
 			t.Errorf("%s: %d Cache-Control %q, want %q", tt.name, a.code, a.header.Get("Cache-Control"), tt.want)
 		}
-		if a := do(t, "GET", g.url+"/orders/ord_unknown"); a.code != 404 || a.header.Get("Cache-Control") != "no-store" {
-			t.Errorf("%s: a 404 with Cache-Control %q, want no-store", tt.name, a.header.Get("Cache-Control"))
+		// The gateway's own answers are no-store and never compressed: no Vary to choose by.
+		if a := do(t, "GET", g.url+"/orders/ord_unknown", "Accept-Encoding", "gzip"); a.code != 404 || a.header.Get("Cache-Control") != "no-store" ||
+			a.header.Get("Content-Encoding") != "" || len(a.header.Values("Vary")) != 0 {
+			t.Errorf("%s: a 404 with %v, want no-store, uncompressed, without Vary", tt.name, a.header)
 		}
 	}
 	if !strings.Contains(withHeader, `"Cache-Control": "plain"`) {
@@ -448,9 +477,9 @@ func TestRouteRate(t *testing.T) {
 	}
 }
 
-// TestAPIKeyRate: with an API-key header, clients are limited by their key, not their address:
-// two keys from one address each get their burst, on the gateway's rate and a route's; a key
-// given twice, or too long, is a 400 that says so.
+// TestAPIKeyRate: with an API-key header, clients through a trusted proxy are limited by their
+// key, not their address: two keys from one address each get their burst, on the gateway's rate
+// and a route's; a key given twice, or too long, is a 400 that says so.
 func TestAPIKeyRate(t *testing.T) {
 	clock := &testClock{t: time.Now()}
 	up, _ := noteUpstream(t, func() string { return "hello" })
@@ -461,7 +490,7 @@ func TestAPIKeyRate(t *testing.T) {
 		{"gateway's rate", "", gateway.Options{RatePerClient: 1}},
 		{"route's rate", `"rate_per_client": 1,`, gateway.Options{}},
 	} {
-		tt.o.APIKeyHeader, tt.o.Now = "X-Api-Key", clock.now
+		tt.o.APIKeyHeader, tt.o.Now, tt.o.TrustedProxies = "X-Api-Key", clock.now, loopback
 		g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, tt.keys), tt.o)
 		path := g.url + "/orders/" + g.publish(t, limID(12), "ord")
 		for _, key := range []string{"key-a", "key-b"} {
@@ -485,6 +514,167 @@ func TestAPIKeyRate(t *testing.T) {
 		}
 		if strings.Contains(g.log(), "key-a") || !bytes.Contains([]byte(g.log()), []byte(`"api_key":"`)) {
 			t.Errorf("%s: the log holds a key in clear, or no short hash of it:\n%s", tt.name, g.log())
+		}
+	}
+}
+
+// TestAPIKeyFromAnyPeer: an API key counts only through a trusted proxy; from any other peer the
+// client is its address, so a key made up for each request gets no bucket of its own (nor
+// evicts a customer's), and a malformed one is not read.
+func TestAPIKeyFromAnyPeer(t *testing.T) {
+	up, _ := noteUpstream(t, func() string { return "hello" })
+	file := twoRoutes("http://127.0.0.1:1", "", up.URL, "")
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+	}{
+		{"no trusted proxy", nil},
+		{"another trusted proxy", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}},
+	} {
+		g := newLimGateway(t, file, gateway.Options{APIKeyHeader: "X-Api-Key", RatePerClient: 1, TrustedProxies: tt.trusted})
+		path := g.url + "/orders/" + g.publish(t, limID(13), "ord")
+		for i := range 2 {
+			if a := do(t, "GET", path, "X-Api-Key", fmt.Sprintf("made-up-%d", i)); a.code != 200 {
+				t.Fatalf("%s: request %d of the address's burst: %d %s", tt.name, i, a.code, a.body)
+			}
+		}
+		if a := do(t, "GET", path, "X-Api-Key", "made-up-2"); a.code != 429 {
+			t.Errorf("%s: a new key past the address's burst: %d, want 429 (the address's bucket)", tt.name, a.code)
+		}
+		if a := do(t, "GET", path, "X-Api-Key", "k1", "X-Api-Key", "k2"); a.code != 429 {
+			t.Errorf("%s: a key given twice, not read: %d, want the address's 429", tt.name, a.code)
+		}
+		if strings.Contains(g.log(), `"api_key"`) {
+			t.Errorf("%s: the log names a key that was not read:\n%s", tt.name, g.log())
+		}
+	}
+}
+
+// TestPreconditions: a precondition the gateway cannot evaluate (If-Match, If-Unmodified-Since;
+// If-None-Match on a DELETE) is a 412 that says so, and the upstream is never asked, so a
+// conditional DELETE never deletes unconditionally; If-None-Match on a GET is the gateway's own
+// (304); an unknown public ID is still the one 404.
+func TestPreconditions(t *testing.T) {
+	up, sent := noteUpstream(t, func() string { return "hello" })
+	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", up.URL, `"methods": ["GET", "DELETE"],`), gateway.Options{})
+	path := g.url + "/orders/" + g.publish(t, limID(14), "ord")
+	since := "Sat, 01 Nov 2026 00:00:00 GMT"
+	for _, tt := range []struct {
+		method, header, value string
+	}{
+		{"DELETE", "If-Match", `"abc"`},
+		{"DELETE", "If-Match", "*"},
+		{"DELETE", "If-Unmodified-Since", since},
+		{"DELETE", "If-None-Match", `"abc"`},
+		{"GET", "If-Match", `"abc"`},
+		{"GET", "If-Unmodified-Since", since},
+		{"HEAD", "If-Match", "*"},
+	} {
+		a := do(t, tt.method, path, tt.header, tt.value)
+		var body struct{ Error string }
+		if tt.method != "HEAD" {
+			if err := json.Unmarshal([]byte(a.body), &body); err != nil {
+				t.Errorf("%s %s: body %q: %v", tt.method, tt.header, a.body, err)
+			}
+		}
+		if a.code != 412 || a.header.Get("Cache-Control") != "no-store" ||
+			tt.method != "HEAD" && body.Error != tt.header+": the gateway does not pass preconditions to the upstream; send the request without it" {
+			t.Errorf("%s with %s: %d %v %q, want 412 saying the gateway does not pass it", tt.method, tt.header, a.code, a.header, a.body)
+		}
+	}
+	if n := sent.count(); n != 0 {
+		t.Errorf("the upstream was asked %d times for requests with a precondition, want none", n)
+	}
+	if got := g.count(t, "fast", "bad_request"); got != 7 {
+		t.Errorf("counted %v bad_request, want 7", got)
+	}
+	if a := do(t, "GET", g.url+"/orders/ord_"+strings.Repeat("x", 22), "If-Match", "*"); a.code != 404 {
+		t.Errorf("an unknown public ID with If-Match: %d, want the one 404", a.code)
+	}
+	ok := do(t, "GET", path)
+	if nm := do(t, "GET", path, "If-None-Match", ok.header.Get("ETag")); ok.code != 200 || nm.code != 304 {
+		t.Errorf("GET, then If-None-Match its ETag: %d, %d; want 200, 304", ok.code, nm.code)
+	}
+	if a := do(t, "DELETE", path); a.code != 200 || sent.count() != 3 {
+		t.Errorf("an unconditional DELETE: %d, upstream asked %d times; want 200, and 3", a.code, sent.count())
+	}
+}
+
+// TestNotModifiedTag: a 304 carries the ETag the 200 would: weak for a body sent gzip, strong for
+// one whose gzip would not be smaller and that goes uncompressed though the customer accepts gzip.
+func TestNotModifiedTag(t *testing.T) {
+	up, _ := noteUpstream(t, func() string { return "hi" })
+	big, _ := noteUpstream(t, func() string { return strings.Repeat("a fine day for shipping books ", 100) })
+	for _, tt := range []struct {
+		name string
+		up   string
+		weak bool
+	}{
+		{"incompressible", up.URL, false},
+		{"compressed", big.URL, true},
+	} {
+		g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", tt.up, ""), gateway.Options{CompressMinSize: 1})
+		path := g.url + "/orders/" + g.publish(t, limID(9), "ord")
+		ok := do(t, "GET", path, "Accept-Encoding", "gzip")
+		tag := ok.header.Get("ETag")
+		if ok.code != 200 || strings.HasPrefix(tag, "W/") == !tt.weak || (ok.header.Get("Content-Encoding") == "gzip") != tt.weak {
+			t.Fatalf("%s: %d %v: want 200, gzip and a weak tag only for a body that gets smaller", tt.name, ok.code, ok.header)
+		}
+		for _, m := range []string{"GET", "HEAD"} {
+			nm := do(t, m, path, "Accept-Encoding", "gzip", "If-None-Match", strings.TrimPrefix(tag, "W/"))
+			if nm.code != 304 || nm.header.Get("ETag") != tag || nm.header.Get("Content-Encoding") != "" || nm.body != "" {
+				t.Errorf("%s: %s If-None-Match its tag: %d %v, want 304 with the 200's ETag %s", tt.name, m, nm.code, nm.header, tag)
+			}
+		}
+	}
+}
+
+// TestCacheControlOfRedirectsAndEmpty: the route's cache_control (and the default) is for its
+// 200s; a redirect and a 204 get no-store, unless the upstream declared its own.
+func TestCacheControlOfRedirectsAndEmpty(t *testing.T) {
+	var own atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if own.Load() {
+			w.Header().Set("Cache-Control", "private, max-age=5")
+		}
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Location", "/internal/fast/"+r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:])
+		w.WriteHeader(http.StatusFound)
+	}))
+	t.Cleanup(up.Close)
+	file := twoRoutes("http://127.0.0.1:1", "", up.URL, `"methods": ["GET", "DELETE"], "cache_control": "private, max-age=60",`)
+	at := strings.LastIndex(file, `"ETag": "plain"`) // the fast route's
+	file = file[:at] + `"Cache-Control": "plain"` + file[at+len(`"ETag": "plain"`):]
+	g := newLimGateway(t, file, gateway.Options{})
+	path := g.url + "/orders/" + g.publish(t, limID(10), "ord")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	ask := func(method string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Cache-Control")
+	}
+	for _, tt := range []struct {
+		own    bool
+		method string
+		code   int
+		want   string
+	}{
+		{false, "GET", 302, "no-store"},
+		{false, "DELETE", 204, "no-store"},
+		{true, "GET", 302, "private, max-age=5"},
+		{true, "DELETE", 204, "private, max-age=5"},
+	} {
+		own.Store(tt.own)
+		if code, cc := ask(tt.method); code != tt.code || cc != tt.want {
+			t.Errorf("%s, the upstream's Cache-Control %v: %d %q, want %d %q", tt.method, tt.own, code, cc, tt.code, tt.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idgen/idgen/libs/routes"
@@ -25,16 +26,26 @@ type Options struct {
 	// rate_per_client limits each client on that route besides.
 	RatePerClient float64
 	// APIKeyHeader names the request header that holds a customer's API key (X-Api-Key). When it
-	// is set, a request that carries a key is rate limited by its key, not its address (both the
-	// gateway's rate and the routes'); one without is limited by its address. The gateway does not
-	// check keys: the edge in front of it must. Default none: clients are their addresses.
+	// is set, a request that carries a key and comes through one of TrustedProxies is rate limited
+	// by its key, not its address (both the gateway's rate and the routes'); one without a key, or
+	// from any other peer, is limited by its address. The gateway does not check keys: the edge in
+	// front of it (a trusted proxy) must. Default none: clients are their addresses.
 	APIKeyHeader string
-	// RateTableSize bounds each rate limiter's table of clients. Default 65,536 (about 20 MiB full).
+	// RateTableSize bounds the rate limiter's table of clients (the gateway's, and each route's
+	// with rate_per_client). Default 65,536 (about 20 MiB a table, full).
 	RateTableSize int
 	// TrustedProxies are the proxies (the edge load balancer) whose X-Forwarded-For names the
-	// client, and whose X-Request-Id the gateway takes (requestid.go). Default none: the
-	// connection's peer is the client, and every request ID is the gateway's own.
+	// client, whose RequestIDHeader the gateway takes (requestid.go), whose API keys count
+	// (APIKeyHeader), and whose X-Amzn-Trace-Id the access log shows as trace_id. Default none:
+	// the connection's peer is the client, and every request ID is the gateway's own.
 	TrustedProxies []netip.Prefix
+	// RequestIDHeader is the header in which a trusted proxy sets the request ID, taken in place
+	// of the gateway's own (the upstream and the customer get it as X-Request-Id). The proxy must
+	// set it itself, overwriting any a customer sent (nginx and envoy can); one that passes a
+	// customer's on (an AWS ALB does, with X-Request-Id) would let customers choose the ID the
+	// upstream and the log get: behind such a proxy, NoRequestIDHeader ("-"), and find the ALB's
+	// X-Amzn-Trace-Id in the access log as trace_id. Default X-Request-Id.
+	RequestIDHeader string
 	// UpstreamTimeout is a route's timeout when its route file sets none: the bound of the whole
 	// upstream exchange (connect, headers and body), past which the customer gets 504. Default 5 s.
 	UpstreamTimeout time.Duration
@@ -74,7 +85,8 @@ type Options struct {
 	// CompressMinSize is the smallest body sent gzip to a customer who accepts it; negative for no
 	// compression. Default 1,024 bytes.
 	CompressMinSize int
-	// CacheControl is the Cache-Control of a successful answer whose route and upstream give none.
+	// CacheControl is the Cache-Control of a 200 (or 203, and its 304) whose route and upstream give
+	// none; other successes (redirects, 204s) get no-store.
 	// Default "private, no-cache".
 	CacheControl string
 	// CacheBytes is the size of the mapping cache in front of the store the gateway is given, which
@@ -106,12 +118,14 @@ type Gateway struct {
 	healthAt time.Time
 	healthIs healthz.Service
 	log      *slog.Logger
+	tokKey   atomic.Pointer[[]byte] // the key of token handles, once read from the store (token.go)
 
 	// What customers get besides the body (serve.go).
-	access       *slog.Logger                 // AccessLog
-	cors         map[*routes.Route]*cors.Cors // nil without CORSOrigins
-	apiKey       string                       // APIKeyHeader, canonical; "" for none
-	cacheDefault []string                     // CacheControl
+	access          *slog.Logger                 // AccessLog
+	cors            map[*routes.Route]*cors.Cors // nil without CORSOrigins
+	apiKey          string                       // APIKeyHeader, canonical; "" for none
+	requestIDHeader string                       // RequestIDHeader, canonical; "" for NoRequestIDHeader
+	cacheDefault    []string                     // CacheControl
 
 	metrics
 }
@@ -169,6 +183,16 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 		}
 		o.APIKeyHeader = http.CanonicalHeaderKey(o.APIKeyHeader)
 	}
+	switch o.RequestIDHeader {
+	case "":
+		o.RequestIDHeader = "X-Request-Id"
+	case NoRequestIDHeader:
+	default:
+		if !httpguts.ValidHeaderFieldName(o.RequestIDHeader) {
+			return nil, fmt.Errorf("gateway: request ID header %q is not a valid header name", o.RequestIDHeader)
+		}
+		o.RequestIDHeader = http.CanonicalHeaderKey(o.RequestIDHeader)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -216,6 +240,9 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 		bodies: semaphore.NewWeighted(o.BodyBudget), perRoute: perRoute,
 		metrics: newMetrics(),
 		access:  o.AccessLog, cors: corsOf, apiKey: o.APIKeyHeader, cacheDefault: []string{o.CacheControl},
+	}
+	if o.RequestIDHeader != NoRequestIDHeader {
+		g.requestIDHeader = o.RequestIDHeader
 	}
 	g.register(reg, c.Routes)
 	return g, nil

@@ -17,7 +17,7 @@ const rateEntryBytes = 320
 // mapping cache and a 12 MiB allowance (64 MiB with the defaults, one table and no cache; 96 MiB
 // with the binary's default 32 MiB cache).
 //
-// The limit is soft and a backstop: the gateway's binary runs its collector at GOGC 100 (its live
+// The limit is soft and a backstop: the gateway's binary runs its collector at GOGC 50 (its live
 // heap is bounded by design, so twice it is little), so the limit is reached only when the cache
 // and the tables are full and bodies are at their budget; there the collector runs as often as
 // it must rather than let the heap grow past what the bounds allow.

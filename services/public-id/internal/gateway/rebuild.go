@@ -43,6 +43,7 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 	}
 	code := resp.StatusCode
 	var out []byte
+	var toks []tokenWrite
 	if len(bytes.TrimSpace(raw)) > 0 && code != http.StatusNoContent {
 		if ct := resp.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
 			return nil, unsafe("", "the upstream's body is not JSON")
@@ -56,7 +57,7 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 			return nil, err
 		}
 		defer g.freeRewriteSlot(lim)
-		if out, err = g.rewrite(q, raw, &held); err != nil {
+		if out, toks, err = g.rewrite(q, raw, &held); err != nil {
 			return nil, err
 		}
 	}
@@ -65,23 +66,29 @@ func (g *Gateway) rebuilt(q *request, resp *http.Response) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The answer passed every check: only now do its tokens cost the store a write.
+	if err := g.keepTokens(q, toks); err != nil {
+		return nil, err
+	}
 	a := &answer{status: code, headers: headers, body: out}
 	g.represent(q, a)
 	return a, nil
 }
 
 // rewrite rebuilds a body, under the rewrite slot rebuilt holds: Rewrite, then the publish of the
-// new IDs, then Fill (with the tokens' handles, token.go). The upstream's body is given back to the budget once Rewrite has parsed it.
-func (g *Gateway) rewrite(q *request, raw []byte, held *int64) ([]byte, error) {
+// new IDs, then Fill (with the tokens' handles, token.go), and returns it with the tokens to keep
+// once the answer passes its last checks. The upstream's body is given back to the budget once
+// Rewrite has parsed it.
+func (g *Gateway) rewrite(q *request, raw []byte, held *int64) ([]byte, []tokenWrite, error) {
 	rw, err := Rewrite(raw, q.route.Response, g.detect, Limits{MaxDepth: g.o.MaxDepth, MaxIDs: 10 * g.o.MaxIDs, MaxOut: 4 * int(g.o.MaxBody)})
 	g.giveBody(q.lim, *held) // the rebuilt body is apart from the upstream's, which goes now
 	*held = 0
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pubs, err := g.publish(q.r.Context(), rw.ids, &q.known)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return g.fill(q, rw, pubs)
 }

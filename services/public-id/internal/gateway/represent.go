@@ -16,15 +16,16 @@ import (
 // rebuilt it (so the gateway compresses at most MaxRewrites bodies at once), after every check of
 // the body and the headers:
 //
-//   - Vary: Accept-Encoding, on every answer with a body;
+//   - Vary: Accept-Encoding, on every rebuilt answer with a body (the gateway's own answers, never
+//     compressed and no-store, carry none: no cache keeps one to choose by it);
+//   - gzip (encoding) when the customer accepts it, with the body and its newline compressed into
+//     a pooled buffer no larger than the body: a gzip body that would not be smaller is not sent;
 //   - on a 200 to a GET or a HEAD, the gateway's own ETag, a strong hash of the body as sent
 //     uncompressed ("…", 22 characters of base64url of SHA-256's first 16 bytes), in place of any
 //     ETag the route declares: the upstream's tags its own body, not the one the gateway rebuilt.
-//     A gzip answer carries it weak (W/"…"): the same content, not the same bytes. If-None-Match
+//     A body sent gzip carries it weak (W/"…"): the same content, not the same bytes. If-None-Match
 //     naming it (either form, * or in a list; weak comparison, RFC 9110 13.1.2) gets 304 with no
-//     body;
-//   - gzip (encoding) when the customer accepts it, with the body and its newline compressed into
-//     a pooled buffer no larger than the body: a gzip body that would not be smaller is not sent.
+//     body, and the ETag the 200 would carry: it is evaluated once the encoding is decided.
 func (g *Gateway) represent(q *request, a *answer) {
 	if a.body == nil {
 		return
@@ -35,7 +36,6 @@ func (g *Gateway) represent(q *request, a *answer) {
 	h := a.headers
 	h["Vary"] = varyEncoding
 	size := len(a.body) + 1
-	gz, identity := g.encoding(q.r, size)
 	var tag string
 	if a.status == http.StatusOK && (q.r.Method == http.MethodGet || q.r.Method == http.MethodHead) {
 		sum := sha256.New()
@@ -43,31 +43,32 @@ func (g *Gateway) represent(q *request, a *answer) {
 		sum.Write(newline)
 		var b [sha256.Size]byte
 		tag = `"` + base64.RawURLEncoding.EncodeToString(sum.Sum(b[:0])[:16]) + `"`
+	}
+	if gz, identity := g.encoding(q.r, size); gz {
+		limit := size // never more than the body
+		if !identity {
+			limit = size + size>>8 + 64 // the customer takes gzip only: deflate's worst case
+		}
+		if buf, ok := compress(a.body, limit); ok {
+			a.body, a.encoded, a.pooled = *buf, true, buf
+			h["Content-Encoding"] = gzipEncoding
+		}
+	}
+	if tag == "" {
+		return
+	}
+	if a.encoded {
+		h["Etag"] = []string{"W/" + tag}
+	} else {
 		h["Etag"] = []string{tag}
-		if gz {
-			h["Etag"] = []string{"W/" + tag}
+	}
+	if noneMatch(q.r.Header["If-None-Match"], tag) {
+		if a.pooled != nil {
+			putBuffer(a.pooled)
 		}
-		if noneMatch(q.r.Header["If-None-Match"], tag) {
-			a.status, a.body = http.StatusNotModified, nil
-			return
-		}
+		delete(h, "Content-Encoding")
+		a.status, a.body, a.encoded, a.pooled = http.StatusNotModified, nil, false, nil
 	}
-	if !gz {
-		return
-	}
-	limit := size // never more than the body
-	if !identity {
-		limit = size + size>>8 + 64 // the customer takes gzip only: deflate's worst case
-	}
-	buf, ok := compress(a.body, limit)
-	if !ok {
-		if tag != "" {
-			h["Etag"] = []string{tag}
-		}
-		return
-	}
-	a.body, a.encoded, a.pooled = *buf, true, buf
-	h["Content-Encoding"] = gzipEncoding
 }
 
 var (
@@ -101,6 +102,29 @@ func (g *Gateway) acceptable(r *http.Request) *failure {
 	}
 	return &failure{outcome: outcomeBadRequest, status: http.StatusNotAcceptable,
 		msg: "Accept-Encoding refuses every coding the gateway sends: " + enc}
+}
+
+// preconditions refuses, before the upstream is asked, a request with a precondition the gateway
+// cannot evaluate and does not pass upstream (only Accept, Accept-Encoding and X-Request-Id go
+// there): If-Match and If-Unmodified-Since on any method, If-None-Match on a method other than GET
+// and HEAD (on those the gateway evaluates it against its own ETag: represent). Served without
+// it, a conditional DELETE would delete unconditionally (RFC 9110 13.1), so it gets 412 (counted
+// bad_request) saying so. It is checked once the route and its public ID are known, so an
+// unknown one still gets its 404 (13.2.1).
+func preconditions(r *http.Request) *failure {
+	name := ""
+	switch {
+	case len(r.Header["If-Match"]) > 0:
+		name = "If-Match"
+	case len(r.Header["If-Unmodified-Since"]) > 0:
+		name = "If-Unmodified-Since"
+	case len(r.Header["If-None-Match"]) > 0 && r.Method != http.MethodGet && r.Method != http.MethodHead:
+		name = "If-None-Match"
+	default:
+		return nil
+	}
+	return &failure{outcome: outcomeBadRequest, status: http.StatusPreconditionFailed,
+		msg: name + ": the gateway does not pass preconditions to the upstream; send the request without it"}
 }
 
 // acceptEncoding reads the q-values of gzip and identity from Accept-Encoding (RFC 9110 12.5.3):
@@ -247,9 +271,12 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 }
 
 // cacheControl sets a successful answer's Cache-Control when the upstream gave none the route
-// declares: the route's cache_control, else CacheControl (default "private, no-cache": a shared
-// cache never keeps a customer's answer, and the customer's own revalidates it each time, which
-// the ETag makes a 304). The gateway's errors are no-store (failed).
+// declares: on a 200 or a 203 (and a 304 made of a 200), the route's cache_control, else
+// CacheControl (default "private, no-cache": a shared cache never keeps a customer's answer, and
+// the customer's own revalidates it each time, which the ETag makes a 304); on any other status
+// (a redirect, a 204, a 201 or 202 to a DELETE) no-store, since what a route declares is for its
+// representations, and a cached redirect or empty answer would outlive what the upstream meant.
+// The gateway's errors are no-store (failed).
 func (g *Gateway) cacheControl(q *request, a *answer) {
 	if len(a.headers["Cache-Control"]) > 0 {
 		return
@@ -257,9 +284,15 @@ func (g *Gateway) cacheControl(q *request, a *answer) {
 	if a.headers == nil {
 		a.headers = http.Header{}
 	}
-	v := g.cacheDefault
-	if q.route != nil && q.route.CacheControl != "" {
-		v = []string{q.route.CacheControl}
+	v := noStore
+	switch a.status {
+	case http.StatusOK, http.StatusNonAuthoritativeInfo, http.StatusNotModified:
+		v = g.cacheDefault
+		if q.route != nil && q.route.CacheControl != "" {
+			v = []string{q.route.CacheControl}
+		}
 	}
 	a.headers["Cache-Control"] = v
 }
+
+var noStore = []string{"no-store"}

@@ -23,11 +23,12 @@ type request struct {
 	known Known         // the internal IDs of the request, then of the response
 
 	// Who asks, found once (ServeHTTP): for the rate limits, the upstream and the access log.
-	id     string     // the request ID (requestid.go)
-	began  time.Time  // when the gateway took it, for the access log
-	client netip.Addr // the client's address, as clientAddr finds it
-	key    clientKey  // whom the rate limits count: the address, or the API key
-	keyTag string     // the API key's short hash, for the log; "" for none
+	id      string     // the request ID (requestid.go)
+	traceID string     // a trusted load balancer's X-Amzn-Trace-Id, for the access log; "" for none
+	began   time.Time  // when the gateway took it, for the access log
+	client  netip.Addr // the client's address, as clientAddr finds it
+	key     clientKey  // whom the rate limits count: the address, or the API key
+	keyTag  string     // the API key's short hash, for the log; "" for none
 
 	// What admission took, freed after the reply (release).
 	inFlight   bool         // one of the gateway's slots for requests in flight
@@ -119,6 +120,9 @@ func (g *Gateway) forward(q *request) (*answer, *failure) {
 	}
 	target, f := g.translate(q)
 	if f != nil {
+		return nil, f
+	}
+	if f := preconditions(q.r); f != nil {
 		return nil, f
 	}
 	// The route's timeout bounds the whole exchange with the upstream: connect, headers, body.

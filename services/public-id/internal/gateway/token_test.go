@@ -1,21 +1,28 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/idgen/idgen/services/public-id/publicid"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // tokenRoutes are two routes of one upstream that page with a cursor: "list" and "archive",
@@ -25,7 +32,7 @@ func tokenRoutes(up string) string {
 		return `{"name": "` + name + `", "public": "/` + name + `/{public_id}/orders", "upstream": "` + up + `/internal/` + name + `/{internal_id}/orders",
   "resource": "cus", "query": {"cursor": "token", "limit": {"type": "int", "min": 1, "max": 50}}, "headers": {"ETag": "plain"},
   "response": {"type": "object", "fields": {
-    "orders": {"type": "array", "max_items": 200, "items": {"type": "object", "fields": {"id": "id:ord", "cursor": {"type": "token", "ttl": "1s"}}}},
+    "orders": {"type": "array", "max_items": 99, "items": {"type": "object", "fields": {"id": "id:ord", "cursor": {"type": "token", "ttl": "1s"}}}},
     "next": {"type": "token", "max_len": 200}}}}`
 	}
 	return `{"routes": [` + route("list") + `, ` + route("archive") + `]}`
@@ -215,7 +222,8 @@ func TestTokens(t *testing.T) {
 		t.Errorf("list redeemed %v handles, want 3", got)
 	}
 
-	// A token breaking its type is an unsafe response: too long, a number, too many in one body.
+	// A token breaking its type is an unsafe response: too long, a number; and a body of more
+	// items than max_items (99, so that a response holds at most 100 tokens).
 	for _, id := range []int64{long, number, many} {
 		if ans := get("/list/" + g.publish(t, id, "cus") + "/orders"); ans.code != 502 {
 			t.Errorf("customer %d: %d %s, want 502", id, ans.code, ans.body)
@@ -253,5 +261,148 @@ func TestTokens(t *testing.T) {
 		if l, ok := leakcheck.JSON(ans.body, leaks); ok {
 			t.Errorf("internal id %d (as %s) in a body:\n%s", l.ID, l.Form, ans.body)
 		}
+	}
+}
+
+// countingStore is a store that counts the tokens asked to be kept (puts) and those it kept.
+type countingStore struct {
+	mapping.Store
+	puts, kept atomic.Int64
+}
+
+func (s *countingStore) PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error {
+	s.puts.Add(1)
+	err := s.Store.PutToken(ctx, handle, value, ttl)
+	if err == nil {
+		s.kept.Add(1)
+	}
+	return err
+}
+
+// TestTokenHandlesAreStable: one value on one route gets one handle through a ttl/2 window, from
+// every gateway of the store, so a page asked twenty times has one body and one ETag (a 304 for
+// If-None-Match) and keeps each of its tokens once; a HEAD keeps none, though it computes the
+// same handles (the same ETag as the GET's); the handle redeems on its route only; the next
+// window gives other handles, and the earlier ones still redeem.
+func TestTokenHandlesAreStable(t *testing.T) {
+	customer, quiet := limID(41), limID(42)
+	a, b := limID(43), limID(44)
+	next := "after-" + strconv.FormatInt(b, 10)
+	u := &cursorUpstream{first: map[int64]string{
+		// Four distinct tokens: a's and b's cursors (one twice), next; and the empty last one.
+		customer: fmt.Sprintf(`{"orders":[{"id":"%d","cursor":"c-a"},{"id":"%d","cursor":"c-b"},{"id":"%d","cursor":"c-a"}],"next":"%s"}`, a, b, a, next),
+		quiet:    `{"orders":[{"cursor":"c-q"}],"next":""}`,
+	}, second: map[string]string{next: `{"orders":[],"next":""}`}}
+	up := httptest.NewServer(u)
+	t.Cleanup(up.Close)
+	c, err := routes.Parse([]byte(strings.ReplaceAll(tokenRoutes(up.URL), `"ttl": "1s"`, `"ttl": "1m"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	maker, err := publicid.NewMaker("ord", "cus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := sqlitemap.Open(context.Background(), filepath.Join(t.TempDir(), "map.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	store := &countingStore{Store: inner}
+	clock := &testClock{t: time.Now()}
+	serve := func() (string, *prometheus.Registry) {
+		reg := prometheus.NewRegistry()
+		h, err := gateway.New(c, maker, store, reg, gateway.Options{Now: clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL, reg
+	}
+	gw, reg := serve()
+	pub := func(id int64) string {
+		p, err := store.Publish(context.Background(), id, func() (string, error) { return maker.New("cus") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cus, quietCus := pub(customer), pub(quiet)
+	list := gw + "/list/" + cus + "/orders"
+
+	// A HEAD computes the handles and keeps none: not even a put the store refuses.
+	head := do(t, "HEAD", list)
+	if head.code != 200 || store.puts.Load() != 0 {
+		t.Fatalf("HEAD: %d, %d tokens put; want 200 and none", head.code, store.puts.Load())
+	}
+	first := do(t, "GET", list)
+	tag := first.header.Get("ETag")
+	if first.code != 200 || tag == "" || head.header.Get("ETag") != tag || head.header.Get("Content-Length") != first.header.Get("Content-Length") {
+		t.Fatalf("GET: %d ETag %q Content-Length %q; HEAD's: %q %q; want one ETag and length", first.code, tag,
+			first.header.Get("Content-Length"), head.header.Get("ETag"), head.header.Get("Content-Length"))
+	}
+	for range 19 {
+		if again := do(t, "GET", list); again.body != first.body || again.header.Get("ETag") != tag {
+			t.Fatalf("the same page again: ETag %q, body\n%s\nwant %q,\n%s", again.header.Get("ETag"), again.body, tag, first.body)
+		}
+	}
+	if got := store.kept.Load(); got != 3 {
+		t.Errorf("20 GETs of a page of 3 distinct tokens kept %d, want 3", got)
+	}
+	lim := &limGateway{reg: reg}
+	if got := lim.tokenCount(t, "list", "issued"); got != 3 {
+		t.Errorf("issued %v tokens, want 3", got)
+	}
+	if nm := do(t, "GET", list, "If-None-Match", tag); nm.code != 304 {
+		t.Errorf("If-None-Match the page's ETag: %d, want 304", nm.code)
+	}
+	// Another gateway of the store gives the same handles (one key, in the store), keeping none.
+	gw2, _ := serve()
+	if other := do(t, "GET", gw2+"/list/"+cus+"/orders"); other.body != first.body || store.kept.Load() != 3 {
+		t.Errorf("another gateway: %s (%d tokens kept), want %s (3)", other.body, store.kept.Load(), first.body)
+	}
+	// A HEAD of a page never asked keeps nothing either.
+	puts := store.puts.Load()
+	if h := do(t, "HEAD", gw+"/list/"+quietCus+"/orders"); h.code != 200 || store.puts.Load() != puts {
+		t.Errorf("HEAD of another page: %d, %d tokens put; want 200 and none", h.code, store.puts.Load()-puts)
+	}
+
+	var p tokenPage
+	if err := json.Unmarshal([]byte(first.body), &p); err != nil || p.Next == "" || len(p.Orders) != 3 {
+		t.Fatalf("page %s: %v", first.body, err)
+	}
+	if p.Orders[0].Cursor != p.Orders[2].Cursor || p.Orders[0].Cursor == p.Orders[1].Cursor {
+		t.Errorf("cursors %+v: want one handle for one value, another for another", p.Orders)
+	}
+	// The handle redeems on its route; the other route's handle of the same value is another, and
+	// each route refuses the other's.
+	if ans := do(t, "GET", list+"?cursor="+url.QueryEscape(p.Next)); ans.code != 200 {
+		t.Errorf("the next handle: %d %s", ans.code, ans.body)
+	} else if cursors, _ := u.received(); len(cursors) != 1 || cursors[0] != next {
+		t.Errorf("the upstream received %q, want %q", cursors, next)
+	}
+	var archive tokenPage
+	if ans := do(t, "GET", gw+"/archive/"+cus+"/orders"); json.Unmarshal([]byte(ans.body), &archive) != nil || archive.Next == "" || archive.Next == p.Next {
+		t.Errorf("the archive route's page %s: want a handle of its own for the same value", ans.body)
+	}
+	refusal := `{"error":"query parameter cursor: unknown or expired token"}`
+	if ans := do(t, "GET", gw+"/archive/"+cus+"/orders?cursor="+url.QueryEscape(p.Next)); ans.code != 400 || strings.TrimSpace(ans.body) != refusal {
+		t.Errorf("list's handle on archive: %d %s, want 400 %s", ans.code, ans.body, refusal)
+	}
+
+	// The next window (half of next's ttl of an hour): other handles, kept anew; the earlier ones
+	// were kept for their whole ttl and still redeem.
+	clock.add(30 * time.Minute)
+	later := do(t, "GET", list)
+	var p2 tokenPage
+	if err := json.Unmarshal([]byte(later.body), &p2); err != nil || p2.Next == p.Next || later.header.Get("ETag") == tag {
+		t.Errorf("the next window: %s ETag %q; want other handles and another ETag than %q", later.body, later.header.Get("ETag"), tag)
+	}
+	if ans := do(t, "GET", list+"?cursor="+url.QueryEscape(p.Next)); ans.code != 200 {
+		t.Errorf("the last window's handle: %d %s, want 200", ans.code, ans.body)
+	}
+	if ans := do(t, "GET", list+"?cursor="+url.QueryEscape(p2.Next)); ans.code != 200 {
+		t.Errorf("this window's handle: %d %s, want 200", ans.code, ans.body)
 	}
 }

@@ -50,7 +50,11 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RatePerClient: cfg.RatePerClient,
+	ridHeader := cfg.RequestIDHeader
+	if ridHeader == "" {
+		ridHeader = gateway.NoRequestIDHeader
+	}
+	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RequestIDHeader: ridHeader, RatePerClient: cfg.RatePerClient,
 		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
 		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit,
 		CacheBytes: cfg.MappingCacheBytes})

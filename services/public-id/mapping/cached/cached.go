@@ -237,6 +237,11 @@ func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
 	return s.inner.GetToken(ctx, handle)
 }
 
+// Secret implements mapping.Store: the inner store's, never cached (its caller keeps it).
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	return s.inner.Secret(ctx, name, size)
+}
+
 // Close implements mapping.Store: it closes the inner store.
 func (s *Store) Close() error {
 	s.c.StopAllGoroutines()

@@ -112,5 +112,10 @@ func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
 	return call(ctx, s, "get token", func(ctx context.Context) ([]byte, error) { return s.inner.GetToken(ctx, handle) })
 }
 
+// Secret implements mapping.Store.
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	return call(ctx, s, "secret", func(ctx context.Context) ([]byte, error) { return s.inner.Secret(ctx, name, size) })
+}
+
 // Close implements mapping.Store: it closes the inner store.
 func (s *Store) Close() error { return s.inner.Close() }

@@ -239,6 +239,56 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) mapping.Store) {
 		}
 	})
 
+	t.Run("Secret", func(t *testing.T) {
+		s := newStore(t)
+		name := fmt.Sprintf("test-%d", time.Now().UnixNano()) // the store may keep earlier tests' secrets
+		// Concurrent first calls all get the one value stored first; later calls get it again.
+		var wg sync.WaitGroup
+		got := make([][]byte, 16)
+		for i := range got {
+			wg.Go(func() {
+				v, err := s.Secret(ctx, name, 32)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = v
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		first := got[0]
+		if len(first) != 32 || bytes.Equal(first, make([]byte, 32)) {
+			t.Fatalf("Secret(%q, 32) = %x: want 32 random bytes", name, first)
+		}
+		for _, v := range got {
+			if !bytes.Equal(v, first) {
+				t.Fatalf("concurrent Secret calls got %x and %x: want the one value stored first", first, v)
+			}
+		}
+		if v, err := s.Secret(ctx, name, 32); err != nil || !bytes.Equal(v, first) {
+			t.Fatalf("Secret again = %x, %v; want %x", v, err, first)
+		}
+		// Another name, another secret; apart from tokens and mappings.
+		other, err := s.Secret(ctx, name+"-other", 32)
+		if err != nil || bytes.Equal(other, first) {
+			t.Fatalf("another name's secret = %x, %v; want another value than %x", other, err, first)
+		}
+		if v, err := s.GetToken(ctx, name); !errors.Is(err, mapping.ErrNotFound) {
+			t.Fatalf("GetToken of a secret's name = %q, %v; want ErrNotFound", v, err)
+		}
+		// The caller's errors: another size than the stored one, a size that is not positive.
+		if v, err := s.Secret(ctx, name, 16); err == nil || errors.Is(err, mapping.ErrUnavailable) {
+			t.Errorf("Secret of another size = %x, %v; want the caller's error", v, err)
+		}
+		for _, size := range []int{0, -1} {
+			if v, err := s.Secret(ctx, name+"-size", size); err == nil || errors.Is(err, mapping.ErrUnavailable) {
+				t.Errorf("Secret of size %d = %x, %v; want the caller's error", size, v, err)
+			}
+		}
+	})
+
 	t.Run("Unavailable", func(t *testing.T) {
 		s := unavailable(t)
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -254,6 +304,7 @@ func Run(t *testing.T, newStore, unavailable func(t *testing.T) mapping.Store) {
 			{"Resolve", func() error { _, err := s.Resolve(ctx, "ord_nosuchthing"); return err }},
 			{"PutToken", func() error { return s.PutToken(ctx, handle(), []byte("v"), time.Minute) }},
 			{"GetToken", func() error { _, err := s.GetToken(ctx, handle()); return err }},
+			{"Secret", func() error { _, err := s.Secret(ctx, handle(), 32); return err }},
 		} {
 			// At once: a client's retries against a closed port take seconds per call.
 			wg.Go(func() {

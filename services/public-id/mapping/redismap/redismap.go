@@ -64,11 +64,17 @@
 // acknowledged without WAITAOF (on appendfsync always Redis fsyncs them before it answers anyway),
 // and they are written while the store is volatile, when publishes are refused. With a maxmemory
 // policy of volatile-*, Redis evicts tokens (which have a ttl) before any mapping (which has none).
+//
+// A secret is one key, pid:s:<name> (under the mappings' prefix, so the store's ACL covers it),
+// without a ttl: SET NX of fresh random bytes, then GET of whatever the key holds, so every
+// caller gets the value written first. Like a token it is acknowledged without WAITAOF, and
+// written while the store is volatile.
 package redismap
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -240,6 +246,7 @@ const ACLConfigRead = "+config|get"
 func pKey(public string) string  { return "pid:p:" + public }
 func tKey(handle string) string  { return "tok:" + handle }
 func iKey(internal int64) string { return "pid:i:" + strconv.FormatInt(internal, 10) }
+func sKey(name string) string    { return "pid:s:" + name }
 
 // errNotDurable: WAITAOF did not confirm a write's fsyncs in time (or failed); the write is not
 // acknowledged.
@@ -585,6 +592,29 @@ func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, mapErr("get token", err)
+	}
+	return v, nil
+}
+
+// Secret implements mapping.Store: SET pid:s:<name> <fresh bytes> NX, then GET, without WAITAOF.
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("redismap: secret %q: size %d: want a positive size", name, size)
+	}
+	fresh := make([]byte, size)
+	_, _ = rand.Read(fresh) // crypto/rand.Read never fails
+	if err := s.rdb.SetNX(ctx, sKey(name), fresh, 0).Err(); err != nil {
+		return nil, mapErr("secret", err)
+	}
+	v, err := s.rdb.Get(ctx, sKey(name)).Bytes()
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			err = errors.New("the secret's key is gone right after its SET NX")
+		}
+		return nil, mapErr("secret", err)
+	}
+	if len(v) != size {
+		return nil, fmt.Errorf("redismap: secret %q holds %d bytes, want %d", name, len(v), size)
 	}
 	return v, nil
 }

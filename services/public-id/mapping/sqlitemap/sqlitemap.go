@@ -6,10 +6,14 @@
 // GetToken that finds one, and by a sweep every minute that deletes at most 10 batches of 1,000
 // of them, each batch its own short write transaction, so publishes are never held up long.
 // Tokens are committed as mappings are (synchronous=FULL): as durable.
+//
+// Secrets are a third table, secrets (name, value): an insert that does nothing when the name is
+// taken, then a read of what it holds, so every caller gets the value inserted first.
 package sqlitemap
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -53,6 +57,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		`CREATE TABLE IF NOT EXISTS public_ids (public TEXT PRIMARY KEY, internal INTEGER NOT NULL UNIQUE) WITHOUT ROWID`,
 		`CREATE TABLE IF NOT EXISTS tokens (handle TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at INTEGER NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS tokens_by_expiry ON tokens (expires_at)`,
+		`CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			db.Close()
@@ -163,6 +168,26 @@ func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
 		value = []byte{}
 	}
 	return value, nil
+}
+
+// Secret implements mapping.Store: an insert that keeps an existing row, then a read.
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("sqlitemap: secret %q: size %d: want a positive size", name, size)
+	}
+	fresh := make([]byte, size)
+	_, _ = rand.Read(fresh) // crypto/rand.Read never fails
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING`, name, fresh); err != nil {
+		return nil, s.mapErr("secret", err)
+	}
+	var v []byte
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = ?`, name).Scan(&v); err != nil {
+		return nil, s.mapErr("secret", err)
+	}
+	if len(v) != size {
+		return nil, fmt.Errorf("sqlitemap: secret %q holds %d bytes, want %d", name, len(v), size)
+	}
+	return v, nil
 }
 
 // sweepEvery deletes expired tokens every sweepEvery until Close.
