@@ -1,7 +1,6 @@
 package redismap_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -208,10 +207,16 @@ func writerKilledMidCreate(t *testing.T, spec string, rdb redis.UniversalClient)
 	s := newStore(t, rdb)
 	acked := map[int64]string{}
 	for round := range 5 {
-		var out bytes.Buffer
+		var out testenv.LogBuffer
 		p := proc.StartT(t, proc.Spec{Bin: os.Args[0], Name: "writer", Args: []string{"-test.run", "^TestWriterKilledMidCreate$"},
 			Env: []string{"IDGEN_PUBLISH_WRITER=" + spec, fmt.Sprintf("IDGEN_PUBLISH_BASE=%d", round*1_000_000)}, Output: &out})
-		time.Sleep(time.Duration(100+round*37) * time.Millisecond) // a kill at a point that differs by round
+		// Once the writer acknowledges (a test binary under -race on a busy machine can take longer
+		// to start than the kill's offset, and then a round checked nothing), a kill at a point
+		// that differs by round.
+		testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+			return strings.Contains(out.String(), " ord_"), "the writer acknowledged nothing:\n" + out.String()
+		})
+		time.Sleep(time.Duration(100+round*37) * time.Millisecond)
 		_ = p.Kill()
 		var in int64
 		var pub string
