@@ -223,9 +223,12 @@ func hexBytes(b []byte, sep string) string {
 	return strings.Join(parts, sep)
 }
 
+// wireVarint is protobuf's wire type of a varint field (the low 3 bits of a field's tag).
+var wireVarint byte
+
 // varintToken is base64url of a protobuf message whose field 1 is the varint v.
 func protoVarint(field int, v uint64) []byte {
-	return binary.AppendUvarint([]byte{byte(field<<3 | 0)}, v)
+	return binary.AppendUvarint([]byte{byte(field<<3) | wireVarint}, v)
 }
 
 func letterAndDigit(s string) bool { return hasDigit([]byte(s)) && hasLetter([]byte(s)) }
@@ -447,8 +450,8 @@ var Table = []*Entry{
 				return base64.URLEncoding.EncodeToString(append([]byte{1<<3 | 1}, le(id)...))
 			}},
 			{"a protobuf sint64 in a nested message, v1_", func(id int64) string {
-				inner := binary.AppendUvarint([]byte{2<<3 | 0}, uint64(id)<<1)
-				msg := append(append(binary.AppendUvarint([]byte{1<<3 | 0}, 20), 3<<3|2, byte(len(inner))), inner...)
+				inner := binary.AppendUvarint([]byte{2<<3 | wireVarint}, uint64(id)<<1)
+				msg := append(append(binary.AppendUvarint([]byte{1<<3 | wireVarint}, 20), 3<<3|2, byte(len(inner))), inner...)
 				return "v1_" + base64.RawURLEncoding.EncodeToString(msg)
 			}},
 			{"cur: and a one-byte prefix", func(id int64) string {
