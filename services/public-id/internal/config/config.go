@@ -120,7 +120,7 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 	})
 	fs.IntVar(&c.CompressMin, "compress-min-size", 1024, "smallest rebuilt body, in bytes, sent gzip to a customer who accepts it; negative for none")
 	fs.StringVar(&c.CacheControl, "cache-control", "private, no-cache", "Cache-Control of a 200 whose route and upstream give none (redirects and 204s get no-store)")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the process's Go memory limit in bytes (GOMEMLIMIT wins when set); 0: the sum of the gateway's bounds (the body budget, the rewrite slots, full rate tables, --mapping-cache-bytes and an allowance: 96 MiB with the defaults); negative: none")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the process's Go memory limit in bytes (GOMEMLIMIT wins when set); 0: what the gateway holds, read every second (the body budget, the rewrite slots, its rate tables and mapping cache as full as they are, an allowance and headroom: 46 MiB when they are empty); negative: none")
 	c.Process.RegisterFlags(fs, 5*time.Second, serve.DefaultDeregistrationDelay)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return c, err

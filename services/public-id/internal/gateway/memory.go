@@ -17,10 +17,9 @@ const rateEntryBytes = 320
 // mapping cache and a 12 MiB allowance (64 MiB with the defaults, one table and no cache; 96 MiB
 // with the binary's default 32 MiB cache).
 //
-// The limit is soft and a backstop: the gateway's binary runs its collector at GOGC 50 (its live
-// heap is bounded by design, so twice it is little), so the limit is reached only when the cache
-// and the tables are full and bodies are at their budget; there the collector runs as often as
-// it must rather than let the heap grow past what the bounds allow.
+// That is the most the gateway's heap can hold. Its binary does not run at it: it follows what the
+// gateway holds now (LiveMemoryLimit), so that a gateway whose cache and tables are still small
+// is held near its bodies' budget too.
 func MemoryLimit(o Options, rateTables int) int64 {
 	if o.MemoryLimit < 0 {
 		return -1
@@ -44,4 +43,30 @@ func (g *Gateway) MemoryLimit() int64 {
 		}
 	}
 	return MemoryLimit(g.o, tables)
+}
+
+// memoryHeadroom is what LiveMemoryLimit leaves for the cache and the rate tables to grow by
+// before its next reading.
+const memoryHeadroom = 2 << 20
+
+// LiveMemoryLimit is the Go memory limit that holds the gateway's process to what it holds now:
+// the bodies' bounds (as MemoryLimit), the rate tables as full as they are, cacheBytes of mapping
+// cache (its weight now) and the allowance, with 2 MiB of headroom for the tables and the cache to
+// grow by until the next reading; o.MemoryLimit when set (negative: none, -1). The gateway's
+// binary sets it every second: below it the services' GC target (GOGC 400) governs, as in every
+// service, and near it the collector runs as often as it must rather than let the garbage of
+// bodies already answered grow the heap to five times what is live; since the limit follows
+// the live bounds, a full cache or table never leaves the collector running all the time.
+func (g *Gateway) LiveMemoryLimit(cacheBytes uint64) int64 {
+	if g.o.MemoryLimit != 0 {
+		return MemoryLimit(g.o, 0)
+	}
+	clients := g.limits.len()
+	for _, l := range g.perRoute {
+		if l.rate != nil {
+			clients += l.rate.len()
+		}
+	}
+	return MemoryLimit(Options{MaxBody: g.o.MaxBody, BodyBudget: g.o.BodyBudget, MaxRewrites: g.o.MaxRewrites, CacheBytes: cacheBytes}, 0) +
+		int64(clients)*rateEntryBytes + memoryHeadroom
 }

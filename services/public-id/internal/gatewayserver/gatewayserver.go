@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/serve"
@@ -32,6 +33,8 @@ type Server struct {
 	gw      *gateway.Gateway
 	health  *serve.Health // drained from the start of a shutdown
 	metrics http.Handler
+	// cacheBytes is the mapping cache's weight now (0 without a cache), for the memory limit.
+	cacheBytes func() uint64
 }
 
 // New loads the route table, opens the mapping store and builds the gateway.
@@ -62,20 +65,41 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 		store.Close()
 		return nil, err
 	}
-	// Resident memory follows the gateway's bounds: its live heap is bounded by design (bodies
-	// within their budget, full rate tables, the cache), so the collector runs at GOGC 50 rather
-	// than the service skeleton's 400, and the memory limit, the sum of those bounds, is the
-	// backstop. GOGC and GOMEMLIMIT, when set, are the operator's.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
-	if limit := gw.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
-		log.Info("memory limit", "bytes", limit)
-	}
 	s := &Server{cfg: cfg, log: log, store: store, gw: gw, health: serve.NewHealth(true)}
 	s.metrics = serve.MetricsHandler(serve.RegionLabeled(reg, cfg.Region))
+	s.cacheBytes = func() uint64 { return 0 }
+	if c, ok := store.Mappings.(interface{ Bytes() uint64 }); ok {
+		s.cacheBytes = c.Bytes
+	}
 	return s, nil
+}
+
+// followMemory holds the process's Go memory limit to what the gateway holds (LiveMemoryLimit),
+// read every second, until ctx ends. GOMEMLIMIT, when set, is the operator's.
+func (s *Server) followMemory(ctx context.Context) {
+	if os.Getenv("GOMEMLIMIT") != "" || s.gw.LiveMemoryLimit(0) < 0 {
+		return
+	}
+	last := int64(0)
+	set := func() {
+		limit := s.gw.LiveMemoryLimit(s.cacheBytes())
+		debug.SetMemoryLimit(limit)
+		if last == 0 || limit > 2*last || limit < last/2 {
+			s.log.Info("memory limit", "bytes", limit)
+			last = limit
+		}
+	}
+	set()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			set()
+		}
+	}
 }
 
 // Handler is what the customers' listener serves: the gateway, with /healthz answering 503
@@ -96,6 +120,9 @@ func (s *Server) OperatorHandler() http.Handler {
 // and closes the store.
 func (s *Server) Serve(ctx context.Context, l, ops net.Listener) error {
 	sd := s.cfg.Shutdown(s.health)
+	mctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go s.followMemory(mctx)
 	errc := make(chan error, 2)
 	n := 1
 	go func() { errc <- serve.Serve(ctx, l, s.Handler(), nil, sd, s.log) }()

@@ -21,6 +21,7 @@ import (
 type Known struct {
 	fold, exact formSet
 	ids         []int64
+	formed      int                  // ids[:formed] have their forms in fold and exact (forms)
 	idSet       map[int64]struct{}   // the IDs as a set, once there are more than knownListed
 	floats      map[float64]struct{} // and the floats nearest them
 }
@@ -104,8 +105,20 @@ func (k *Known) Add(id int64) {
 			k.floats[float64(x)] = struct{}{}
 		}
 	}
-	// The ID's forms, written into one buffer that becomes one string the forms slice; one that
-	// holds another of the same kind is found whenever that one is, so only the other is kept.
+}
+
+// forms writes the forms of the IDs added since the last call: only a response that has a plain
+// value to check pays for them (a response of IDs alone, the common case, never does).
+func (k *Known) forms() {
+	for ; k.formed < len(k.ids); k.formed++ {
+		k.addForms(k.ids[k.formed])
+	}
+}
+
+// addForms adds an ID's forms. They are written into one buffer that becomes one string the
+// forms slice; one that holds another of the same kind is found whenever that one is, so only
+// the other is kept.
+func (k *Known) addForms(id int64) {
 	var buf [320]byte
 	b := buf[:0]
 	for _, e := range Table {
@@ -182,6 +195,7 @@ func (k *Known) Find(text []byte) int {
 	if k == nil || len(k.ids) == 0 {
 		return -1
 	}
+	k.forms()
 	r := reading{k: k}
 	if k.readIn(&r, text, Depth) || !r.found {
 		return -1
