@@ -93,25 +93,35 @@ func (g *limGateway) publish(t *testing.T, id int64, res string) string {
 // count reads idgen_gateway_requests_total{route,outcome}.
 func (g *limGateway) count(t *testing.T, route, outcome string) float64 {
 	t.Helper()
+	return g.counter(t, "idgen_gateway_requests_total", "route", route, "outcome", outcome)
+}
+
+// counter reads the counter series name{labels}, labels given as name, value pairs.
+func (g *limGateway) counter(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
 	mfs, err := g.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "idgen_gateway_requests_total" {
+		if mf.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
+			have := map[string]string{}
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				have[l.GetName()] = l.GetValue()
 			}
-			if labels["route"] == route && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue series
+				}
 			}
+			return m.GetCounter().GetValue()
 		}
 	}
-	t.Fatalf("no series idgen_gateway_requests_total{route=%q,outcome=%q}", route, outcome)
+	t.Fatalf("no series %s%q", name, labels)
 	return 0
 }
 

@@ -79,26 +79,7 @@ func (u *cursorUpstream) received() (cursors []string, calls int) {
 // tokenCount reads idgen_gateway_tokens_total{route,op}.
 func (g *limGateway) tokenCount(t *testing.T, route, op string) float64 {
 	t.Helper()
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "idgen_gateway_tokens_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["route"] == route && labels["op"] == op {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no series idgen_gateway_tokens_total{route=%q,op=%q}", route, op)
-	return 0
+	return g.counter(t, "idgen_gateway_tokens_total", "route", route, "op", op)
 }
 
 type tokenPage struct {
