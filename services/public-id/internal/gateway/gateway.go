@@ -89,13 +89,9 @@ type Options struct {
 	// none; other successes (redirects, 204s) get no-store.
 	// Default "private, no-cache".
 	CacheControl string
-	// CacheBytes is the size of the mapping cache in front of the store the gateway is given, which
-	// MemoryLimit counts. Default none.
-	CacheBytes uint64
-	// MemoryLimit is the Go memory limit the gateway's process should run with (Gateway.MemoryLimit;
-	// its binary sets it with runtime/debug.SetMemoryLimit unless GOMEMLIMIT is set); negative for
-	// none. Default the sum of the gateway's bounds (64 MiB with the defaults, one rate table and no
-	// cache): see MemoryLimit.
+	// MemoryLimit is a fixed Go memory limit for the gateway's process; negative for none. Default:
+	// one that follows what the gateway holds (LiveMemoryLimit), which its binary sets every
+	// second unless GOMEMLIMIT is set.
 	MemoryLimit int64
 }
 

@@ -9,18 +9,15 @@ const memoryAllowance = 12 << 20
 // (65,536 of them took 20 MiB).
 const rateEntryBytes = 320
 
-// MemoryLimit is the Go memory limit (runtime/debug.SetMemoryLimit) that holds a gateway's
-// process to its bounds: o.MemoryLimit when set (negative: none, -1), else the sum of what the
-// gateway can hold, with o's defaults filled in as New fills them: BodyBudget + 2 × MaxRewrites
-// × MaxBody (the bodies being read, each rewrite's parse and output), rateTables full tables of
-// RateTableSize clients (the gateway's and each route's with rate_per_client), CacheBytes of
-// mapping cache and a 12 MiB allowance (64 MiB with the defaults, one table and no cache; 96 MiB
-// with the binary's default 32 MiB cache).
-//
-// That is the most the gateway's heap can hold. Its binary does not run at it: it follows what the
-// gateway holds now (LiveMemoryLimit), so that a gateway whose cache and tables are still small
-// is held near its bodies' budget too.
-func MemoryLimit(o Options, rateTables int) int64 {
+// MemoryLimit is the most a gateway's heap can hold with options o, rateTables full rate tables
+// of RateTableSize clients (the gateway's and each route's with rate_per_client) and cacheBytes
+// of mapping cache: o.MemoryLimit when set (negative: none, -1), else, with o's defaults filled in
+// as New fills them, BodyBudget + 2 × MaxRewrites × MaxBody (the bodies being read, each
+// rewrite's parse and output), the tables, the cache and a 12 MiB allowance (64 MiB with the
+// defaults, one table and no cache; 96 MiB with the binary's default 32 MiB cache). The gateway's
+// binary does not run at it: it follows what the gateway holds now (LiveMemoryLimit), so that a
+// gateway whose cache and tables are still small is held near its bodies' budget too.
+func MemoryLimit(o Options, rateTables int, cacheBytes uint64) int64 {
 	if o.MemoryLimit < 0 {
 		return -1
 	}
@@ -29,20 +26,7 @@ func MemoryLimit(o Options, rateTables int) int64 {
 	}
 	maxBody := cmp(o.MaxBody, 1<<20)
 	tables := int64(rateTables) * int64(cmp(o.RateTableSize, 1<<16)) * rateEntryBytes
-	return cmp(o.BodyBudget, 16*maxBody) + 2*int64(cmp(o.MaxRewrites, 8))*maxBody + tables + int64(o.CacheBytes) + memoryAllowance
-}
-
-// MemoryLimit is the Go memory limit the gateway's process should run with: MemoryLimit of its
-// options and its rate tables. -1 for none: debug.SetMemoryLimit(-1) leaves the process's limit
-// as it is.
-func (g *Gateway) MemoryLimit() int64 {
-	tables := 1
-	for _, l := range g.perRoute {
-		if l.rate != nil {
-			tables++
-		}
-	}
-	return MemoryLimit(g.o, tables)
+	return cmp(o.BodyBudget, 16*maxBody) + 2*int64(cmp(o.MaxRewrites, 8))*maxBody + tables + int64(cacheBytes) + memoryAllowance
 }
 
 // memoryHeadroom is what LiveMemoryLimit leaves for the cache and the rate tables to grow by
@@ -59,7 +43,7 @@ const memoryHeadroom = 2 << 20
 // the live bounds, a full cache or table never leaves the collector running all the time.
 func (g *Gateway) LiveMemoryLimit(cacheBytes uint64) int64 {
 	if g.o.MemoryLimit != 0 {
-		return MemoryLimit(g.o, 0)
+		return MemoryLimit(g.o, 0, 0)
 	}
 	clients := g.limits.len()
 	for _, l := range g.perRoute {
@@ -67,6 +51,5 @@ func (g *Gateway) LiveMemoryLimit(cacheBytes uint64) int64 {
 			clients += l.rate.len()
 		}
 	}
-	return MemoryLimit(Options{MaxBody: g.o.MaxBody, BodyBudget: g.o.BodyBudget, MaxRewrites: g.o.MaxRewrites, CacheBytes: cacheBytes}, 0) +
-		int64(clients)*rateEntryBytes + memoryHeadroom
+	return MemoryLimit(g.o, 0, cacheBytes) + int64(clients)*rateEntryBytes + memoryHeadroom
 }

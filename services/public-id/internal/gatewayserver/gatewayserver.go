@@ -59,8 +59,7 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 	}
 	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RequestIDHeader: ridHeader, RatePerClient: cfg.RatePerClient,
 		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
-		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit,
-		CacheBytes: cfg.MappingCacheBytes})
+		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit})
 	if err != nil {
 		store.Close()
 		return nil, err
