@@ -41,17 +41,5 @@ func (d Detector) window() (lo, hi int64) {
 	return lo, hi
 }
 
-// scanner finds internal-ID-looking values in text with one window computed per response: the
-// scan package's Scanner.
-type scanner struct{ s scan.Scanner }
-
-func (d Detector) scanner() scanner { return scanner{scan.New(d.window())} }
-
-func (s scanner) plausible(v int64) bool        { return s.s.Plausible(v) }
-func (s scanner) plausibleFloat(f float64) bool { return s.s.PlausibleFloat(f) }
-
-// find returns the first internal-ID-looking value in text, or "" when there is none.
-func (s scanner) find(text []byte) string { return s.s.Find(text) }
-
-// values returns every internal-ID-looking value find would see in text.
-func (s scanner) values(text []byte) []int64 { return s.s.Values(text) }
+// scanner finds internal-ID-looking values in text with one window computed per response.
+func (d Detector) scanner() scan.Scanner { return scan.New(d.window()) }

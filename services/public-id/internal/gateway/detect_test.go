@@ -10,6 +10,7 @@ import (
 
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
+	"github.com/idgen/idgen/services/public-id/internal/scan"
 )
 
 // TestDetectorSpellings: each spelling of the scanner's table, of an ID alone and inside a
@@ -75,7 +76,7 @@ func TestDigitRanges(t *testing.T) {
 		n += int(rg.Hi-rg.Lo+1) / 10
 	}
 	for _, zero := range []rune{'0', '٠', '۰', '०', '০', '๐', '０', '𝟎', '𝟘', '𝟶'} {
-		got, _ := gateway.Normalize([]byte(leakcheck.DigitsIn("0123456789", zero)))
+		got, _ := scan.Normalize([]byte(leakcheck.DigitsIn("0123456789", zero)))
 		if string(got) != "0123456789" {
 			t.Errorf("digits of zero %U normalize to %q", zero, got)
 		}
@@ -93,12 +94,12 @@ func TestNormalize(t *testing.T) {
 		"ﬁne ①":                         "fine 1",
 		"1\xff2":                        "12",
 	} {
-		got, changed := gateway.Normalize([]byte(in))
+		got, changed := scan.Normalize([]byte(in))
 		if string(got) != want || !changed {
 			t.Errorf("Normalize(%q) = %q, %v; want %q", in, got, changed, want)
 		}
 	}
-	if got, changed := gateway.Normalize([]byte("plain ASCII 123")); changed || string(got) != "plain ASCII 123" {
+	if got, changed := scan.Normalize([]byte("plain ASCII 123")); changed || string(got) != "plain ASCII 123" {
 		t.Errorf("ASCII changed: %q", got)
 	}
 }

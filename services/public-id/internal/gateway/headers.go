@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idgen/idgen/libs/routes"
+	"github.com/idgen/idgen/services/public-id/internal/scan"
 )
 
 // redirect passes an upstream redirect only when the route declares Location and it names a
@@ -34,8 +35,8 @@ func (g *Gateway) redirect(q *request, resp *http.Response) (*answer, *failure) 
 // internal ID (the response's own, or any that looks like one) makes the response unsafe, and a
 // location is rewritten to a public path.
 func (g *Gateway) headers(ctx context.Context, route *routes.Route, in http.Header, known *Known) (http.Header, error) {
-	var out http.Header // made for the first header that passes
-	var scan *scanner   // made for the first plain header
+	var out http.Header   // made for the first header that passes
+	var ids *scan.Scanner // made for the first plain header
 	for name, kind := range route.HeaderKinds() {
 		vs := in[name] // route.HeaderKinds() holds canonical names, as the upstream's header does
 		if len(vs) == 0 {
@@ -55,12 +56,12 @@ func (g *Gateway) headers(ctx context.Context, route *routes.Route, in http.Head
 			out.Set(name, loc)
 			continue
 		}
-		if scan == nil {
+		if ids == nil {
 			s := g.detect.scanner()
-			scan = &s
+			ids = &s
 		}
 		for _, v := range vs {
-			if scan.find([]byte(v)) != "" || known.contains([]byte(v)) {
+			if ids.Find([]byte(v)) != "" || known.Contains([]byte(v)) {
 				return nil, unsafe(name, "a header holds an internal ID")
 			}
 			out.Add(name, v)

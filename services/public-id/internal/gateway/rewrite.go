@@ -12,6 +12,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/routes"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/services/public-id/internal/scan"
 )
 
 // ErrUnsafe: an upstream response the gateway refuses to pass on (it would leak, or it breaks
@@ -78,7 +79,7 @@ type rewriter struct {
 	toks     []pendingToken
 	spans    []span
 	norms    []normalized
-	scan     scanner
+	scan     scan.Scanner
 	maxDepth int
 	maxIDs   int
 	maxOut   int // with a public ID of at most 64 bytes for each id field
@@ -315,10 +316,10 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 				return unsafe(field, "not one of the declared values")
 			}
 		}
-		if r.scan.find(s) != "" {
+		if r.scan.Find(s) != "" {
 			return unsafe(field, "a plain field holds an internal ID")
 		}
-		if n, changed := Normalize(s); changed {
+		if n, changed := scan.Normalize(s); changed {
 			r.norms = append(r.norms, normalized{bytes.Clone(n), field})
 		}
 		r.span(field, len(s))
@@ -339,7 +340,7 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 		if !t.InBounds(n) {
 			return unsafe(field, "outside the declared bounds")
 		}
-		if r.scan.plausible(n) || n < 0 && r.scan.plausible(-n) || r.scan.find(v) != "" { // or its digits inside a longer number (the ID times ten)
+		if r.scan.Plausible(n) || n < 0 && r.scan.Plausible(-n) || r.scan.Find(v) != "" { // or its digits inside a longer number (the ID times ten)
 			return unsafe(field, "a plain field holds an internal ID")
 		}
 	case "number":
@@ -361,7 +362,7 @@ func (r *rewriter) leaf(t *routes.Type, field string, kind jsontext.Kind, v json
 			r.scratch = routes.AppendNumber(r.scratch[:0], f)
 			v = r.scratch
 		}
-		if r.scan.plausibleFloat(f) || r.scan.find(v) != "" { // 1.2e17, or the digits of one in a fraction
+		if r.scan.PlausibleFloat(f) || r.scan.Find(v) != "" { // 1.2e17, or the digits of one in a fraction
 			return unsafe(field, "a plain field holds an internal ID")
 		}
 	case "bool":
@@ -393,11 +394,11 @@ func (r *rewriter) span(field string, n int) {
 // form (the ids of the request and of the id fields); a plain value that holds one, in decimal or
 // hexadecimal, as a whole or inside a longer run, makes the body unsafe.
 func (rw *Rewritten) Fill(pubs map[int64]string, known *Known) ([]byte, error) {
-	if at := known.find(rw.out); at >= 0 {
+	if at := known.Find(rw.out); at >= 0 {
 		return nil, unsafe(rw.fieldAt(at), "a plain field holds an internal ID of this response")
 	}
 	for _, n := range rw.norms {
-		if known.find(n.text) >= 0 {
+		if known.Find(n.text) >= 0 {
 			return nil, unsafe(n.field, "a plain field holds an internal ID of this response")
 		}
 	}

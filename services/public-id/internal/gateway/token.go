@@ -133,7 +133,7 @@ func (g *Gateway) handle(key []byte, route string, ttl time.Duration, window int
 		if err != nil {
 			return "", err
 		}
-		if scan.find([]byte(h)) == "" {
+		if scan.Find([]byte(h)) == "" {
 			return h, nil
 		}
 	}
