@@ -117,6 +117,7 @@ func JSON(body string, ids []int64) (Leak, bool) { return checkJSON(body, ids, f
 func JSONOwn(body string, ids []int64) (Leak, bool) { return checkJSON(body, ids, true) }
 
 func check(text string, ids []int64, own bool) (Leak, bool) {
+	ids = realIDs(ids)
 	if len(ids) == 0 {
 		return Leak{}, false
 	}
@@ -238,6 +239,19 @@ var lastIndex struct {
 	idx *index
 }
 
+// minRealID is the smallest ID both readers judge: a smaller one (0 among them, which Known never
+// holds) is no real ID, its forms are too short for Known, and a text of its digits or of its
+// varint in a decoded payload too likely.
+const minRealID = 1 << 40
+
+// realIDs returns the IDs of ids of minRealID or more (ids itself when all are).
+func realIDs(ids []int64) []int64 {
+	if !slices.ContainsFunc(ids, func(id int64) bool { return id < minRealID }) {
+		return ids
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return id < minRealID })
+}
+
 func indexOf(ids []int64, own bool) *index {
 	lastIndex.Lock()
 	defer lastIndex.Unlock()
@@ -246,9 +260,6 @@ func indexOf(ids []int64, own bool) *index {
 	}
 	i := &index{ids: slices.Clone(ids), own: own, by: map[string][]form{}}
 	for _, id := range ids {
-		if id < 1<<40 {
-			continue // not a real ID: its forms are too short for Known (and a text of its digits too likely)
-		}
 		texts, lower := encoded(id)
 		for n, s := range texts {
 			sp := Spellings[n]
