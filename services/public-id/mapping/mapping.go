@@ -76,3 +76,38 @@ type Durability interface {
 	// may be kept by a cache.
 	ReadsDurable() bool
 }
+
+// Replica is one region's store of record as the cross-region store (mapping/regions) uses it:
+// a Store, plus what copying mappings between regions needs. The DynamoDB driver (dynamomap)
+// implements it; its conformance suite is mappingtest.RunReplica.
+type Replica interface {
+	Store
+	// Copy stores a mapping made elsewhere, as it is: public → internal unless public has a
+	// mapping already, and internal → public unless internal has one (the first public ID of an
+	// internal ID is never overwritten, here as in Publish). It returns the public ID internal
+	// has in this store after the call: public, or the other one it had (both then resolve,
+	// each to internal). A public ID already mapped to another internal ID is an error
+	// wrapping ErrConflict, and nothing is written. Copying the same mapping again is a no-op.
+	Copy(ctx context.Context, internal int64, public string) (string, error)
+	// Scan returns the store's mappings page by page, in the store's own order: at most limit
+	// pairs after cursor ("" for the first page), and the cursor of the next page ("" after the
+	// last). Every mapping is one Pair, read from its public → internal direction (a mapping
+	// whose internal ID holds another public ID is still listed under each public ID). A cursor
+	// stays valid while the store runs, so a copy that stops can go on where it stopped.
+	Scan(ctx context.Context, cursor string, limit int) (pairs []Pair, next string, err error)
+	// Note and SetNote read and write named notes of the store (the cross-region fill's progress): Note
+	// returns the value under name, or ErrNotFound; SetNote stores it, overwriting. Notes live
+	// apart from mappings, tokens and secrets, and are as durable as mappings.
+	Note(ctx context.Context, name string) ([]byte, error)
+	SetNote(ctx context.Context, name string, value []byte) error
+}
+
+// Pair is one mapping.
+type Pair struct {
+	Public   string
+	Internal int64
+}
+
+// ErrConflict: a public ID already maps to another internal ID (a Copy's public ID, which
+// random 128-bit public IDs never are unless a store was written by hand).
+var ErrConflict = errors.New("mapping: public id maps to another internal id")
