@@ -7,6 +7,7 @@
 //	redis://…, rediss://…             Redis by URL (rediss: TLS); the URL may hold a password
 //	redis-cluster:HOST:PORT,…         Redis Cluster by seed addresses
 //	redis-cluster:URL                 Redis Cluster by URL
+//	regions:PATH                      the public-ID stores of every region, by a regions file
 //
 // Parsing has no side effects; opening the store is the driver's business, which Open calls for
 // a service with the drivers it has. Error messages
@@ -30,6 +31,7 @@ const (
 	DynamoDB     Kind = "dynamodb"
 	Redis        Kind = "redis"
 	RedisCluster Kind = "redis-cluster"
+	Regions      Kind = "regions"
 )
 
 // form is how a kind is written, for messages.
@@ -43,6 +45,8 @@ func (k Kind) form() string {
 		return "redis:HOST:PORT, redis://… or rediss://…"
 	case RedisCluster:
 		return "redis-cluster:HOST:PORT,… or redis-cluster:URL"
+	case Regions:
+		return "regions:FILE"
 	}
 	return string(k) + ":…"
 }
@@ -51,7 +55,7 @@ func (k Kind) form() string {
 type Spec struct {
 	Kind Kind
 	// Where is the rest: the SQLite file's path, the DynamoDB endpoint URL, the Redis address,
-	// or, for redis:// and rediss://, the whole URL.
+	// the regions file's path, or, for redis:// and rediss://, the whole URL.
 	Where string
 }
 

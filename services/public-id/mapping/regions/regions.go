@@ -1,0 +1,362 @@
+// Package regions is the cross-region mapping store: every region's store of record (a
+// mapping.Replica, DynamoDB in production) held by every process, so that a public ID published
+// in any region resolves in every region at once, and losing a region loses no mapping.
+//
+// Where a mapping lives. Each internal ID has an owner region: the region whose number a v2 ID
+// carries, or, for an ID without a region (v1) or with a number no region has, the region of the
+// lowest number. A mapping is written to the owner's store and to the owner's failover peer's
+// (the topology's pairs) before the publish is acknowledged; when one of them does not answer,
+// the next region of the file takes its place, so an acknowledged mapping is in two regions'
+// stores (File.Copies, 1 only when an operator says so).
+//
+// Who decides. The owner's store is the one place a new public ID is chosen (its conditional
+// write: the first writer wins), so concurrent publishes of one internal ID, in any regions,
+// agree. Before choosing, a publish asks the owner and its peer (at once) whether the ID has a
+// public ID already, so a mapping chosen while the owner was unreachable is found and copied back
+// to the owner rather than chosen again. Only when the owner cannot be reached does the next
+// region of the order choose; if the owner is alive for others meanwhile (a partition), both
+// choices stand: two public IDs for one internal ID, each resolving to it forever.
+//
+// Reading. A resolve asks the local region's store first and, on a miss, a failure or no answer
+// within HedgeAfter, every other region's at once (at most MaxFanOuts such fan-outs in flight);
+// the first that has the public ID answers. It is unknown (ErrNotFound) only when fewer regions
+// failed to answer than a mapping has copies, so at least one copy of any acknowledged mapping was
+// asked: otherwise it is ErrUnavailable, never a 404 for a real ID. Unknown public IDs are kept
+// in a negative cache for NegativeTTL; public IDs are 128 random bits that nobody holds before
+// their publish is acknowledged, by which time both copies are written, so the cache cannot hide a
+// real one (a publish through this process also clears its entry).
+//
+// A region that comes back empty. A region's store holds a note, "fill", that says it holds every
+// mapping it should: Fill (run by the internal API's processes) copies, from every other region,
+// each mapping whose owner or owner's peer is the region, reads each back, records its progress in
+// the note after every page (a stopped fill goes on where it stopped), and marks the region
+// filled. Until then the region's store neither chooses public IDs nor counts as having answered
+// a miss, for its own processes and for every other region's, and its own processes acknowledge
+// no publish (ErrFilling) and report not ready.
+//
+// Tokens and secrets are regional: the local region's store only.
+package regions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/services/public-id/mapping"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ErrFilling: the local region's store is being filled from the other regions (it came back
+// empty); it acknowledges no publish until then. It wraps mapping.ErrUnavailable.
+var ErrFilling = fmt.Errorf("%w: this region is being filled from the others", mapping.ErrUnavailable)
+
+// FillNote is the name of the note that holds a region's fill.
+const FillNote = "fill"
+
+// Options tunes a Store; zero values take the defaults in the comments.
+type Options struct {
+	// CallTimeout bounds every call to one region's store. Default 1s.
+	CallTimeout time.Duration
+	// HedgeAfter is how long a resolve waits for the local store before asking the others too.
+	// Default 50ms.
+	HedgeAfter time.Duration
+	// MaxFanOuts bounds the fan-outs (a local miss asked of every other region) in flight; one
+	// past it is ErrUnavailable. Default 256.
+	MaxFanOuts int
+	// NegativeTTL is how long an unknown public ID is remembered as unknown; NegativeMax bounds
+	// the entries. Defaults 10s and 100,000.
+	NegativeTTL time.Duration
+	NegativeMax int
+	// SuspectFor is how long a region whose store failed a call is asked after the others.
+	// Default 5s.
+	SuspectFor time.Duration
+	// NoteEvery is how often the other regions' fill notes are read again. Default 10s.
+	NoteEvery time.Duration
+	// FillPage is the page size of a fill's scans. Default 500.
+	FillPage int
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	now        func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = time.Second
+	}
+	if o.HedgeAfter <= 0 {
+		o.HedgeAfter = 50 * time.Millisecond
+	}
+	if o.MaxFanOuts <= 0 {
+		o.MaxFanOuts = 256
+	}
+	if o.NegativeTTL <= 0 {
+		o.NegativeTTL = 10 * time.Second
+	}
+	if o.NegativeMax <= 0 {
+		o.NegativeMax = 100_000
+	}
+	if o.SuspectFor <= 0 {
+		o.SuspectFor = 5 * time.Second
+	}
+	if o.NoteEvery <= 0 {
+		o.NoteEvery = 10 * time.Second
+	}
+	if o.FillPage <= 0 {
+		o.FillPage = 500
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+}
+
+// region is one region's store and what the Store knows of it.
+type region struct {
+	name    string
+	number  int
+	peer    string
+	rep     mapping.Replica
+	failed  atomic.Int64 // Unix ns of its last failed call
+	filled  atomic.Bool
+	notedAt atomic.Int64 // Unix ns of its fill note's last reading
+	mu      sync.Mutex   // one reading of the note at a time
+}
+
+// Store is the cross-region store. It implements mapping.Store and mapping.Durability.
+type Store struct {
+	o        Options
+	file     File
+	sched    idcore.Schedule
+	local    *region
+	all      []*region // the file's order
+	byName   map[string]*region
+	byNumber map[int]*region
+	lowest   *region
+	fanouts  chan struct{}
+	neg      negCache
+	m        metrics
+}
+
+// New returns the store of the regions of f, one Replica per region name (each its own store of
+// record), with this process in f.Region. It reads the local region's fill note.
+func New(ctx context.Context, f File, stores map[string]mapping.Replica, o Options) (*Store, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	o.defaults()
+	sched, _ := idcore.ScheduleByName(f.schedule())
+	s := &Store{o: o, file: f, sched: sched, byName: map[string]*region{}, byNumber: map[int]*region{},
+		fanouts: make(chan struct{}, o.MaxFanOuts)}
+	s.neg = negCache{ttl: o.NegativeTTL, max: o.NegativeMax, m: map[string]time.Time{}, now: o.now}
+	for _, fr := range f.Regions {
+		rep := stores[fr.Name]
+		if rep == nil {
+			return nil, fmt.Errorf("regions: no store for region %s", fr.Name)
+		}
+		r := &region{name: fr.Name, number: fr.Number, peer: fr.Peer, rep: rep}
+		s.all = append(s.all, r)
+		s.byName[r.name] = r
+		s.byNumber[r.number] = r
+		if s.lowest == nil || r.number < s.lowest.number {
+			s.lowest = r
+		}
+	}
+	s.local = s.byName[f.Region]
+	s.m = newMetrics(o.Registerer, s)
+	if _, err := s.readNote(ctx, s.local); err != nil && !errors.Is(err, mapping.ErrUnavailable) {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Local is the name of the region this process runs in.
+func (s *Store) Local() string { return s.local.name }
+
+// Copies is how many regions hold an acknowledged mapping.
+func (s *Store) Copies() int { return s.file.copies() }
+
+// Filled reports whether the local region's store holds every mapping it should (its fill is
+// done), reading its note again when the last reading is older than NoteEvery.
+func (s *Store) Filled(ctx context.Context) bool { return s.isFilled(ctx, s.local) }
+
+// Owner returns the owner region of an internal ID's mapping.
+func (s *Store) Owner(internal int64) string { return s.owner(internal).name }
+
+func (s *Store) owner(internal int64) *region {
+	if d, err := s.sched.Decode(idcore.ID(internal)); err == nil && d.Region > 0 {
+		if r := s.byNumber[d.Region]; r != nil {
+			return r
+		}
+	}
+	return s.lowest
+}
+
+// placement is where a mapping of internal belongs: its owner, the owner's peer, then the other
+// regions in the file's order.
+func (s *Store) placement(internal int64) []*region {
+	own := s.owner(internal)
+	out := []*region{own}
+	if p := s.byName[own.peer]; p != nil && p != own {
+		out = append(out, p)
+	}
+	for _, r := range s.all {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// home reports whether r is one of the regions a mapping of internal belongs to when all are up
+// (the first Copies of its placement): the ones a fill copies it into.
+func (s *Store) home(internal int64, r *region) bool {
+	return slices.Contains(s.placement(internal)[:s.Copies()], r)
+}
+
+// call runs f on r's store within CallTimeout and records a failure of the store.
+func call[T any](s *Store, ctx context.Context, r *region, op string, f func(context.Context, mapping.Replica) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	defer cancel()
+	v, err := f(ctx, r.rep)
+	if ctx.Err() != nil && err != nil && !errors.Is(err, mapping.ErrUnavailable) {
+		err = fmt.Errorf("%w: %s: %w", mapping.ErrUnavailable, r.name, err)
+	}
+	result := "ok"
+	switch {
+	case errors.Is(err, mapping.ErrNotFound):
+		result = "not_found"
+	case errors.Is(err, mapping.ErrUnavailable):
+		result = "unavailable"
+		r.failed.Store(s.o.now().UnixNano())
+	case err != nil:
+		result = "error"
+	}
+	s.m.calls.WithLabelValues(r.name, op, result).Inc()
+	return v, err
+}
+
+// suspect reports whether r's store failed a call within SuspectFor.
+func (s *Store) suspect(r *region) bool {
+	f := r.failed.Load()
+	return f != 0 && s.o.now().Sub(time.Unix(0, f)) < s.o.SuspectFor
+}
+
+// byHealth returns regions with the suspect ones last, each group in its given order.
+func (s *Store) byHealth(regions []*region) []*region {
+	out := make([]*region, 0, len(regions))
+	var later []*region
+	for _, r := range regions {
+		if s.suspect(r) {
+			later = append(later, r)
+		} else {
+			out = append(out, r)
+		}
+	}
+	return append(out, later...)
+}
+
+// fillNote is what a region's fill note holds.
+type fillNote struct {
+	Done bool `json:"done"`
+	// Source is the index, in the file's order, of the region being copied from, and Cursor the
+	// next page of its scan.
+	Source   int    `json:"source"`
+	Cursor   string `json:"cursor,omitempty"`
+	Copied   int64  `json:"copied"`
+	Verified int64  `json:"verified"`
+	Differ   int64  `json:"differ"`
+}
+
+// isFilled reports r's fill, reading its note when the last reading is older than NoteEvery. A
+// region once seen filled stays so for this process.
+func (s *Store) isFilled(ctx context.Context, r *region) bool {
+	if r.filled.Load() {
+		return true
+	}
+	if time.Duration(s.o.now().UnixNano()-r.notedAt.Load()) < s.o.NoteEvery {
+		return false
+	}
+	ok, _ := s.readNote(ctx, r)
+	return ok
+}
+
+// readNote reads r's fill note and records what it says.
+func (s *Store) readNote(ctx context.Context, r *region) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.filled.Load() {
+		return true, nil
+	}
+	n, err := s.note(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	r.notedAt.Store(s.o.now().UnixNano())
+	if n.Done {
+		r.filled.Store(true)
+	}
+	return n.Done, nil
+}
+
+func (s *Store) note(ctx context.Context, r *region) (fillNote, error) {
+	b, err := call(s, ctx, r, "note", func(ctx context.Context, rep mapping.Replica) ([]byte, error) { return rep.Note(ctx, FillNote) })
+	var n fillNote
+	switch {
+	case errors.Is(err, mapping.ErrNotFound):
+		return n, nil
+	case err != nil:
+		return n, err
+	}
+	if err := jsonUnmarshal(b, &n); err != nil {
+		return n, fmt.Errorf("regions: %s's fill note: %w", r.name, err)
+	}
+	return n, nil
+}
+
+// Volatile: a region's store of record is durable when its publish returns (DynamoDB), and a
+// publish is acknowledged only once Copies regions hold it.
+func (s *Store) Volatile() (bool, string) {
+	if d, ok := s.local.rep.(mapping.Durability); ok {
+		return d.Volatile()
+	}
+	return true, "the local region's store does not report its durability"
+}
+
+// ReadsDurable: every answer comes from a region's store of record.
+func (s *Store) ReadsDurable() bool {
+	d, ok := s.local.rep.(mapping.Durability)
+	return ok && d.ReadsDurable()
+}
+
+// Close closes every region's store.
+func (s *Store) Close() error {
+	var errs []error
+	for _, r := range s.all {
+		errs = append(errs, r.rep.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// PutToken, GetToken and Secret are the local region's.
+func (s *Store) PutToken(ctx context.Context, handle string, value []byte, ttl time.Duration) error {
+	_, err := call(s, ctx, s.local, "put_token", func(ctx context.Context, rep mapping.Replica) (struct{}, error) {
+		return struct{}{}, rep.PutToken(ctx, handle, value, ttl)
+	})
+	return err
+}
+
+func (s *Store) GetToken(ctx context.Context, handle string) ([]byte, error) {
+	return call(s, ctx, s.local, "get_token", func(ctx context.Context, rep mapping.Replica) ([]byte, error) { return rep.GetToken(ctx, handle) })
+}
+
+func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, error) {
+	return call(s, ctx, s.local, "secret", func(ctx context.Context, rep mapping.Replica) ([]byte, error) { return rep.Secret(ctx, name, size) })
+}
