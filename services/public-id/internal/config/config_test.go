@@ -50,7 +50,7 @@ func TestRejected(t *testing.T) {
 		{"neither TLS nor --insecure-dev", []string{}, "mutual TLS needs"},
 		{"--insecure-dev with TLS settings", []string{"--insecure-dev", "--client-ca", "ca.pem"}, "exclude each other"},
 		{"an unknown store", []string{"--insecure-dev", "--store", "memcached:127.0.0.1:11211"}, "want sqlite:PATH"},
-		{"a store mappings cannot live in", []string{"--insecure-dev", "--store", "dynamodb:http://127.0.0.1:8000"}, "--store"},
+		{"no DynamoDB table", []string{"--insecure-dev", "--store", "dynamodb:http://127.0.0.1:8000", "--dynamodb-table", ""}, "--dynamodb-table"},
 		{"negative replicas", []string{"--insecure-dev", "--redis-replicas", "-1"}, "redis-replicas"},
 		{"no durability check", []string{"--insecure-dev", "--redis-durability-check", "0s"}, "redis-durability-check"},
 		{"replicas not a number", []string{"--insecure-dev", "--redis-replicas", "two"}, "redis-replicas"},

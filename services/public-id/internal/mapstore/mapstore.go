@@ -18,6 +18,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/cached"
 	"github.com/idgen/idgen/services/public-id/mapping/deadline"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,7 +30,8 @@ const ReasonVolatile = "store_volatile"
 
 // Flags are the store's settings, the same flags in both programs. Defaults are in Register.
 type Flags struct {
-	Store               string // sqlite:PATH, redis:HOST:PORT, redis://…, rediss://…, redis-cluster:…
+	Store               string // sqlite:PATH, redis:HOST:PORT, redis://…, rediss://…, redis-cluster:…, dynamodb:URL
+	DynamoDBTable       string // the table of a dynamodb: store
 	RedisCA             string
 	RedisReplicas       int
 	AcceptVolatileStore bool
@@ -40,7 +42,8 @@ type Flags struct {
 
 // Register defines the store's flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL")
+	fs.StringVar(&f.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL; dynamodb:ENDPOINT_URL (region and credentials from the standard AWS chain)")
+	fs.StringVar(&f.DynamoDBTable, "dynamodb-table", dynamomap.DefaultTable, "the DynamoDB table of a dynamodb: store")
 	fs.StringVar(&f.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
 	fs.IntVar(&f.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
 	fs.BoolVar(&f.AcceptVolatileStore, "accept-volatile-store", false, "run on a Redis that can lose acknowledged mappings (AOF off, or an fsync policy that cannot be confirmed), at start-up and when it turns so while the service runs, instead of refusing to start and then refusing publishes (store_volatile); logged and exported as idgen_publicid_store_volatile")
@@ -54,6 +57,9 @@ func (f Flags) Check() error {
 	if _, err := f.Spec(); err != nil {
 		return err
 	}
+	if f.DynamoDBTable == "" {
+		return fmt.Errorf("--dynamodb-table: want a table name")
+	}
 	if f.RedisReplicas < 0 {
 		return fmt.Errorf("--redis-replicas %d: want 0 or more", f.RedisReplicas)
 	}
@@ -66,9 +72,9 @@ func (f Flags) Check() error {
 	return nil
 }
 
-// Spec returns --store parsed: SQLite, Redis or Redis Cluster.
+// Spec returns --store parsed: SQLite, Redis, Redis Cluster or DynamoDB.
 func (f Flags) Spec() (storespec.Spec, error) {
-	return storespec.Parse("--store", f.Store, storespec.SQLite, storespec.Redis, storespec.RedisCluster)
+	return storespec.Parse("--store", f.Store, storespec.SQLite, storespec.Redis, storespec.RedisCluster, storespec.DynamoDB)
 }
 
 // Opened is an open mapping store.
@@ -99,6 +105,9 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 		},
 		storespec.Redis:        openRedis,
 		storespec.RedisCluster: openRedis,
+		storespec.DynamoDB: func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+			return dynamomap.Open(ctx, dynamomap.Target{Endpoint: spec.Where, Table: f.DynamoDBTable}, dynamomap.Options{})
+		},
 	})
 	if err != nil {
 		return nil, err
