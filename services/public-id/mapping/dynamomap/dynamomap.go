@@ -121,6 +121,9 @@ type Options struct {
 	// PublishAttempts bounds the candidates one Publish tries (random collisions, transactions
 	// cancelled by concurrent ones); 0 for 5.
 	PublishAttempts int
+	// NoDescribe opens the store without DescribeTable: another region's table, which need not
+	// answer when a process starts (its first call says what is wrong).
+	NoDescribe bool
 }
 
 // Store is the mapping store on one DynamoDB table.
@@ -151,6 +154,9 @@ func Open(ctx context.Context, t Target, o Options) (*Store, error) {
 	}
 	if o.PublishAttempts <= 0 {
 		o.PublishAttempts = 5
+	}
+	if o.NoDescribe {
+		return &Store{db: db, table: t.Table, attempts: o.PublishAttempts}, nil
 	}
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &t.Table})
 	var rnf *types.ResourceNotFoundException

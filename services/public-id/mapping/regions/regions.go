@@ -223,10 +223,16 @@ func (s *Store) home(internal int64, r *region) bool {
 
 // call runs f on r's store within CallTimeout and records a failure of the store.
 func call[T any](s *Store, ctx context.Context, r *region, op string, f func(context.Context, mapping.Replica) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	defer cancel()
-	v, err := f(ctx, r.rep)
-	if ctx.Err() != nil && err != nil && !errors.Is(err, mapping.ErrUnavailable) {
+	v, err := f(cctx, r.rep)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up (another region answered first, or its own deadline): that says
+		// nothing of this region.
+		s.m.calls.WithLabelValues(r.name, op, "canceled").Inc()
+		return v, fmt.Errorf("%w: %s: %w", mapping.ErrUnavailable, r.name, ctx.Err())
+	}
+	if cctx.Err() != nil && err != nil && !errors.Is(err, mapping.ErrUnavailable) {
 		err = fmt.Errorf("%w: %s: %w", mapping.ErrUnavailable, r.name, err)
 	}
 	result := "ok"
