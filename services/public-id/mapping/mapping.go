@@ -8,6 +8,7 @@ package mapping
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -107,6 +108,11 @@ type Pair struct {
 	Public   string
 	Internal int64
 }
+
+// ErrFilling: this region's store of record is being filled from the other regions' (it came
+// back empty), so it acknowledges no publish and takes no customers until then. It wraps
+// ErrUnavailable.
+var ErrFilling = fmt.Errorf("%w: this region's store is being filled from the other regions", ErrUnavailable)
 
 // ErrConflict: a public ID already maps to another internal ID (a Copy's public ID, which
 // random 128-bit public IDs never are unless a store was written by hand).

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,9 @@ import (
 
 // Options configure a Gateway. Every zero value means the default in its comment.
 type Options struct {
+	// Probe is what /healthz asks of the store (nil when it answers; mapping.ErrFilling while
+	// the region's store is being filled). Default: a lookup of internal ID 0.
+	Probe func(context.Context) error
 	// RatePerClient is each client's request rate (per second); 0 for none. Burst 2×. A route's
 	// rate_per_client limits each client on that route besides.
 	RatePerClient float64

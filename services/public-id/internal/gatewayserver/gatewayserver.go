@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 	if ridHeader == "" {
 		ridHeader = gateway.NoRequestIDHeader
 	}
-	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{RequestIDHeader: ridHeader, RatePerClient: cfg.RatePerClient,
+	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{Probe: store.Probe, RequestIDHeader: ridHeader, RatePerClient: cfg.RatePerClient,
 		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
 		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit})
 	if err != nil {

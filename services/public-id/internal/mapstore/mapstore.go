@@ -8,6 +8,7 @@ package mapstore
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping/deadline"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/idgen/idgen/services/public-id/mapping/sqlitemap"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -27,6 +29,11 @@ import (
 // ReasonVolatile names a mapping store that can lose acknowledged mappings: the reason of a
 // refused publish (503) and of /healthz's degraded answer.
 const ReasonVolatile = "store_volatile"
+
+// ReasonFilling names a region whose store of record is being filled from the other regions
+// (--store regions:FILE, a region that came back empty): the reason of a refused publish and of
+// /healthz's 503 until it is filled.
+const ReasonFilling = "region_filling"
 
 // Flags are the store's settings, the same flags in both programs. Defaults are in Register.
 type Flags struct {
@@ -42,7 +49,7 @@ type Flags struct {
 
 // Register defines the store's flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL; dynamodb:ENDPOINT_URL (region and credentials from the standard AWS chain)")
+	fs.StringVar(&f.Store, "store", "sqlite:.idgen/public-ids.db", "sqlite:PATH; redis:HOST:PORT or a redis:// or rediss:// (TLS) URL; redis-cluster:HOST:PORT,… or redis-cluster:URL; dynamodb:ENDPOINT_URL (region and credentials from the standard AWS chain); regions:FILE, the DynamoDB stores of every region (docs/public-ids.md, \"Every region\")")
 	fs.StringVar(&f.DynamoDBTable, "dynamodb-table", dynamomap.DefaultTable, "the DynamoDB table of a dynamodb: store")
 	fs.StringVar(&f.RedisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
 	fs.IntVar(&f.RedisReplicas, "redis-replicas", 0, "replicas each publish waits for with WAITAOF (Redis 7.2+)")
@@ -74,7 +81,7 @@ func (f Flags) Check() error {
 
 // Spec returns --store parsed: SQLite, Redis, Redis Cluster or DynamoDB.
 func (f Flags) Spec() (storespec.Spec, error) {
-	return storespec.Parse("--store", f.Store, storespec.SQLite, storespec.Redis, storespec.RedisCluster, storespec.DynamoDB)
+	return storespec.Parse("--store", f.Store, storespec.SQLite, storespec.Redis, storespec.RedisCluster, storespec.DynamoDB, storespec.Regions)
 }
 
 // Opened is an open mapping store.
@@ -83,6 +90,9 @@ type Opened struct {
 	// --store-timeout, behind the cache of resolved mappings (--mapping-cache-bytes, when not 0).
 	// Callers use Mappings.
 	Store, Mappings mapping.Store
+	// Regions is the cross-region store when --store is regions:FILE (Store is then the same
+	// value), else nil.
+	Regions *regions.Store
 	durability      mapping.Durability // Store's, when it says; nil counts as volatile
 	accept          bool
 }
@@ -105,6 +115,13 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 		},
 		storespec.Redis:        openRedis,
 		storespec.RedisCluster: openRedis,
+		storespec.Regions: func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
+			file, err := regions.ReadFile(spec.Where)
+			if err != nil {
+				return nil, err
+			}
+			return regions.Open(ctx, file, regions.Options{CallTimeout: f.StoreTimeout, Registerer: reg, Logger: log})
+		},
 		storespec.DynamoDB: func(ctx context.Context, spec storespec.Spec) (mapping.Store, error) {
 			return dynamomap.Open(ctx, dynamomap.Target{Endpoint: spec.Where, Table: f.DynamoDBTable}, dynamomap.Options{})
 		},
@@ -114,10 +131,16 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 	}
 	o := &Opened{Store: st, accept: f.AcceptVolatileStore}
 	o.durability, _ = st.(mapping.Durability)
-	// Every call bounded, the cache's misses included; the cache's hits need no store.
-	if o.Mappings, err = deadline.New(st, f.StoreTimeout); err != nil {
-		st.Close()
-		return nil, err
+	o.Regions, _ = st.(*regions.Store)
+	// Every call bounded, the cache's misses included; the cache's hits need no store. The
+	// cross-region store bounds each call to a region's store itself (--store-timeout), and a
+	// call of it may ask several in turn.
+	o.Mappings = st
+	if o.Regions == nil {
+		if o.Mappings, err = deadline.New(st, f.StoreTimeout); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_publicid_store_volatile",
 		Help: "1 while the mapping store's last reading of its persistence (at start-up, then every --redis-durability-check) " +
@@ -169,6 +192,41 @@ func (o *Opened) Health() *healthz.Service {
 	}
 	h := healthz.Degraded(ReasonVolatile, "the mapping store is volatile: "+what+why)
 	return &h
+}
+
+// Probe is what a health check asks of the store: for the cross-region store, mapping.ErrFilling
+// while the local region is being filled, else its local store's answer; for any other, a
+// lookup's. Nil when the store answers.
+func (o *Opened) Probe(ctx context.Context) error {
+	if o.Regions != nil {
+		return o.Regions.Probe(ctx)
+	}
+	_, err := o.Mappings.Lookup(ctx, 0)
+	if errors.Is(err, mapping.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Ready is nil when the process may take traffic, else /healthz's 503 body: a region whose
+// store is being filled takes none.
+func (o *Opened) Ready(ctx context.Context) *healthz.Service {
+	if o.Regions != nil && !o.Regions.Filled(ctx) {
+		h := healthz.Unavailable(ReasonFilling, "this region's mapping store is being filled from the other regions (idgen_publicid_region_filled)")
+		return &h
+	}
+	return nil
+}
+
+// Fill fills the local region's store from the other regions' when --store is regions:FILE and
+// it is not filled yet (a region that came back empty), trying again every retry until it is or
+// ctx ends; for any other store it returns at once.
+func (o *Opened) Fill(ctx context.Context, retry time.Duration) error {
+	if o.Regions == nil {
+		return nil
+	}
+	_, err := o.Regions.Fill(ctx, retry)
+	return err
 }
 
 // Close closes the store (through the cache, which closes what it wraps).

@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"github.com/idgen/idgen/services/public-id/internal/mapstore"
 	"net/http"
 
 	"connectrpc.com/connect"
 	"github.com/idgen/idgen/libs/svc/apierr"
+	"github.com/idgen/idgen/services/public-id/internal/mapstore"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 )
@@ -18,6 +18,9 @@ var errs apierr.Mapper = func(err error) *apierr.Error {
 	switch {
 	case errors.Is(err, mapping.ErrNotFound), errors.Is(err, publicid.ErrMalformed):
 		return &apierr.Error{Status: http.StatusNotFound, Code: connect.CodeNotFound, Reason: "not_found", Msg: "public id not found"}
+	case errors.Is(err, mapping.ErrFilling):
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: mapstore.ReasonFilling,
+			Msg: "this region's mapping store is being filled from the other regions: nothing was published; another region's endpoint can publish"}
 	case errors.Is(err, mapping.ErrUnavailable):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Code: connect.CodeUnavailable, Reason: "store_unavailable", Msg: "mapping store unavailable"}
 	case errors.Is(err, mapping.ErrVolatile):
@@ -34,6 +37,8 @@ func outcome(err error) string {
 		return "ok"
 	case errors.Is(err, mapping.ErrNotFound):
 		return "not_found"
+	case errors.Is(err, mapping.ErrFilling):
+		return mapstore.ReasonFilling
 	case errors.Is(err, mapping.ErrUnavailable):
 		return "store_unavailable"
 	case errors.Is(err, mapping.ErrVolatile):

@@ -47,13 +47,17 @@ func (s *Server) rest() http.Handler {
 
 // getHealthz answers 200; 503 draining from the start of a shutdown (while the API still
 // serves), and 503 once the server certificate in use has expired; 200 "degraded"
-// (store_volatile) while the mapping store is volatile.
+// (store_volatile) while the mapping store is volatile; 503 region_filling while this region's
+// store is being filled from the other regions (--store regions:FILE).
 func (s *Server) getHealthz(c echo.Context) error {
 	if s.health.Draining() {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Draining)
 	}
 	if err := s.gate.CertificateProblem(); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, healthz.Unavailable(auth.ReasonCertificate, err.Error()))
+	}
+	if h := s.store.Ready(c.Request().Context()); h != nil {
+		return c.JSON(http.StatusServiceUnavailable, h)
 	}
 	if h := s.store.Health(); h != nil {
 		return c.JSON(http.StatusOK, h)

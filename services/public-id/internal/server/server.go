@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/svc/apierr"
@@ -104,6 +105,11 @@ func (s *Server) API() http.Handler { return s.api }
 // flight.
 func (s *Server) Serve(ctx context.Context, api net.Listener) error {
 	go s.gate.Run(ctx)
+	go func() {
+		if err := s.store.Fill(ctx, 5*time.Second); err != nil && ctx.Err() == nil {
+			s.log.Error("the fill of this region's mapping store stopped", "err", err)
+		}
+	}()
 	err := serve.Serve(ctx, api, s.api, s.tls, s.cfg.Shutdown(s.health), s.log)
 	s.store.Close()
 	return err

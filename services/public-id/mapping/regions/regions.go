@@ -52,9 +52,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// ErrFilling: the local region's store is being filled from the other regions (it came back
-// empty); it acknowledges no publish until then. It wraps mapping.ErrUnavailable.
-var ErrFilling = fmt.Errorf("%w: this region is being filled from the others", mapping.ErrUnavailable)
+// ErrFilling is mapping.ErrFilling: the local region is being filled.
+var ErrFilling = mapping.ErrFilling
 
 // FillNote is the name of the note that holds a region's fill.
 const FillNote = "fill"
@@ -186,6 +185,19 @@ func (s *Store) Copies() int { return s.file.copies() }
 // Filled reports whether the local region's store holds every mapping it should (its fill is
 // done), reading its note again when the last reading is older than NoteEvery.
 func (s *Store) Filled(ctx context.Context) bool { return s.isFilled(ctx, s.local) }
+
+// Probe is what a health check asks of the store: ErrFilling while the local region is being
+// filled, else the local region's store's answer to a lookup (nil when it answers).
+func (s *Store) Probe(ctx context.Context) error {
+	if !s.Filled(ctx) {
+		return ErrFilling
+	}
+	_, err := call(s, ctx, s.local, "lookup", func(ctx context.Context, rep mapping.Replica) (string, error) { return rep.Lookup(ctx, 0) })
+	if errors.Is(err, mapping.ErrNotFound) {
+		return nil
+	}
+	return err
+}
 
 // Owner returns the owner region of an internal ID's mapping.
 func (s *Store) Owner(internal int64) string { return s.owner(internal).name }
