@@ -37,6 +37,7 @@ func (s *Store) Fill(ctx context.Context, retry time.Duration) (FillResult, erro
 	}
 	if n.Done {
 		s.local.filled.Store(true)
+		s.local.notedAt.Store(s.o.now().UnixNano())
 		return FillResult{Copied: n.Copied, Verified: n.Verified, Differ: n.Differ, Already: true}, nil
 	}
 	s.o.Logger.Info("filling the local region's mapping store from the other regions", "region", s.local.name, "from_source", n.Source, "copied_before", n.Copied)
@@ -85,6 +86,7 @@ func (s *Store) Fill(ctx context.Context, retry time.Duration) (FillResult, erro
 		}
 	}
 	s.local.filled.Store(true)
+	s.local.notedAt.Store(s.o.now().UnixNano())
 	s.o.Logger.Info("the local region's mapping store is filled", "region", s.local.name, "copied", n.Copied, "verified", n.Verified, "differ", n.Differ)
 	return FillResult{Copied: n.Copied, Verified: n.Verified, Differ: n.Differ}, nil
 }

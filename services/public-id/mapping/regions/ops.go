@@ -197,7 +197,11 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 	// answers chooses it.
 	for i, r := range s.byHealthFromOwner(order) {
 		if !s.isFilled(ctx, r) {
-			continue
+			// Not filled at the last reading: read its note now (a region seldom chooses away
+			// from its owner, and one just filled must not be skipped).
+			if ok, _ := s.readNote(ctx, r); !ok {
+				continue
+			}
 		}
 		p, err := call(s, ctx, r, "publish", func(ctx context.Context, rep mapping.Replica) (string, error) {
 			return rep.Publish(ctx, internal, newPublic)

@@ -126,7 +126,7 @@ type region struct {
 	failed  atomic.Int64 // Unix ns of its last failed call
 	filled  atomic.Bool
 	notedAt atomic.Int64 // Unix ns of its fill note's last reading
-	mu      sync.Mutex   // one reading of the note at a time
+	reading atomic.Bool  // a reading of the note is under way
 }
 
 // Store is the cross-region store. It implements mapping.Store and mapping.Durability.
@@ -169,10 +169,12 @@ func New(ctx context.Context, f File, stores map[string]mapping.Replica, o Optio
 		}
 	}
 	s.local = s.byName[f.Region]
+	var wg sync.WaitGroup
 	s.m = newMetrics(o.Registerer, s)
-	if _, err := s.readNote(ctx, s.local); err != nil && !errors.Is(err, mapping.ErrUnavailable) {
-		return nil, err
+	for _, r := range s.all { // the first readings, at once; a region that does not answer counts as not filled
+		wg.Go(func() { _, _ = s.readNote(ctx, r) })
 	}
+	wg.Wait()
 	return s, nil
 }
 
@@ -183,7 +185,7 @@ func (s *Store) Local() string { return s.local.name }
 func (s *Store) Copies() int { return s.file.copies() }
 
 // Filled reports whether the local region's store holds every mapping it should (its fill is
-// done), reading its note again when the last reading is older than NoteEvery.
+// done), as its note said at the last reading (taken again in the background every NoteEvery).
 func (s *Store) Filled(ctx context.Context) bool { return s.isFilled(ctx, s.local) }
 
 // Probe is what a health check asks of the store: ErrFilling while the local region is being
@@ -293,34 +295,35 @@ type fillNote struct {
 	Differ   int64  `json:"differ"`
 }
 
-// isFilled reports r's fill, reading its note when the last reading is older than NoteEvery. A
-// region once seen filled stays so for this process.
+// isFilled reports r's fill as its note said at the last reading; a reading older than
+// NoteEvery (a second, for a region not filled at the last one) is taken again in the background
+// (a region's table made again, empty, is seen as not filled within NoteEvery), so a request
+// never waits for it.
 func (s *Store) isFilled(ctx context.Context, r *region) bool {
-	if r.filled.Load() {
-		return true
+	every := s.o.NoteEvery
+	if !r.filled.Load() {
+		every = min(every, time.Second) // a region being filled is expected to be done soon
 	}
-	if time.Duration(s.o.now().UnixNano()-r.notedAt.Load()) < s.o.NoteEvery {
-		return false
+	if time.Duration(s.o.now().UnixNano()-r.notedAt.Load()) >= every && r.reading.CompareAndSwap(false, true) {
+		go func() {
+			defer r.reading.Store(false)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.CallTimeout)
+			defer cancel()
+			_, _ = s.readNote(ctx, r)
+		}()
 	}
-	ok, _ := s.readNote(ctx, r)
-	return ok
+	return r.filled.Load()
 }
 
-// readNote reads r's fill note and records what it says.
+// readNote reads r's fill note and records what it says; a note that cannot be read leaves the
+// last reading as it was.
 func (s *Store) readNote(ctx context.Context, r *region) (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.filled.Load() {
-		return true, nil
-	}
 	n, err := s.note(ctx, r)
 	if err != nil {
-		return false, err
+		return r.filled.Load(), err
 	}
+	r.filled.Store(n.Done)
 	r.notedAt.Store(s.o.now().UnixNano())
-	if n.Done {
-		r.filled.Store(true)
-	}
 	return n.Done, nil
 }
 
