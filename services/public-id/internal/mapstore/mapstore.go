@@ -92,9 +92,9 @@ type Opened struct {
 	Store, Mappings mapping.Store
 	// Regions is the cross-region store when --store is regions:FILE (Store is then the same
 	// value), else nil.
-	Regions *regions.Store
-	durability      mapping.Durability // Store's, when it says; nil counts as volatile
-	accept          bool
+	Regions    *regions.Store
+	durability mapping.Durability // Store's, when it says; nil counts as volatile
+	accept     bool
 }
 
 // Open opens the store f names (making a SQLite file's directory when missing), exports

@@ -78,7 +78,7 @@ type Options struct {
 	// NoteEvery is how often the other regions' fill notes are read again. Default 10s.
 	NoteEvery time.Duration
 	// FillPage is the page size of a fill's scans. Default 500.
-	FillPage int
+	FillPage   int
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 	now        func() time.Time
