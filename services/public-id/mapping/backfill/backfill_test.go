@@ -222,3 +222,50 @@ func TestDifferingAndConflicts(t *testing.T) {
 		t.Fatalf("a conflicting copy overwrote the target's mapping: %d", got)
 	}
 }
+
+// TestTargetUnavailable: a target that stops answering ends the run with mapping.ErrUnavailable
+// once its retries are spent, at the last saved page; after the target is back, a run from that
+// state copies the rest, and every mapping resolves.
+func TestTargetUnavailable(t *testing.T) {
+	ctx := context.Background()
+	src := openRedis(t)
+	want := fill(t, src, 7000, 600)
+	srv := testenv.StartDynalite(t, t.TempDir())
+	db, err := dynamo.NewClient(ctx, srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := dynamomap.Open(ctx, dynamomap.Target{}, dynamomap.Options{Client: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved backfill.State
+	o := backfill.Options{PageSize: 50, Retries: 1, Save: func(st backfill.State) error {
+		saved = st
+		if st.Counts.Pages == 3 {
+			srv.Stop()
+		}
+		return nil
+	}}
+	st, err := backfill.Run(ctx, src, dst, backfill.State{}, o)
+	if !errors.Is(err, mapping.ErrUnavailable) || st.Counts.Pages != 3 || st.Cursor != saved.Cursor || st.Done {
+		t.Fatalf("a run whose target stopped: %v, %+v", err, st.Counts)
+	}
+	srv.Restart(t)
+	st, err = backfill.Run(ctx, src, dst, st, o)
+	if err != nil || !st.Done {
+		t.Fatalf("the run after the target came back: %v, %+v", err, st.Counts)
+	}
+	checkCounts(t, st.Counts)
+	if st.Counts.Failed != 0 || st.Counts.Scanned < int64(len(want)) {
+		t.Fatalf("counts %+v", st.Counts)
+	}
+	for pub, in := range want {
+		if got, err := dst.Resolve(ctx, pub); err != nil || got != in {
+			t.Fatalf("DynamoDB resolves %s to %d, %v; want %d", pub, got, err, in)
+		}
+	}
+}
