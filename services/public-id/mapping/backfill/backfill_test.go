@@ -269,3 +269,40 @@ func TestTargetUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestFromCluster: a backfill from a three-master Redis Cluster, stopped after some pages and
+// resumed, copies every master's mappings.
+func TestFromCluster(t *testing.T) {
+	addrs := testenv.StartRedisCluster(t)
+	src, err := redismap.New(context.Background(), redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), redismap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	dst := openDynamo(t)
+	want := fill(t, src, 9000, 800)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := backfill.Options{PageSize: 30, Save: func(st backfill.State) error {
+		if st.Counts.Pages == 4 {
+			cancel()
+		}
+		return nil
+	}}
+	st, err := backfill.Run(ctx, src, dst, backfill.State{}, o)
+	if !errors.Is(err, context.Canceled) || st.Counts.Pages != 4 {
+		t.Fatalf("the first run: %v, %+v", err, st.Counts)
+	}
+	o.Save = nil
+	if st, err = backfill.Run(context.Background(), src, dst, st, o); err != nil || !st.Done {
+		t.Fatalf("the resumed run: %v, %+v", err, st.Counts)
+	}
+	checkCounts(t, st.Counts)
+	if st.Counts.Failed != 0 || st.Counts.Scanned < int64(len(want)) {
+		t.Fatalf("counts %+v", st.Counts)
+	}
+	for pub, in := range want {
+		if got, err := dst.Resolve(context.Background(), pub); err != nil || got != in {
+			t.Fatalf("DynamoDB resolves %s to %d, %v; want %d", pub, got, err, in)
+		}
+	}
+}
