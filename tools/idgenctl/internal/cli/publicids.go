@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,6 +106,9 @@ func (o *publicidsOpts) backfill(ctx context.Context) error {
 				o.state, fst.From, fst.To, rep.From, rep.To)
 		}
 		st = fst.State
+		if fi, err := os.Stat(filepath.Dir(o.state)); err != nil || !fi.IsDir() {
+			return usagef("publicids backfill: --state %s: its directory does not exist", o.state)
+		}
 	}
 	if !st.Done {
 		src, err := redismap.Open(ctx, redismap.Target{Addr: from.Where, Cluster: from.Kind == storespec.RedisCluster, CAFile: o.redisCA},

@@ -38,6 +38,7 @@ func TestPublicIDsBackfillUsage(t *testing.T) {
 		{"page size 0", []string{"--from", "redis:127.0.0.1:1", "--to", "dynamodb:http://127.0.0.1:1", "--page-size", "0"}, "--page-size"},
 		{"workers not a number", []string{"--from", "redis:127.0.0.1:1", "--to", "dynamodb:http://127.0.0.1:1", "--workers", "many"}, "--workers"},
 		{"an argument", []string{"--from", "redis:127.0.0.1:1", "--to", "dynamodb:http://127.0.0.1:1", "extra"}, "want 0 argument"},
+		{"a state file in no directory", []string{"--from", "redis:127.0.0.1:1", "--to", "dynamodb:http://127.0.0.1:1", "--state", "/nonexistent/dir/state.json"}, "its directory does not exist"},
 		{"another backfill's state", []string{"--from", "redis:127.0.0.1:1", "--to", "dynamodb:http://127.0.0.1:1", "--state", state}, "is of a backfill from redis:10.0.0.1:6379"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
