@@ -1,0 +1,7 @@
+package rediscache
+
+// Wait waits for the write-backs under way.
+func Wait(s *Store) { s.bg.Wait() }
+
+// Unpause lets the next call ask Redis again, as if the pause after a failure had passed.
+func Unpause(s *Store) { s.pausedUntil.Store(0) }
