@@ -214,11 +214,18 @@ func iKey(internal int64) string { return "c:i:" + strconv.FormatInt(internal, 1
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// sums are the buffers sum hashes in (crc32 takes bytes, and a string's bytes passed to it would
+// be copied to the heap on every call).
+var sums = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
 // sum is the checksum of a cached value: CRC-32C of its key, a zero byte and the value.
 func sum(key, payload string) uint32 {
-	c := crc32.Update(0, castagnoli, []byte(key))
-	c = crc32.Update(c, castagnoli, []byte{0})
-	return crc32.Update(c, castagnoli, []byte(payload))
+	bp := sums.Get().(*[]byte)
+	b := append(append(append((*bp)[:0], key...), 0), payload...)
+	c := crc32.Checksum(b, castagnoli)
+	*bp = b
+	sums.Put(bp)
+	return c
 }
 
 // seal returns payload as cached under key: payload, "/", its checksum in 8 hex digits.
