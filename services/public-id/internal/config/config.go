@@ -26,7 +26,7 @@ type Config struct {
 	Region          string // its name labels every idgen_* series
 	Resources       string // comma-separated resource prefixes the internal API publishes
 	DefaultResource string
-	mapstore.Flags  // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
+	mapstore.Flags  // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes, --cache-redis…
 	auth.Edge       // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	serve.Process   // --log-level, --deregistration-delay, --drain
 	serve.Browsers  // --cors-origins
@@ -79,7 +79,7 @@ type GatewayConfig struct {
 	CompressMin     int      // the smallest body sent gzip; negative for none
 	CacheControl    string   // a success's Cache-Control when neither route nor upstream gives one
 	MemoryLimit     int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
-	mapstore.Flags           // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
+	mapstore.Flags           // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes, --cache-redis…
 	serve.Process            // --log-level, --deregistration-delay, --drain
 }
 
