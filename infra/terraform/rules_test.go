@@ -253,37 +253,35 @@ func checkFleetRules(in *instance, rules []sgRule) []string {
 			problems = append(problems, fmt.Sprintf("%s: caller %s (%s) is not admitted on port %s", in.addr, k, g.AsString(), service))
 		}
 	}
-	otherPorts := map[string]string{} // destination => port
-	for _, g := range groups("egress_security_groups") {
-		port, _ := convertString(g.GetAttr("port"))
-		otherPorts["security-group "+g.GetAttr("security_group_id").AsString()] = port.AsString()
-	}
 	if !has("ingress", health, "cidr "+canon(str("vpc_cidr"))) {
 		problems = append(problems, fmt.Sprintf("%s: the health checks from %s are not admitted on port %s", in.addr, str("vpc_cidr"), health))
+	}
+	// Egress, each as "port destination": HTTPS to the endpoints, the gateway prefix lists and the
+	// peers, and each declared peer on its own port.
+	want := []string{"443 security-group " + str("endpoints_security_group_id")}
+	for _, svc := range []string{"dynamodb", "s3"} {
+		want = append(want, fmt.Sprintf("443 prefix-list %s.data.aws_ec2_managed_prefix_list.gateway[%q].id", in.addr, svc))
+	}
+	for _, c := range list("peer_cidrs") {
+		if !slices.Contains(want, "443 cidr "+canon(c)) {
+			want = append(want, "443 cidr "+canon(c))
+		}
+	}
+	for _, p := range groups("egress_peers") {
+		port, _ := convertString(p.GetAttr("port"))
+		if g := p.GetAttr("security_group_id"); !g.IsNull() {
+			want = append(want, port.AsString()+" security-group "+g.AsString())
+		} else {
+			want = append(want, port.AsString()+" cidr "+canon(p.GetAttr("cidr_ipv4").AsString()))
+		}
 	}
 	var egress []string
 	for _, r := range rules {
 		if r.kind == "egress" {
-			port := "443"
-			if p, ok := otherPorts[r.dest]; ok {
-				port = p
+			if r.proto != "tcp" || r.from != r.to {
+				problems = append(problems, fmt.Sprintf("%s: egress other than one TCP port", r))
 			}
-			if r.proto != "tcp" || fmt.Sprint(r.from) != port || fmt.Sprint(r.to) != port {
-				problems = append(problems, fmt.Sprintf("%s: egress other than HTTPS (or a declared peer's port)", r))
-			}
-			egress = append(egress, r.dest)
-		}
-	}
-	want := []string{"security-group " + str("endpoints_security_group_id")}
-	for dest := range otherPorts {
-		want = append(want, dest)
-	}
-	for _, svc := range []string{"dynamodb", "s3"} {
-		want = append(want, fmt.Sprintf("prefix-list %s.data.aws_ec2_managed_prefix_list.gateway[%q].id", in.addr, svc))
-	}
-	for _, c := range list("peer_cidrs") {
-		if !slices.Contains(want, "cidr "+canon(c)) {
-			want = append(want, "cidr "+canon(c))
+			egress = append(egress, fmt.Sprintf("%d %s", r.from, r.dest))
 		}
 	}
 	slices.Sort(want)

@@ -61,6 +61,12 @@ v1_table       = false
 customer_hostname = "api.example.com"
 customer_zone     = "example.com"
 
+# The services the gateway's routes name (routes/gateway.json), by region.
+gateway_upstreams = {
+  "us-east-1" = [{ description = "orders", cidr = "10.0.32.0/20", port = 80 }]
+  "eu-west-1" = [{ description = "orders", cidr = "10.2.32.0/20", port = 80 }]
+}
+
 alarm_actions = {
   "us-east-1" = ["arn:aws:sns:us-east-1:111122223333:idgen-oncall"]
   "eu-west-1" = ["arn:aws:sns:eu-west-1:111122223333:idgen-oncall"]

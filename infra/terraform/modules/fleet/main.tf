@@ -179,13 +179,13 @@ locals {
       cidr_ipv4      = c
       security_group = null
     } },
-    # Peers on other ports, by security group (the public-ID fleets' Redis).
-    { for k, g in var.egress_security_groups : "group ${k}" => {
-      description    = g.description
-      port           = g.port
+    # Peers on ports of their own (the public-ID fleets' Redis, the gateway's upstreams).
+    { for k, p in var.egress_peers : "peer ${k}" => {
+      description    = p.description
+      port           = p.port
       prefix_list_id = null
-      cidr_ipv4      = null
-      security_group = g.security_group_id
+      cidr_ipv4      = p.cidr_ipv4 == null ? null : cidrsubnet(p.cidr_ipv4, 0, 0)
+      security_group = p.security_group_id
     } },
   )
 }
@@ -237,7 +237,7 @@ resource "aws_vpc_security_group_ingress_rule" "health" {
   count = local.health_merged ? 0 : 1
 
   security_group_id = aws_security_group.this.id
-  description       = "load balancer health checks from the VPC"
+  description       = local.nlb ? "load balancer health checks from the VPC" : "the operator port (/metrics, /healthz) from the VPC"
   ip_protocol       = "tcp"
   from_port         = local.health_port
   to_port           = local.health_port

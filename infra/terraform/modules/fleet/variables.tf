@@ -182,14 +182,20 @@ variable "peer_cidrs" {
   }
 }
 
-variable "egress_security_groups" {
-  description = "Peers the hosts call on a port other than HTTPS, by a name of the caller's choosing: each a description, a port and the peer's security group (the public-ID fleets: their region's Redis on 6379). One egress rule each."
+variable "egress_peers" {
+  description = "Peers the hosts call on a port of their own, by a name of the caller's choosing (known at plan time): each a description, a port, and either the peer's security group or its IPv4 CIDR (the public-ID fleets: their region's Redis on 6379; the gateway: the upstreams its routes name). One egress rule each."
   type = map(object({
     description       = string
     port              = number
-    security_group_id = string
+    security_group_id = optional(string)
+    cidr_ipv4         = optional(string)
   }))
   default = {}
+
+  validation {
+    condition     = alltrue([for k, p in var.egress_peers : (p.security_group_id == null) != (p.cidr_ipv4 == null) && (p.cidr_ipv4 == null || can(cidrnetmask(coalesce(p.cidr_ipv4, "0.0.0.0/0"))) && !endswith(coalesce(p.cidr_ipv4, "/0"), "/0"))])
+    error_message = "each of egress_peers needs exactly one of security_group_id and cidr_ipv4, and a CIDR must be IPv4 and narrower than /0."
+  }
 }
 
 variable "endpoints_security_group_id" {

@@ -268,7 +268,7 @@ module "public_id" {
 
   endpoints_security_group_id = var.endpoints_security_group_id
   peer_cidrs                  = var.peer_vpc_cidrs
-  egress_security_groups = {
+  egress_peers = {
     redis = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id }
   }
 
@@ -330,9 +330,10 @@ module "gateway" {
 
   endpoints_security_group_id = var.endpoints_security_group_id
   peer_cidrs                  = var.peer_vpc_cidrs
-  egress_security_groups = {
-    redis = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id }
-  }
+  egress_peers = merge(
+    { redis = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id } },
+    { for u in var.gateway_upstreams : "upstream ${u.cidr}:${u.port}" => { description = "an upstream of the routes: ${u.description}", port = u.port, cidr_ipv4 = u.cidr } },
+  )
 
   instance_type  = var.instance_type
   instance_count = var.gateway_instances

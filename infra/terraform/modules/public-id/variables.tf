@@ -99,6 +99,16 @@ variable "ssl_policy" {
   default     = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 }
 
+variable "gateway_upstreams" {
+  description = "Where the internal upstreams the gateway's routes name are (their services' IPv4 CIDRs) and the port each is called on: one egress rule each. The gateway reaches nothing else but the AWS APIs, its Redis and the other regions' tables."
+  type = list(object({
+    description = string
+    cidr        = string
+    port        = number
+  }))
+  default = []
+}
+
 variable "public_id_artifact_s3_uri" {
   description = "S3 URI of the public-id binary (linux/arm64)."
   type        = string
@@ -188,7 +198,7 @@ variable "table_kms_key_arn" {
 }
 
 variable "redis_auth_parameter" {
-  description = "Name of the SecureString SSM parameter (in this region) holding the Redis AUTH token, 32 to 128 letters and digits, written once by an operator before the first apply (see the README). Terraform reads it for the replication group; the hosts read it at boot."
+  description = "Name of the SecureString SSM parameter (in this region) holding the Redis AUTH token, 16 to 128 letters and digits, written once by an operator before the first apply (see the README). Terraform reads it for the replication group; the hosts read it at boot."
   type        = string
 
   validation {

@@ -85,3 +85,13 @@ variable "public_id_dynamodb_endpoints" {
   type        = map(string)
   default     = {}
 }
+
+variable "gateway_upstreams" {
+  description = "Per region name, where the internal upstreams of the customer gateway's routes are (their IPv4 CIDRs) and the port each is called on: the gateways may call nothing else."
+  type = map(list(object({
+    description = string
+    cidr        = string
+    port        = number
+  })))
+  default = {}
+}

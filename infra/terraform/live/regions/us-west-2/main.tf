@@ -122,6 +122,7 @@ module "public_id" {
   peer_vpc_cidrs        = local.other_vpcs
 
   endpoints_security_group_id = local.shares_home_vpc ? data.aws_security_group.home_endpoints[0].id : module.endpoints[0].security_group_id
+  gateway_upstreams           = lookup(var.gateway_upstreams, local.region, [])
   certificate_arn             = data.aws_acm_certificate.customer.arn
   redis_auth_parameter        = "/idgen/${local.region}/public-id/redis-auth"
 
