@@ -109,6 +109,11 @@ func TestPublicIDStoreFile(t *testing.T) {
 			t.Errorf("%s: the store file: %v", in.addr, err)
 			continue
 		}
+		// The plan guard finds the region's Redis by its replication group ID's prefix
+		// (infra.PublicIDCachePrefix in tools/idgenctl) and its table by name (infra.PublicIDTable).
+		if got := in.locals["name"].AsString(); got != "idgen-public-id-"+region {
+			t.Errorf("%s: the replication group is %q, want idgen-public-id-%s", in.addr, got, region)
+		}
 		if doc.Region != region || doc.Copies != 2 {
 			t.Errorf("%s: region %q, copies %d; want %q and 2", in.addr, doc.Region, doc.Copies, region)
 		}
