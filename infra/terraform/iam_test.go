@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/registry/store/dynamostore"
 )
 
@@ -35,13 +36,25 @@ var grants = map[string]grantSpec{
 	// every other module and root: none
 }
 
-// The public-ID programs' DynamoDB actions: the internal API's (it also scans, to refill a region
-// whose table comes back empty from the other regions'), and the gateway's. Nothing deletes,
-// updates or manages a table.
+// The public-ID programs' DynamoDB actions: the internal API's, the driver's (dynamomap.Actions:
+// it scans, to refill a region whose table comes back empty from the other regions'), and the
+// gateway's, the same without Scan (the refill is the internal API's). Nothing deletes, updates or
+// manages a table.
 var (
-	publicIDActions = []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan"}
-	gatewayActions  = []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"}
+	publicIDActions = dynamomap.Actions
+	gatewayActions  = slices.DeleteFunc(slices.Clone(dynamomap.Actions), func(a string) bool { return a == "dynamodb:Scan" })
 )
+
+// TestPublicIDActions: the driver's actions are the four the module README names, and the
+// gateway's the three without Scan, so a change of the driver shows here and in the README.
+func TestPublicIDActions(t *testing.T) {
+	if want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan"}; !slices.Equal(publicIDActions, want) {
+		t.Errorf("dynamomap.Actions %v, want %v (update modules/public-id and its README)", publicIDActions, want)
+	}
+	if want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"}; !slices.Equal(gatewayActions, want) {
+		t.Errorf("the gateway's actions %v, want %v", gatewayActions, want)
+	}
+}
 
 // grantSpec is what a module may grant: per policy document (by name; "" for any document of
 // the module), exactly these DynamoDB actions; on the ARNs of the module's own tables, or on one

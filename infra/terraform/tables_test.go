@@ -9,6 +9,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/registry/store/dynamostore"
 )
 
@@ -20,13 +21,13 @@ type tableSpec struct {
 	class          string            // table class, "" for the default (STANDARD)
 }
 
-// The public-ID store of record: one table per region, keyed by k (S) alone, TTL on x (tokens
-// expire), infrequent-access class (a mapping is written once and read rarely after its first
-// days). The DynamoDB driver of the public-ID service uses these names.
+// The public-ID store of record: one table per region (the driver's default name), keyed by k
+// (S) alone, TTL on x (tokens expire), infrequent-access class (a mapping is written once and read
+// rarely after its first days).
 const (
-	publicIDTable   = "idgen-public-ids"
-	publicIDKey     = "k"
-	publicIDExpires = "x"
+	publicIDTable   = dynamomap.DefaultTable
+	publicIDKey     = dynamomap.KeyK
+	publicIDExpires = dynamomap.AttrTTL
 )
 
 var (
