@@ -111,7 +111,7 @@ func openRates(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) 
 	case err == nil:
 	case errors.As(err, &refused) || errors.As(err, &badCert):
 		rdb.Close()
-		return nil, fmt.Errorf("--rate-redis: the Redis refused the rate limiter (its user needs EVALSHA, EVAL, GET, SET and TIME on keys rate:rl:*): %w", err)
+		return nil, fmt.Errorf("--rate-redis: the Redis refused the rate limiter's check (the limiter's user needs EVALSHA, EVAL, GET, SET and TIME on keys rate:rl:*): %w", err)
 	default:
 		log.Error("the rate limits' Redis does not answer: each gateway limits clients on its own until it does", "err", err)
 	}
