@@ -158,7 +158,7 @@ var Dashboards = []Dashboard{
 					Description: "1 while a public-ID process finds its mapping store can lose acknowledged mappings (idgen_publicid_store_volatile, read at start-up and every --redis-durability-check): publishes that would make a new mapping are refused (store_volatile), unless --accept-volatile-store. Alert: IdgenPublicIDStoreVolatile.",
 					Queries:     []Query{{`max by (instance) (idgen_publicid_store_volatile)`, "{{instance}}"}}},
 				{Title: "Clients in the rate limiter", Unit: "short",
-					Description: "Client addresses in the gateway's per-client rate limiter table (idgen_gateway_rate_limit_clients), bounded by its size.",
+					Description: "Client addresses in the gateway's per-client rate limiter table (idgen_gateway_rate_limit_clients), bounded by its size; with --rate-redis, only the clients whose checks the Redis failed, which the gateway then limited on its own.",
 					Queries:     []Query{{`sum by (instance) (idgen_gateway_rate_limit_clients)`, "{{instance}}"}}},
 				{Title: "Rate checks the rate Redis failed", Unit: "reqps",
 					Description: "Per-client rate checks that the rate limits' Redis (--rate-redis) failed or did not answer within --rate-redis-timeout, per gateway (idgen_gateway_rate_store_errors_total); each was made by the gateway's own limiter, so while this is above 0 the region allows a client up to the rate once per gateway. 0 without --rate-redis. Alert: IdgenGatewayRateStoreErrors.",

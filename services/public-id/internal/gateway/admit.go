@@ -74,8 +74,9 @@ func (g *Gateway) admit(q *request) *failure {
 }
 
 // admitRoute takes a token of the client's rate on the matched route (rate_per_client; none:
-// rate_limited on the route; the region's with a rate store, as the gateway's), then one of the route's slots for requests in flight (none free:
-// busy, on the route), so a slow or hostile upstream stalls its own route only.
+// rate_limited on the route; the region's with a rate store, as the gateway's), then one of the
+// route's slots for requests in flight (none free: busy, on the route), so a slow or hostile
+// upstream stalls its own route only.
 func (g *Gateway) admitRoute(q *request) *failure {
 	lim := q.lim
 	if lim.rate != nil {

@@ -62,6 +62,6 @@ func (g *Gateway) register(reg prometheus.Registerer, routes []*routes.Route) {
 		g.requests.WithLabelValues("", o.String())
 	}
 	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, g.tokens, g.rateErrors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
+		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size); with --rate-redis, only those whose checks the Redis failed."},
 		func() float64 { return float64(g.limits.len()) }))
 }
