@@ -6,7 +6,8 @@
 // items' keys, checks every condition, and then writes all its items in one LevelDB batch, which
 // is atomic: a server killed at any moment holds all of the transaction's writes or none, as
 // DynamoDB does. A failed condition cancels it whole (TransactionCanceledException with its
-// CancellationReasons).
+// CancellationReasons). A request its client abandons ends that request only (dynalite alone
+// would end the server).
 'use strict'
 const path = require('path')
 
@@ -35,6 +36,15 @@ const server = dynalite(opts)
 const handlers = server.listeners('request')
 server.removeAllListeners('request')
 server.on('request', function (req, res) {
+  // A client that hangs up in the middle of a request (its deadline, or a read it no longer
+  // needs because another region answered) makes Node emit 'error' ("aborted") on the request,
+  // and dynalite's listener rethrows it, which ends the whole server; DynamoDB carries on, and so
+  // does this server: such an error only ends that request.
+  const on = req.on
+  req.on = function (ev, fn) {
+    if (ev === 'error') return on.call(this, ev, function () { res.destroy() })
+    return on.apply(this, arguments)
+  }
   if ((req.headers['x-amz-target'] || '') !== 'DynamoDB_20120810.TransactWriteItems') {
     for (const h of handlers) h.call(server, req, res)
     return

@@ -167,3 +167,6 @@ func (d *Dynalite) Thaw() { _ = d.p.Signal(syscall.SIGCONT) }
 
 // Kill stops the server with SIGKILL, as a crash would.
 func (d *Dynalite) Kill() { _ = d.p.Kill() }
+
+// Tail returns the last n lines of the server's output (for a test's failure message).
+func (d *Dynalite) Tail(n int) string { return d.p.Tail(n) }
