@@ -84,13 +84,22 @@ type Options struct {
 	Retries int
 }
 
+// Target is what a backfill copies into: one region's store of record (a mapping.Replica:
+// dynamomap) or every region's (mapping/regions, which puts each mapping in its owner's and the
+// owner's peer's tables).
+type Target interface {
+	Copy(ctx context.Context, internal int64, public string) (string, error)
+	Resolve(ctx context.Context, public string) (int64, error)
+	Lookup(ctx context.Context, internal int64) (string, error)
+}
+
 // Run copies the source's mappings from st (the zero State for a run from the start) into
 // target, page by page, and returns the state it ended with. It stops at the first error of
 // the source, of Save, or of a target that stays unavailable, or when ctx ends; the state it
 // returns then is the last one saved, from which another run goes on. A pair the target refuses
 // (mapping.ErrConflict) or that does not verify is counted failed and listed, and the run goes
 // on. A State already Done is returned as it is.
-func Run(ctx context.Context, source Scanner, target mapping.Replica, st State, o Options) (State, error) {
+func Run(ctx context.Context, source Scanner, target Target, st State, o Options) (State, error) {
 	if o.PageSize <= 0 {
 		o.PageSize = 500
 	}
@@ -152,7 +161,7 @@ type pageResult struct {
 
 // copyPage copies and verifies one page's pairs, o.Workers at once. Its error is one that stops
 // the run (the target unavailable after the retries, ctx ended); a pair's own failure is counted.
-func copyPage(ctx context.Context, target mapping.Replica, pairs []mapping.Pair, o Options) (pageResult, error) {
+func copyPage(ctx context.Context, target Target, pairs []mapping.Pair, o Options) (pageResult, error) {
 	var (
 		mu  sync.Mutex
 		res = pageResult{counts: Counts{Scanned: int64(len(pairs))}}
@@ -201,7 +210,7 @@ type outcome struct {
 
 // copyOne copies one pair and verifies it. Its error stops the run; a refusal or a failed
 // verification is the outcome's failure.
-func copyOne(ctx context.Context, target mapping.Replica, p mapping.Pair, retries int) (outcome, error) {
+func copyOne(ctx context.Context, target Target, p mapping.Pair, retries int) (outcome, error) {
 	var out outcome
 	in, err := retry(ctx, retries, func() (int64, error) { return target.Resolve(ctx, p.Public) })
 	switch {

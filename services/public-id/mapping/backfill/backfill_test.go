@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/testenv"
@@ -15,6 +16,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping/backfill"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
@@ -59,6 +61,11 @@ func openDynamo(t *testing.T) *dynamomap.Store {
 	t.Helper()
 	ctx := context.Background()
 	srv := testenv.StartDynalite(t, "")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(srv.Endpoint, srv.Tail(30))
+		}
+	})
 	db, err := dynamo.NewClient(ctx, srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -305,4 +312,70 @@ func TestFromCluster(t *testing.T) {
 			t.Fatalf("DynamoDB resolves %s to %d, %v; want %d", pub, got, err, in)
 		}
 	}
+}
+
+// TestIntoEveryRegion: a Redis store's mappings backfilled into the regions' tables (--to
+// regions:FILE) resolve in every region, each held by its owner's and the owner's peer's table.
+func TestIntoEveryRegion(t *testing.T) {
+	ctx := context.Background()
+	src := openRedis(t)
+	// Internal IDs 1…: v2 IDs of region number 0, which no region has: owned by the region of the
+	// lowest number, r1, whose peer is r2.
+	want := fill(t, src, 1, 300)
+	names := []string{"r1", "r2", "r3"}
+	peers := map[string]string{"r1": "r2", "r2": "r1", "r3": "r1"}
+	own := map[string]*dynamomap.Store{}
+	f := regions.File{Region: "r3"}
+	for i, n := range names {
+		own[n] = openDynamo(t)
+		f.Regions = append(f.Regions, regions.FileRegion{Name: n, Number: i + 1, Peer: peers[n], Endpoint: endpointOf(t, own[n])})
+	}
+	var stores []*regions.Store
+	for _, n := range names {
+		f.Region = n
+		st, err := regions.Open(ctx, f, regions.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if _, err := st.Fill(ctx, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, st)
+	}
+	st, err := backfill.Run(ctx, src, stores[2], backfill.State{}, backfill.Options{PageSize: 50})
+	if err != nil || !st.Done {
+		t.Fatalf("backfill into the regions: %+v, %v", st, err)
+	}
+	checkCounts(t, st.Counts)
+	if st.Counts.Verified != int64(len(want)) || st.Counts.Failed != 0 {
+		t.Fatalf("counts %+v; want %d verified", st.Counts, len(want))
+	}
+	for pub, id := range want {
+		for i, s := range stores {
+			if got, err := s.Resolve(ctx, pub); err != nil || got != id {
+				t.Fatalf("%s in %s: %d, %v; want %d", pub, names[i], got, err, id)
+			}
+		}
+		for n, o := range own {
+			_, err := o.Resolve(ctx, pub)
+			if holds, wantHeld := err == nil, n == "r1" || n == "r2"; holds != wantHeld {
+				held := map[string]bool{}
+				for m, o2 := range own {
+					_, e := o2.Resolve(ctx, pub)
+					held[m] = e == nil
+				}
+				t.Fatalf("%s (%d, owner %s): %s's table holds it: %v, want %v; held %v", pub, id, stores[0].Owner(id), n, holds, wantHeld, held)
+			}
+		}
+	}
+}
+
+func endpointOf(t *testing.T, s *dynamomap.Store) string {
+	t.Helper()
+	e := s.Client().Options().BaseEndpoint
+	if e == nil {
+		t.Fatal("a store without an endpoint")
+	}
+	return *e
 }

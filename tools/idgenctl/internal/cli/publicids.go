@@ -15,6 +15,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping/backfill"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"
+	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/spf13/cobra"
 )
 
@@ -27,11 +28,13 @@ type publicidsOpts struct {
 
 func (o *opts) publicidsCmd() *cobra.Command {
 	po := &publicidsOpts{opts: o}
-	bf := &cobra.Command{Use: "backfill --from REDIS_STORE --to dynamodb:ENDPOINT_URL", Args: exactArgs(0),
+	bf := &cobra.Command{Use: "backfill --from REDIS_STORE --to dynamodb:ENDPOINT_URL|regions:FILE", Args: exactArgs(0),
 		Short: "copy every public-ID mapping of a Redis store into DynamoDB, verified, resumable (--state)",
 		Long: `Copies every mapping of a Redis mapping store (--from: the public-ID programs' --store, redis:HOST:PORT,
-a redis:// or rediss:// URL, or redis-cluster:…) into the DynamoDB table of the store of record (--to
-dynamodb:ENDPOINT_URL, --dynamodb-table), page by page (SCAN over the public keys; on a cluster every
+a redis:// or rediss:// URL, or redis-cluster:…) into the store of record: one DynamoDB table (--to
+dynamodb:ENDPOINT_URL, --dynamodb-table), or every region's (--to regions:FILE, the file the
+services run on: each mapping is copied into its owner region's and the owner's peer's tables, as a
+publish writes it, and verified through the regions), page by page (SCAN over the public keys; on a cluster every
 master's). Each mapping is copied as it is (never over one the table has: the first public ID of an
 internal ID stays its, and a public ID the table maps to another internal ID is a failure), then
 verified: the table resolves the public ID to the internal ID, and looks the internal ID up as the
@@ -53,7 +56,7 @@ error (a store unreachable past the retries: run again with the same --state), 2
 		RunE: func(cmd *cobra.Command, _ []string) error { return po.backfill(cmd.Context()) }}
 	f := bf.Flags()
 	f.StringVar(&po.from, "from", "", "the Redis mapping store: redis:HOST:PORT, a redis:// or rediss:// URL, redis-cluster:HOST:PORT,… or redis-cluster:URL (required)")
-	f.StringVar(&po.to, "to", "", "the DynamoDB store: dynamodb:ENDPOINT_URL, region and credentials from the standard AWS chain (required)")
+	f.StringVar(&po.to, "to", "", "the store of record: dynamodb:ENDPOINT_URL (one table; region and credentials from the standard AWS chain) or regions:FILE (every region's table, each mapping in its owner's and the owner's peer's, as the services write it) (required)")
 	f.StringVar(&po.dynamoTable, "dynamodb-table", dynamomap.DefaultTable, "the DynamoDB table")
 	f.StringVar(&po.state, "state", "", "the state file: progress saved after every page, and read to go on (default: none)")
 	f.StringVar(&po.redisCA, "redis-ca", "", "PEM file of the CA that issued the Redis servers' certificates (rediss://); default: system roots")
@@ -77,13 +80,13 @@ type backfillReport struct {
 
 func (o *publicidsOpts) backfill(ctx context.Context) error {
 	if o.from == "" || o.to == "" {
-		return usagef("publicids backfill: name the stores: --from REDIS_STORE and --to dynamodb:ENDPOINT_URL")
+		return usagef("publicids backfill: name the stores: --from REDIS_STORE and --to dynamodb:ENDPOINT_URL or regions:FILE")
 	}
 	from, err := storespec.Parse("--from", o.from, storespec.Redis, storespec.RedisCluster)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	to, err := storespec.Parse("--to", o.to, storespec.DynamoDB)
+	to, err := storespec.Parse("--to", o.to, storespec.DynamoDB, storespec.Regions)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -94,7 +97,9 @@ func (o *publicidsOpts) backfill(ctx context.Context) error {
 		return usagef("publicids backfill: --page-size %d, --workers %d: want positive numbers", o.pageSize, o.workers)
 	}
 	rep := backfillReport{From: redact(from), To: redact(to), Table: o.dynamoTable, StateFile: o.state}
-	rep.To += " table " + o.dynamoTable
+	if to.Kind == storespec.DynamoDB {
+		rep.To += " table " + o.dynamoTable
+	}
 	var st backfill.State
 	if o.state != "" {
 		fst, ok, err := backfill.LoadFile(o.state)
@@ -117,7 +122,7 @@ func (o *publicidsOpts) backfill(ctx context.Context) error {
 			return fmt.Errorf("publicids backfill: --from: %w", err)
 		}
 		defer src.Close()
-		dst, err := dynamomap.Open(ctx, dynamomap.Target{Endpoint: to.Where, Table: o.dynamoTable}, dynamomap.Options{})
+		dst, err := openTarget(ctx, to, o.dynamoTable)
 		if err != nil {
 			return fmt.Errorf("publicids backfill: --to: %w", err)
 		}
@@ -190,6 +195,30 @@ func backfillText(w io.Writer, r backfillReport) {
 }
 
 // redact names a store without the password a URL may hold.
+// openTarget opens a backfill's --to: one DynamoDB table, or every region's (regions:FILE, each
+// mapping copied into its owner's and the owner's peer's tables).
+func openTarget(ctx context.Context, to storespec.Spec, table string) (interface {
+	backfill.Target
+	Close() error
+}, error) {
+	if to.Kind == storespec.Regions {
+		f, err := regions.ReadFile(to.Where)
+		if err != nil {
+			return nil, err
+		}
+		st, err := regions.Open(ctx, f, regions.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if !st.Filled(ctx) {
+			st.Close()
+			return nil, fmt.Errorf("region %s of %s is being filled from the others: run the backfill once it is filled (idgen_publicid_region_filled), or from a filled region's file", f.Region, to.Where)
+		}
+		return st, nil
+	}
+	return dynamomap.Open(ctx, dynamomap.Target{Endpoint: to.Where, Table: table}, dynamomap.Options{})
+}
+
 func redact(s storespec.Spec) string {
 	where := s.Where
 	if !strings.Contains(where, "://") {
