@@ -317,6 +317,18 @@ var Rules = []Rule{
 		FireLabels: map[string]string{"job": "idgen-public-id-gateway", "instance": "pid-1"},
 	},
 	{
+		Name:    "IdgenGatewayRateStoreErrors",
+		Expr:    `sum by (job, instance) (rate(idgen_gateway_rate_store_errors_total[5m]))`,
+		Summary: "Gateway {{ $labels.instance }} limits clients on its own: its rate checks fail in the rate limits' Redis",
+		Fire: func(th float64) []Series {
+			return []Series{{`idgen_gateway_rate_store_errors_total{job="idgen-public-id-gateway", instance="pid-1"}`, perMinute(th + 1)}}
+		},
+		Calm: func(th float64) []Series {
+			return []Series{{`idgen_gateway_rate_store_errors_total{job="idgen-public-id-gateway", instance="pid-1"}`, perMinute(th / 2)}}
+		},
+		FireLabels: map[string]string{"job": "idgen-public-id-gateway", "instance": "pid-1"},
+	},
+	{
 		Name:    "IdgenGatewayUnsafeResponse",
 		Expr:    `sum by (job, instance, route) (` + events(`idgen_gateway_requests_total{outcome="unsafe_response"}`) + `)`,
 		Summary: "Gateway {{ $labels.instance }} blocked an upstream response on route {{ $labels.route }} that held an internal ID",

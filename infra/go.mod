@@ -7,6 +7,7 @@ require (
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/hashicorp/terraform-config-inspect v0.0.0-20260904064934-75d64de68c31
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
 	github.com/zclconf/go-cty v1.19.0
 )
@@ -42,7 +43,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
@@ -60,3 +61,5 @@ replace github.com/idgen/idgen/libs/svc => ../libs/svc
 replace github.com/idgen/idgen/services/registry => ../services/registry
 
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
+
+replace github.com/idgen/idgen/services/public-id => ../services/public-id

@@ -15,11 +15,18 @@
 //     ones; every module.X.Y reference names an output that X has;
 //   - every DynamoDB table's name, keys, attribute types and TTL attribute equal the drivers'
 //     constants (lease.TableV2, lease.TableHistory, lease.TableV1, region.RegistryTable and the key
-//     constants of dynamolease and dynamostore; the state lock table Terraform's); every table has
-//     point-in-time recovery, deletion protection, server-side encryption and prevent_destroy, and
-//     none is a global table;
+//     constants of dynamolease and dynamostore; the state lock table Terraform's; the public-ID
+//     table dynamomap's DefaultTable, KeyK and AttrTTL, with its table class); every table is on
+//     demand, has point-in-time recovery, deletion protection, server-side encryption and
+//     prevent_destroy, and none is a global table;
 //   - every IAM policy statement that allows grants only its driver's actions
 //     (dynamolease.GeneratorActions, dynamostore.Actions), and only on its own module's tables;
+//     the public-ID programs' roles exactly their own actions (dynamomap.Actions for the internal
+//     API, the same without Scan for the gateway), on the idgen-public-ids table of every region
+//     of the topology;
+//   - the public-ID fleets' boot scripts write the store file of the programs' shape and start
+//     them with the flags, ports and Redis URLs the module's README states; the customer ALB, the
+//     gateways and the Redis admit and send only what the customer path needs;
 //   - every region of the topology has a peer in it and a root of its own in live/regions, all
 //     alike, taking the region's number, peer, endpoint and failover callers from the topology;
 //     no root depends_on another;

@@ -22,6 +22,8 @@ const (
 	registryDir  = "modules/registry"
 	topologyDir  = "modules/topology"
 	endpointsDir = "modules/endpoints"
+	publicIDDir  = "modules/public-id"
+	customerDir  = "modules/customer-dns"
 	// bootstrapDir is the root of the state bucket and lock table.
 	bootstrapDir = "bootstrap"
 	// liveDir holds the roots an SRE applies: the registry root and one root per region.
@@ -40,9 +42,9 @@ var (
 	regionRootDirs = mustGlob(regionRootsDir + "/*")
 	// rootDirs are the root configurations an SRE applies, each with a state of its own.
 	rootDirs    = append([]string{bootstrapDir, registryRootDir}, regionRootDirs...)
-	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir}, rootDirs...)
+	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir, publicIDDir, customerDir}, rootDirs...)
 	exampleDirs = []string{fleetDir + "/examples/basic", regionDir + "/examples/basic", registryDir + "/examples/basic",
-		topologyDir + "/examples/basic", endpointsDir + "/examples/basic"}
+		topologyDir + "/examples/basic", endpointsDir + "/examples/basic", publicIDDir + "/examples/basic", customerDir + "/examples/basic"}
 	configDirs = append(slices.Clone(moduleDirs), exampleDirs...)
 )
 

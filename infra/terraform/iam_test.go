@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,15 +11,57 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/registry/store/dynamostore"
 )
 
 // grants is what one module's IAM policies may grant on DynamoDB: exactly the driver's actions,
 // on exactly the module's own tables.
-var grants = map[string][]string{
-	regionDir:   dynamolease.GeneratorActions,
-	registryDir: dynamostore.Actions,
+var grants = map[string]grantSpec{
+	regionDir:   {actions: map[string][]string{"": dynamolease.GeneratorActions}},
+	registryDir: {actions: map[string][]string{"": dynamostore.Actions}},
+	// The public-ID programs, each with a role of its own, on the table of every region (the
+	// service writes a mapping to its owner region and that region's peer, and reads the others on
+	// a local miss): local.table_arns, whose value TestPublicIDTableARNs holds to the topology.
+	// TransactWriteItems of Puts is granted as dynamodb:PutItem (AWS: "Permissions for Put,
+	// Update, Delete, and Get actions are governed by the permissions used for the underlying
+	// PutItem, UpdateItem, DeleteItem, and GetItem operations").
+	publicIDDir: {
+		actions: map[string][]string{
+			"public_id": publicIDActions,
+			"gateway":   gatewayActions,
+		},
+		tableRefs: []string{"local.table_arns"},
+	},
 	// every other module and root: none
+}
+
+// The public-ID programs' DynamoDB actions: the internal API's, the driver's (dynamomap.Actions:
+// it scans, to refill a region whose table comes back empty from the other regions'), and the
+// gateway's, the same without Scan (the refill is the internal API's). Nothing deletes, updates or
+// manages a table.
+var (
+	publicIDActions = dynamomap.Actions
+	gatewayActions  = slices.DeleteFunc(slices.Clone(dynamomap.Actions), func(a string) bool { return a == "dynamodb:Scan" })
+)
+
+// TestPublicIDActions: the driver's actions are the four the module README names, and the
+// gateway's the three without Scan, so a change of the driver shows here and in the README.
+func TestPublicIDActions(t *testing.T) {
+	if want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan"}; !slices.Equal(publicIDActions, want) {
+		t.Errorf("dynamomap.Actions %v, want %v (update modules/public-id and its README)", publicIDActions, want)
+	}
+	if want := []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"}; !slices.Equal(gatewayActions, want) {
+		t.Errorf("the gateway's actions %v, want %v", gatewayActions, want)
+	}
+}
+
+// grantSpec is what a module may grant: per policy document (by name; "" for any document of
+// the module), exactly these DynamoDB actions; on the ARNs of the module's own tables, or on one
+// of tableRefs (references evaluated elsewhere to the tables they stand for).
+type grantSpec struct {
+	actions   map[string][]string
+	tableRefs []string
 }
 
 // managedPolicies are the AWS managed policies a role may have attached: Session Manager and Run
@@ -33,13 +76,29 @@ var policyRef = regexp.MustCompile(`^(data\.aws_iam_policy_document\.[A-Za-z0-9_
 // customer policy is such a document (or a variable holding one, checked where it is built);
 // attached managed policies are only managedPolicies.
 func checkPolicies(c config, allowed []string) []string {
+	return checkGrants(c, grantSpec{actions: map[string][]string{"": allowed}})
+}
+
+// checkGrants is checkPolicies with per-document actions and table references (grantSpec); every
+// document named in g.actions grants all its actions.
+func checkGrants(c config, g grantSpec) []string {
 	var problems []string
 	tables := map[string]bool{}
 	for _, b := range c.blocks("resource", "aws_dynamodb_table") {
 		tables[b.Labels[1]] = true
 	}
-	granted, covered := map[string]bool{}, map[string]bool{}
+	granted, covered := map[string]map[string]bool{}, map[string]bool{}
+	byRef := false
 	for _, doc := range c.blocks("data", "aws_iam_policy_document") {
+		key := doc.Labels[1]
+		allowed, named := g.actions[key]
+		if !named {
+			key = ""
+			allowed = g.actions[""]
+		}
+		if granted[key] == nil {
+			granted[key] = map[string]bool{}
+		}
 		for _, st := range nested(doc, "statement") {
 			bad := func(format string, args ...any) {
 				problems = append(problems, at(doc)+" statement: "+fmt.Sprintf(format, args...))
@@ -68,7 +127,7 @@ func checkPolicies(c config, allowed []string) []string {
 					if !slices.Contains(allowed, a) {
 						bad("grants %s, which is not one of the driver's actions %v", a, allowed)
 					}
-					granted[a] = true
+					granted[key][a] = true
 				}
 			}
 			if !dynamo {
@@ -80,6 +139,10 @@ func checkPolicies(c config, allowed []string) []string {
 				continue
 			}
 			for _, r := range tupleItems(res.Expr) {
+				if slices.Contains(g.tableRefs, strings.TrimSpace(c.source(r.Range()))) {
+					byRef = true
+					continue
+				}
 				s := steps(traversalOf(r))
 				// aws_dynamodb_table.NAME.arn, or aws_dynamodb_table.NAME[0].arn.
 				if len(s) >= 3 && s[0] == "aws_dynamodb_table" && tables[s[1]] && s[len(s)-1] == "arn" && (len(s) == 3 || len(s) == 4 && s[2] == "[index]") {
@@ -90,14 +153,20 @@ func checkPolicies(c config, allowed []string) []string {
 			}
 		}
 	}
-	if len(allowed) > 0 {
-		for _, a := range allowed {
-			if !granted[a] {
-				problems = append(problems, fmt.Sprintf("the driver's action %s is granted on no table", a))
+	for _, key := range sortedKeys(g.actions) {
+		for _, a := range g.actions[key] {
+			if !granted[key][a] {
+				where := ""
+				if key != "" {
+					where = " by aws_iam_policy_document." + key
+				}
+				problems = append(problems, fmt.Sprintf("the driver's action %s is granted on no table%s", a, where))
 			}
 		}
+	}
+	if len(g.actions[""]) > 0 || len(g.actions) > 1 {
 		for _, name := range sortedKeys(tables) {
-			if !covered[name] {
+			if !covered[name] && !byRef {
 				problems = append(problems, fmt.Sprintf("table aws_dynamodb_table.%s is granted to no one", name))
 			}
 		}
@@ -134,24 +203,32 @@ func tupleItems(e hclsyntax.Expression) []hclsyntax.Expression {
 func TestPolicies(t *testing.T) {
 	for _, dir := range moduleDirs {
 		t.Run(dir, func(t *testing.T) {
-			wantProblems(t, checkPolicies(parseDir(t, dir), grants[dir]))
+			wantProblems(t, checkGrants(parseDir(t, dir), grants[dir]))
 		})
 	}
 }
 
 // TestFleetPolicyFromModule: the modules that run a fleet hand it their own checked document.
 func TestFleetPolicyFromModule(t *testing.T) {
-	for _, dir := range []string{regionDir, registryDir} {
+	for _, dir := range []string{regionDir, registryDir, publicIDDir} {
 		c := parseDir(t, dir)
-		for _, b := range c.blocks("module", "fleet") {
+		fleets := 0
+		for _, b := range c.blocks("module", "") {
+			if literalString(b, "source") != "../fleet" {
+				continue
+			}
+			fleets++
 			a := b.Body.Attributes["policy_json"]
 			s := []string{}
 			if a != nil {
 				s = steps(traversalOf(a.Expr))
 			}
 			if len(s) != 4 || s[0] != "data" || s[1] != "aws_iam_policy_document" || s[3] != "json" || len(c.blocks("data", "aws_iam_policy_document")) == 0 {
-				t.Errorf("%s: module fleet's policy_json must be data.aws_iam_policy_document.<this module's>.json, got %v", dir, s)
+				t.Errorf("%s: module %s's policy_json must be data.aws_iam_policy_document.<this module's>.json, got %v", dir, b.Labels[0], s)
 			}
+		}
+		if fleets == 0 {
+			t.Errorf("%s calls no fleet", dir)
 		}
 	}
 }
@@ -247,5 +324,104 @@ resource "aws_iam_role_policy_attachment" "ok" {
 		t.Run(tc.name, func(t *testing.T) {
 			wantProblems(t, checkPolicies(parse(t, "snippet.tf", tc.src), tc.allowed), tc.want...)
 		})
+	}
+}
+
+// TestGrantsPerDocumentCatch: the public-ID module's two documents are held each to its own
+// actions, on the table references it may use and nothing else.
+func TestGrantsPerDocumentCatch(t *testing.T) {
+	const table = `resource "aws_dynamodb_table" "public_ids" { name = "idgen-public-ids" }
+`
+	spec := grants[publicIDDir]
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"good", table + `data "aws_iam_policy_document" "public_id" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan"]
+    resources = local.table_arns
+  }
+}
+data "aws_iam_policy_document" "gateway" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"]
+    resources = local.table_arns
+  }
+}`, nil},
+		{"the gateway scans, the internal API deletes", table + `data "aws_iam_policy_document" "public_id" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan", "dynamodb:DeleteItem"]
+    resources = local.table_arns
+  }
+}
+data "aws_iam_policy_document" "gateway" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan"]
+    resources = local.table_arns
+  }
+}`, []string{"grants dynamodb:DeleteItem", "grants dynamodb:Scan"}},
+		{"an action missing, another reference, a third document", table + `data "aws_iam_policy_document" "public_id" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"]
+    resources = local.table_arns
+  }
+}
+data "aws_iam_policy_document" "gateway" {
+  statement {
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem"]
+    resources = local.all_tables
+  }
+}
+data "aws_iam_policy_document" "other" {
+  statement {
+    actions   = ["dynamodb:GetItem"]
+    resources = local.table_arns
+  }
+}`, []string{"dynamodb:Scan is granted on no table by aws_iam_policy_document.public_id", "local.all_tables", "aws_iam_policy_document.other statement: grants dynamodb:GetItem"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantProblems(t, checkGrants(parse(t, "snippet.tf", tc.src), spec), tc.want...)
+		})
+	}
+}
+
+// TestPublicIDTableARNs: in every evaluated root and example, the public-ID grants' table_arns
+// are the idgen-public-ids table of exactly every region of the topology, in this account.
+func TestPublicIDTableARNs(t *testing.T) {
+	regions, err := topologyRegions(parseDir(t, topologyDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, root := range evaluated(t) {
+		root.walk(func(in *instance) {
+			if in.dir != filepath.Clean(publicIDDir) {
+				return
+			}
+			seen++
+			var got []string
+			v := in.locals["table_arns"]
+			if !v.IsWhollyKnown() || v.IsNull() {
+				t.Errorf("%s: table_arns is not known at plan time", in.addr)
+				return
+			}
+			for it := v.ElementIterator(); it.Next(); {
+				_, e := it.Element()
+				got = append(got, e.AsString())
+			}
+			var want []string
+			for _, r := range sortedKeys(regions) {
+				want = append(want, fmt.Sprintf("arn:%s.data.aws_partition.current.partition:dynamodb:%s:%s.data.aws_caller_identity.current.account_id:table/%s", in.addr, r, in.addr, publicIDTable))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: table_arns %q, want %q", in.addr, got, want)
+			}
+		})
+	}
+	// Five region roots and the module's example.
+	if want := len(regionRootDirs) + 1; seen != want {
+		t.Errorf("%d public-ID instances evaluated, want %d", seen, want)
 	}
 }

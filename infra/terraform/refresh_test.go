@@ -47,6 +47,12 @@ func TestRenderedUserData(t *testing.T) {
 	if len(scripts) == 0 {
 		t.Fatal("no fleet rendered")
 	}
+	withCertificates := map[string]bool{}
+	for _, in := range fleets(t) {
+		if v := in.vars["certificate_files"]; v.IsWhollyKnown() && !v.IsNull() && v.LengthInt() > 0 {
+			withCertificates[in.addr] = true
+		}
+	}
 	for addr, script := range scripts {
 		for _, p := range checkUserData(script) {
 			t.Errorf("%s: %s", addr, p)
@@ -61,6 +67,14 @@ func TestRenderedUserData(t *testing.T) {
 			t.Errorf("%s: the user data is not valid bash: %v\n%s", addr, err, out)
 		}
 		refresher, err := refresherOf(script)
+		if !withCertificates[addr] {
+			// A fleet without certificate files (the customer gateway: TLS ends on its ALB) has no
+			// refresher and no timer.
+			if err == nil || strings.Contains(script, "idgen-cert-refresh.timer") {
+				t.Errorf("%s: has no certificate files but a certificate refresher", addr)
+			}
+			continue
+		}
 		if err != nil {
 			t.Errorf("%s: %v", addr, err)
 			continue

@@ -238,25 +238,50 @@ func checkFleetRules(in *instance, rules []sgRule) []string {
 			problems = append(problems, fmt.Sprintf("%s: caller %s is not admitted on port %s", in.addr, c, service))
 		}
 	}
+	// Callers admitted by their security group (a load balancer that does not preserve client
+	// addresses), and peers called on their own port by theirs.
+	groups := func(name string) map[string]cty.Value {
+		v := in.vars[name]
+		if !v.IsWhollyKnown() || v.IsNull() {
+			problems = append(problems, fmt.Sprintf("%s: var.%s is not known", in.addr, name))
+			return nil
+		}
+		return v.AsValueMap()
+	}
+	for k, g := range groups("caller_security_groups") {
+		if !has("ingress", service, "security-group "+g.AsString()) {
+			problems = append(problems, fmt.Sprintf("%s: caller %s (%s) is not admitted on port %s", in.addr, k, g.AsString(), service))
+		}
+	}
 	if !has("ingress", health, "cidr "+canon(str("vpc_cidr"))) {
 		problems = append(problems, fmt.Sprintf("%s: the health checks from %s are not admitted on port %s", in.addr, str("vpc_cidr"), health))
+	}
+	// Egress, each as "port destination": HTTPS to the endpoints, the gateway prefix lists and the
+	// peers, and each declared peer on its own port.
+	want := []string{"443 security-group " + str("endpoints_security_group_id")}
+	for _, svc := range []string{"dynamodb", "s3"} {
+		want = append(want, fmt.Sprintf("443 prefix-list %s.data.aws_ec2_managed_prefix_list.gateway[%q].id", in.addr, svc))
+	}
+	for _, c := range list("peer_cidrs") {
+		if !slices.Contains(want, "443 cidr "+canon(c)) {
+			want = append(want, "443 cidr "+canon(c))
+		}
+	}
+	for _, p := range groups("egress_peers") {
+		port, _ := convertString(p.GetAttr("port"))
+		if g := p.GetAttr("security_group_id"); !g.IsNull() {
+			want = append(want, port.AsString()+" security-group "+g.AsString())
+		} else {
+			want = append(want, port.AsString()+" cidr "+canon(p.GetAttr("cidr_ipv4").AsString()))
+		}
 	}
 	var egress []string
 	for _, r := range rules {
 		if r.kind == "egress" {
-			if r.proto != "tcp" || r.from != 443 || r.to != 443 {
-				problems = append(problems, fmt.Sprintf("%s: egress other than HTTPS", r))
+			if r.proto != "tcp" || r.from != r.to {
+				problems = append(problems, fmt.Sprintf("%s: egress other than one TCP port", r))
 			}
-			egress = append(egress, r.dest)
-		}
-	}
-	want := []string{"security-group " + str("endpoints_security_group_id")}
-	for _, svc := range []string{"dynamodb", "s3"} {
-		want = append(want, fmt.Sprintf("prefix-list %s.data.aws_ec2_managed_prefix_list.gateway[%q].id", in.addr, svc))
-	}
-	for _, c := range list("peer_cidrs") {
-		if !slices.Contains(want, "cidr "+canon(c)) {
-			want = append(want, "cidr "+canon(c))
+			egress = append(egress, fmt.Sprintf("%d %s", r.from, r.dest))
 		}
 	}
 	slices.Sort(want)
@@ -372,8 +397,9 @@ func TestFleetRules(t *testing.T) {
 		}
 		t.Logf("%s: %d rules", in.addr, len(rules))
 	}
-	// The registry, five regions, and the fleet, region and registry examples.
-	if want := 1 + len(regionRootDirs) + 3; len(all) != want {
+	// The registry, five regions with their two public-ID fleets each, the fleet, region and
+	// registry examples, and the public-ID example's two fleets.
+	if want := 1 + 3*len(regionRootDirs) + 3 + 2; len(all) != want {
 		t.Errorf("%d fleet instances evaluated, want %d", len(all), want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/registry/store/dynamostore"
 )
 
@@ -17,7 +18,17 @@ type tableSpec struct {
 	hash, rangeKey string
 	attrs          map[string]string // attribute name => type (N, S)
 	ttl            string            // TTL attribute, "" for none
+	class          string            // table class, "" for the default (STANDARD)
 }
+
+// The public-ID store of record: one table per region (the driver's default name), keyed by k
+// (S) alone, TTL on x (tokens expire), infrequent-access class (a mapping is written once and read
+// rarely after its first days).
+const (
+	publicIDTable   = dynamomap.DefaultTable
+	publicIDKey     = dynamomap.KeyK
+	publicIDExpires = dynamomap.AttrTTL
+)
 
 var (
 	leaseSpec = tableSpec{hash: dynamolease.KeyMachineID, attrs: map[string]string{dynamolease.KeyMachineID: "N"}}
@@ -31,6 +42,8 @@ var (
 			ttl:   dynamolease.AttrExpiresAt,
 		},
 		region.RegistryTable: {hash: dynamostore.KeyPK, attrs: map[string]string{dynamostore.KeyPK: "S"}},
+		publicIDTable: {hash: publicIDKey, attrs: map[string]string{publicIDKey: "S"}, ttl: publicIDExpires,
+			class: "STANDARD_INFREQUENT_ACCESS"},
 		// Terraform's s3 backend locks a state with a conditional write of an item keyed LockID.
 		lockTable: {hash: "LockID", attrs: map[string]string{"LockID": "S"}},
 	}
@@ -39,6 +52,7 @@ var (
 		regionDir:       {lease.TableV2, lease.TableHistory},
 		registryDir:     {region.RegistryTable},
 		registryRootDir: {lease.TableV1},
+		publicIDDir:     {publicIDTable},
 		bootstrapDir:    {lockTable},
 	}
 )
@@ -66,6 +80,12 @@ func checkTables(c config) (names []string, problems []string) {
 		}
 		if got := literalString(b, "range_key"); got != spec.rangeKey {
 			bad("range_key %q, want %q", got, spec.rangeKey)
+		}
+		if got := literalString(b, "billing_mode"); got != "PAY_PER_REQUEST" {
+			bad("billing_mode %q, want PAY_PER_REQUEST (on demand)", got)
+		}
+		if got := literalString(b, "table_class"); got != spec.class && !(got == "STANDARD" && spec.class == "") {
+			bad("table_class %q, want %q", got, spec.class)
 		}
 		attrs := map[string]string{}
 		for _, a := range nested(b, "attribute") {
@@ -118,6 +138,7 @@ func TestTables(t *testing.T) {
 func TestTablesCatch(t *testing.T) {
 	const good = `resource "aws_dynamodb_table" "t" {
   name                        = "idgen-lease-history"
+  billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "machine_id"
   range_key                   = "at"
   deletion_protection_enabled = true
@@ -163,9 +184,10 @@ func TestTablesCatch(t *testing.T) {
   }
   point_in_time_recovery { enabled = false }
   deletion_protection_enabled = false
-}`, []string{"hash_key", "attributes", "has a TTL", "point_in_time_recovery", "deletion_protection_enabled", "server_side_encryption", "prevent_destroy"}},
+}`, []string{"hash_key", "billing_mode", "attributes", "has a TTL", "point_in_time_recovery", "deletion_protection_enabled", "server_side_encryption", "prevent_destroy"}},
 		{"history without TTL, registry key N", `resource "aws_dynamodb_table" "h" {
   name                        = "idgen-lease-history"
+  billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "machine_id"
   range_key                   = "at"
   deletion_protection_enabled = true
@@ -183,6 +205,7 @@ func TestTablesCatch(t *testing.T) {
 }
 resource "aws_dynamodb_table" "r" {
   name                        = "idgen-regions"
+  billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
   deletion_protection_enabled = true
   attribute {
@@ -193,6 +216,28 @@ resource "aws_dynamodb_table" "r" {
   server_side_encryption { enabled = true }
   lifecycle { prevent_destroy = true }
 }`, []string{"needs ttl", "attributes map[pk:N]"}},
+		{"public IDs: provisioned, standard class, a range key, TTL elsewhere", `resource "aws_dynamodb_table" "p" {
+  name                        = "idgen-public-ids"
+  billing_mode                = "PROVISIONED"
+  hash_key                    = "k"
+  range_key                   = "r"
+  deletion_protection_enabled = true
+  attribute {
+    name = "k"
+    type = "S"
+  }
+  attribute {
+    name = "r"
+    type = "S"
+  }
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+  point_in_time_recovery { enabled = true }
+  server_side_encryption { enabled = true }
+  lifecycle { prevent_destroy = true }
+}`, []string{"billing_mode \"PROVISIONED\"", "table_class \"\", want \"STANDARD_INFREQUENT_ACCESS\"", "range_key \"r\"", "attributes map[k:S r:S]", "needs ttl { attribute_name = \"x\""}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

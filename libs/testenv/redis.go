@@ -63,12 +63,22 @@ func (r *Redis) start(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	logFile := filepath.Join(r.Dir, "redis.log")
+	var before int64 // the log of an earlier start of this server
+	if fi, err := os.Stat(logFile); err == nil {
+		before = fi.Size()
+	}
 	p, err := proc.Start(ctx, proc.Spec{Bin: "redis-server", Args: r.args, Grace: 5 * time.Second,
 		Health: func(ctx context.Context) error {
 			out, err := exec.CommandContext(ctx, "redis-cli", "-p", fmt.Sprint(r.Port), "PING").Output()
 			// NOAUTH: the server answers, and wants a password (--requirepass).
 			if reply := strings.TrimSpace(string(out)); err != nil || (reply != "PONG" && !strings.HasPrefix(reply, "NOAUTH")) {
 				return fmt.Errorf("PING: %q, %v", reply, err)
+			}
+			// The server that answers must be this process, not another test's that took the
+			// port (free a moment ago) first: this one then fails to listen and ends.
+			if b, _ := os.ReadFile(logFile); int64(len(b)) < before || !strings.Contains(string(b[before:]), "Ready to accept connections") {
+				return fmt.Errorf("redis-server on %d does not say it is ready yet", r.Port)
 			}
 			return nil
 		}})

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ type Dynalite struct {
 // stops it at the end of the test.
 func StartDynalite(t testing.TB, dir string) *Dynalite {
 	t.Helper()
-	d, err := startDynalite(FreePort(t), dir)
+	d, err := NewDynalite(0, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +80,22 @@ func StartDynalite(t testing.TB, dir string) *Dynalite {
 // NewDynalite starts dynalite without a test, for tools: on port (0 for a free one), keeping its
 // data in dir ("" for memory only). The caller stops it (Stop or Kill).
 func NewDynalite(port int, dir string) (*Dynalite, error) {
-	if port == 0 {
-		var err error
+	if port != 0 {
+		return startDynalite(port, dir)
+	}
+	// A free port can be taken by another test's server before dynalite listens on it: try
+	// another.
+	var err error
+	for range 3 {
 		if port, err = PickPort(); err != nil {
 			return nil, err
 		}
+		var d *Dynalite
+		if d, err = startDynalite(port, dir); err == nil {
+			return d, nil
+		}
 	}
-	return startDynalite(port, dir)
+	return nil, err
 }
 
 // RestartDynalite starts dynalite again on the same port and data folder (after Stop or Kill).
@@ -124,7 +134,17 @@ func startDynalite(port int, dir string) (*Dynalite, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := proc.Start(ctx, proc.Spec{Bin: "node", Args: args, Name: "dynalite", HealthAddr: addr, Group: true, Grace: 5 * time.Second})
+	// Healthy once this process says it listens: a port taken meanwhile by another server (the
+	// port was free a moment ago) answers the address, but this process then fails to listen
+	// and ends, which WaitHealthy reports.
+	var p *proc.Proc
+	listening := func(context.Context) error {
+		if !strings.Contains(p.Tail(0), "Dynalite listening at") {
+			return fmt.Errorf("dynalite on %s does not say it listens yet", addr)
+		}
+		return nil
+	}
+	p, err = proc.Start(ctx, proc.Spec{Bin: "node", Args: args, Name: "dynalite", HealthAddr: addr, Health: listening, Group: true, Grace: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("testenv: start dynalite: %w", err)
 	}

@@ -21,6 +21,12 @@ require (
 )
 
 require (
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/sqids/sqids-go v0.4.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
+
+require (
 	connectrpc.com/grpchealth v1.5.0 // indirect
 	github.com/agext/levenshtein v1.2.2 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
@@ -48,9 +54,10 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/routes v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -90,3 +97,5 @@ replace github.com/idgen/idgen/libs/topology => ../../libs/topology
 replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
 
 replace github.com/idgen/idgen/libs/routes => ../../libs/routes
+
+replace github.com/idgen/idgen/services/public-id => ../../services/public-id

@@ -11,39 +11,44 @@ schedule = "v2"
 
 networks = {
   "us-east-1" = {
-    vpc_id          = "vpc-0e1000000000000a0"
-    vpc_cidr        = "10.0.0.0/16"
-    subnet_ids      = ["subnet-0e1000000000000a1", "subnet-0e1000000000000a2", "subnet-0e1000000000000a3"]
-    route_table_ids = ["rtb-0e1000000000000a1", "rtb-0e1000000000000a2", "rtb-0e1000000000000a3"]
-    caller_cidrs    = ["10.0.0.0/16", "10.100.0.0/16"]
+    vpc_id            = "vpc-0e1000000000000a0"
+    vpc_cidr          = "10.0.0.0/16"
+    subnet_ids        = ["subnet-0e1000000000000a1", "subnet-0e1000000000000a2", "subnet-0e1000000000000a3"]
+    route_table_ids   = ["rtb-0e1000000000000a1", "rtb-0e1000000000000a2", "rtb-0e1000000000000a3"]
+    public_subnet_ids = ["subnet-0e1000000000000b1", "subnet-0e1000000000000b2", "subnet-0e1000000000000b3"]
+    caller_cidrs      = ["10.0.0.0/16", "10.100.0.0/16"]
   }
   "us-west-2" = {
-    vpc_id          = "vpc-0e2000000000000a0"
-    vpc_cidr        = "10.1.0.0/16"
-    subnet_ids      = ["subnet-0e2000000000000a1", "subnet-0e2000000000000a2", "subnet-0e2000000000000a3"]
-    route_table_ids = ["rtb-0e2000000000000a1", "rtb-0e2000000000000a2", "rtb-0e2000000000000a3"]
-    caller_cidrs    = ["10.1.0.0/16"]
+    vpc_id            = "vpc-0e2000000000000a0"
+    vpc_cidr          = "10.1.0.0/16"
+    subnet_ids        = ["subnet-0e2000000000000a1", "subnet-0e2000000000000a2", "subnet-0e2000000000000a3"]
+    route_table_ids   = ["rtb-0e2000000000000a1", "rtb-0e2000000000000a2", "rtb-0e2000000000000a3"]
+    public_subnet_ids = ["subnet-0e2000000000000b1", "subnet-0e2000000000000b2", "subnet-0e2000000000000b3"]
+    caller_cidrs      = ["10.1.0.0/16"]
   }
   "eu-west-1" = {
-    vpc_id          = "vpc-0e3000000000000a0"
-    vpc_cidr        = "10.2.0.0/16"
-    subnet_ids      = ["subnet-0e3000000000000a1", "subnet-0e3000000000000a2", "subnet-0e3000000000000a3"]
-    route_table_ids = ["rtb-0e3000000000000a1"]
-    caller_cidrs    = ["10.2.0.0/16"]
+    vpc_id            = "vpc-0e3000000000000a0"
+    vpc_cidr          = "10.2.0.0/16"
+    subnet_ids        = ["subnet-0e3000000000000a1", "subnet-0e3000000000000a2", "subnet-0e3000000000000a3"]
+    route_table_ids   = ["rtb-0e3000000000000a1"]
+    public_subnet_ids = ["subnet-0e3000000000000b1", "subnet-0e3000000000000b2", "subnet-0e3000000000000b3"]
+    caller_cidrs      = ["10.2.0.0/16"]
   }
   "ap-northeast-1" = {
-    vpc_id          = "vpc-0e4000000000000a0"
-    vpc_cidr        = "10.3.0.0/16"
-    subnet_ids      = ["subnet-0e4000000000000a1", "subnet-0e4000000000000a2", "subnet-0e4000000000000a3"]
-    route_table_ids = ["rtb-0e4000000000000a1", "rtb-0e4000000000000a2", "rtb-0e4000000000000a3"]
-    caller_cidrs    = ["10.3.0.0/16"]
+    vpc_id            = "vpc-0e4000000000000a0"
+    vpc_cidr          = "10.3.0.0/16"
+    subnet_ids        = ["subnet-0e4000000000000a1", "subnet-0e4000000000000a2", "subnet-0e4000000000000a3"]
+    route_table_ids   = ["rtb-0e4000000000000a1", "rtb-0e4000000000000a2", "rtb-0e4000000000000a3"]
+    public_subnet_ids = ["subnet-0e4000000000000b1", "subnet-0e4000000000000b2", "subnet-0e4000000000000b3"]
+    caller_cidrs      = ["10.3.0.0/16"]
   }
   "ap-southeast-1" = {
-    vpc_id          = "vpc-0e5000000000000a0"
-    vpc_cidr        = "10.4.0.0/16"
-    subnet_ids      = ["subnet-0e5000000000000a1", "subnet-0e5000000000000a2", "subnet-0e5000000000000a3"]
-    route_table_ids = ["rtb-0e5000000000000a1", "rtb-0e5000000000000a2", "rtb-0e5000000000000a3"]
-    caller_cidrs    = ["10.4.0.0/16"]
+    vpc_id            = "vpc-0e5000000000000a0"
+    vpc_cidr          = "10.4.0.0/16"
+    subnet_ids        = ["subnet-0e5000000000000a1", "subnet-0e5000000000000a2", "subnet-0e5000000000000a3"]
+    route_table_ids   = ["rtb-0e5000000000000a1", "rtb-0e5000000000000a2", "rtb-0e5000000000000a3"]
+    public_subnet_ids = ["subnet-0e5000000000000b1", "subnet-0e5000000000000b2", "subnet-0e5000000000000b3"]
+    caller_cidrs      = ["10.4.0.0/16"]
   }
 }
 
@@ -51,7 +56,17 @@ networks = {
 operator_cidrs = ["10.200.0.0/24"]
 v1_table       = false
 
-# The region roots' own.
+# The region roots' own. The customer hostname's certificate is issued in ACM in every region, and
+# each region root adds its latency record of it to the public zone.
+customer_hostname = "api.example.com"
+customer_zone     = "example.com"
+
+# The services the gateway's routes name (routes/gateway.json), by region.
+gateway_upstreams = {
+  "us-east-1" = [{ description = "orders", cidr = "10.0.32.0/20", port = 80 }]
+  "eu-west-1" = [{ description = "orders", cidr = "10.2.32.0/20", port = 80 }]
+}
+
 alarm_actions = {
   "us-east-1" = ["arn:aws:sns:us-east-1:111122223333:idgen-oncall"]
   "eu-west-1" = ["arn:aws:sns:eu-west-1:111122223333:idgen-oncall"]

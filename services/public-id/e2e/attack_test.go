@@ -34,13 +34,13 @@ import (
 )
 
 // gatewayBin builds the customer gateway, once for every test binary of the run (proc's cache).
-func gatewayBin(t *testing.T) string {
+func gatewayBin(t testing.TB) string {
 	t.Helper()
 	return proc.BuildT(t, "../cmd/public-id-gateway")[0]
 }
 
 // publicIDBin builds the public-id service, once for every test binary of the run (proc's cache).
-func publicIDBin(t *testing.T) string {
+func publicIDBin(t testing.TB) string {
 	t.Helper()
 	return proc.BuildT(t, "../cmd/public-id")[0]
 }

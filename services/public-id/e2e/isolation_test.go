@@ -28,7 +28,7 @@ func limitRoute(name, up, keys string) string {
   "response": {"type": "object", "fields": {"id": "id:ord", "note": "string"}}}`
 }
 
-func limitRoutesFile(t *testing.T, routes ...string) string {
+func limitRoutesFile(t testing.TB, routes ...string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "routes.json")
 	if err := os.WriteFile(p, []byte(`{"routes": [`+strings.Join(routes, ", ")+`]}`), 0o600); err != nil {

@@ -42,7 +42,7 @@ type region struct {
 }
 
 type platform struct {
-	t       *testing.T
+	t       testing.TB
 	regions map[string]*region
 	seq     int64
 	mu      sync.Mutex
@@ -50,7 +50,7 @@ type platform struct {
 
 // startPlatform starts every region: a dynalite with the table, the internal API and the gateway
 // with --store regions:FILE, in front of one upstream that answers an order for any internal ID.
-func startPlatform(t *testing.T) *platform {
+func startPlatform(t testing.TB) *platform {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

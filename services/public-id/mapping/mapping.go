@@ -1,8 +1,9 @@
 // Package mapping is the contract of the public-ID mapping store: public → internal and
 // internal → public, created once and never overwritten; the gateway's tokens, values kept
 // under handles until they expire; and named secrets, created once and shared by every process
-// of the store. Drivers: redismap (Redis, standalone or Cluster) and
-// sqlitemap (the embedded default); mappingtest is the conformance suite.
+// of the store. Drivers: dynamomap (DynamoDB, one table per region, the store of record; a
+// Replica), redismap (Redis, standalone or Cluster) and sqlitemap (the embedded default);
+// mappingtest is the conformance suite (Run, and RunReplica for a Replica).
 package mapping
 
 import (

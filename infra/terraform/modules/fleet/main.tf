@@ -1,5 +1,7 @@
 data "aws_partition" "current" {}
 
+data "aws_caller_identity" "current" {}
+
 data "aws_ssm_parameter" "ami" {
   count = var.ami_id == null ? 1 : 0
 
@@ -17,6 +19,7 @@ locals {
   })
 
   unit = "idgen-${var.service}"
+  nlb  = var.load_balancer == "internal-nlb"
 
   # Every S3 object a host copies, at boot or when it refreshes its certificates, as IAM
   # resource ARNs.
@@ -29,6 +32,8 @@ locals {
     region            = var.region
     artifact_s3_uri   = var.artifact_s3_uri
     config_files      = var.config_files
+    inline_files      = var.inline_files
+    secrets           = var.secret_environment
     certificate_files = var.certificate_files
     refresh_interval  = var.certificate_refresh_interval
     reload_signal     = coalesce(var.certificate_reload_signal, "none")
@@ -77,6 +82,27 @@ data "aws_iam_policy_document" "artifacts" {
 
     content {
       sid       = "DecryptBootObjects"
+      actions   = ["kms:Decrypt"]
+      resources = [statement.value]
+    }
+  }
+
+  # The secrets of secret_environment, read once at boot.
+  dynamic "statement" {
+    for_each = length(var.secret_environment) == 0 ? [] : [1]
+
+    content {
+      sid       = "ReadBootSecrets"
+      actions   = ["ssm:GetParameter"]
+      resources = sort(distinct([for s in values(var.secret_environment) : "arn:${data.aws_partition.current.partition}:ssm:${var.region}:${data.aws_caller_identity.current.account_id}:parameter${s.parameter}"]))
+    }
+  }
+
+  dynamic "statement" {
+    for_each = length(var.secret_environment) == 0 || var.secret_kms_key_arn == null ? [] : [var.secret_kms_key_arn]
+
+    content {
+      sid       = "DecryptBootSecrets"
       actions   = ["kms:Decrypt"]
       resources = [statement.value]
     }
@@ -134,21 +160,32 @@ locals {
   egress = merge(
     { for k, pl in data.aws_ec2_managed_prefix_list.gateway : k => {
       description    = "HTTPS to ${k == "s3" ? "S3" : "DynamoDB"} (gateway endpoint)"
+      port           = 443
       prefix_list_id = pl.id
       cidr_ipv4      = null
       security_group = null
     } },
     { endpoints = {
       description    = "HTTPS to the VPC's interface endpoints (SSM, CloudWatch, STS, KMS)"
+      port           = 443
       prefix_list_id = null
       cidr_ipv4      = null
       security_group = var.endpoints_security_group_id
     } },
     { for c in local.peer_cidrs : "peer ${c}" => {
       description    = "HTTPS to a peer of ${var.service}"
+      port           = 443
       prefix_list_id = null
       cidr_ipv4      = c
       security_group = null
+    } },
+    # Peers on ports of their own (the public-ID fleets' Redis, the gateway's upstreams).
+    { for k, p in var.egress_peers : "peer ${k}" => {
+      description    = p.description
+      port           = p.port
+      prefix_list_id = null
+      cidr_ipv4      = p.cidr_ipv4 == null ? null : cidrsubnet(p.cidr_ipv4, 0, 0)
+      security_group = p.security_group_id
     } },
   )
 }
@@ -161,6 +198,11 @@ resource "aws_security_group" "this" {
 
   lifecycle {
     create_before_destroy = true
+
+    precondition {
+      condition     = length(var.caller_cidrs) + length(var.caller_security_groups) > 0
+      error_message = "the fleet has no callers: give caller_cidrs or caller_security_groups."
+    }
   }
 }
 
@@ -176,12 +218,26 @@ resource "aws_vpc_security_group_ingress_rule" "service" {
   tags              = local.tags
 }
 
+# Callers admitted by their security group (a load balancer that does not preserve client
+# addresses: the customer gateway's ALB).
+resource "aws_vpc_security_group_ingress_rule" "service_from_group" {
+  for_each = var.caller_security_groups
+
+  security_group_id            = aws_security_group.this.id
+  description                  = "idgen ${var.service} from ${each.key}"
+  ip_protocol                  = "tcp"
+  from_port                    = var.service_port
+  to_port                      = var.service_port
+  referenced_security_group_id = each.value
+  tags                         = local.tags
+}
+
 # The load balancer's health checks, unless the callers' rule above already admits them.
 resource "aws_vpc_security_group_ingress_rule" "health" {
   count = local.health_merged ? 0 : 1
 
   security_group_id = aws_security_group.this.id
-  description       = "load balancer health checks from the VPC"
+  description       = local.nlb ? "load balancer health checks from the VPC" : "the operator port (/metrics, /healthz) from the VPC"
   ip_protocol       = "tcp"
   from_port         = local.health_port
   to_port           = local.health_port
@@ -200,8 +256,8 @@ resource "aws_vpc_security_group_egress_rule" "https" {
   security_group_id            = aws_security_group.this.id
   description                  = each.value.description
   ip_protocol                  = "tcp"
-  from_port                    = 443
-  to_port                      = 443
+  from_port                    = each.value.port
+  to_port                      = each.value.port
   prefix_list_id               = each.value.prefix_list_id
   cidr_ipv4                    = each.value.cidr_ipv4
   referenced_security_group_id = each.value.security_group
@@ -276,7 +332,7 @@ resource "aws_autoscaling_group" "this" {
   desired_capacity          = var.instance_count
   health_check_type         = "ELB"
   health_check_grace_period = var.health_check_grace_period
-  target_group_arns         = [aws_lb_target_group.this.arn]
+  target_group_arns         = local.nlb ? aws_lb_target_group.this[*].arn : var.target_group_arns
   wait_for_capacity_timeout = "15m"
 
   launch_template {
@@ -310,14 +366,21 @@ resource "aws_autoscaling_group" "this" {
       condition     = var.instances_per_az == null || var.instance_count == coalesce(var.instances_per_az, 0) * length(var.subnet_ids)
       error_message = "instance_count (${var.instance_count}) must be instances_per_az times the number of subnets (${length(var.subnet_ids)})."
     }
+    precondition {
+      condition     = local.nlb ? var.target_group_name != null && var.zone_id != null && var.dns_name != null && length(var.target_group_arns) == 0 : length(var.target_group_arns) > 0
+      error_message = "load_balancer internal-nlb needs target_group_name, zone_id and dns_name (and no target_group_arns); load_balancer none needs target_group_arns."
+    }
   }
 }
 
 ################################################################################
-# Endpoint: internal NLB (TCP passthrough, mTLS ends on the hosts) and its DNS name
+# Endpoint: internal NLB (TCP passthrough, mTLS ends on the hosts) and its DNS name, unless the
+# calling module brings its own load balancer (load_balancer none)
 ################################################################################
 
 resource "aws_lb" "this" {
+  count = local.nlb ? 1 : 0
+
   name                             = var.name
   internal                         = true
   load_balancer_type               = "network"
@@ -328,6 +391,8 @@ resource "aws_lb" "this" {
 }
 
 resource "aws_lb_target_group" "this" {
+  count = local.nlb ? 1 : 0
+
   name                 = var.target_group_name
   port                 = var.service_port
   protocol             = "TCP"
@@ -360,25 +425,49 @@ resource "aws_lb_target_group" "this" {
 }
 
 resource "aws_lb_listener" "this" {
-  load_balancer_arn = aws_lb.this.arn
+  count = local.nlb ? 1 : 0
+
+  load_balancer_arn = aws_lb.this[0].arn
   port              = var.service_port
   protocol          = "TCP"
   tags              = local.tags
 
   default_action {
     type             = "forward"
-    target_group_arn = aws_lb_target_group.this.arn
+    target_group_arn = aws_lb_target_group.this[0].arn
   }
 }
 
 resource "aws_route53_record" "this" {
+  count = local.nlb ? 1 : 0
+
   zone_id = var.zone_id
   name    = var.dns_name
   type    = "A"
 
   alias {
-    name                   = aws_lb.this.dns_name
-    zone_id                = aws_lb.this.zone_id
+    name                   = aws_lb.this[0].dns_name
+    zone_id                = aws_lb.this[0].zone_id
     evaluate_target_health = true
   }
+}
+
+moved {
+  from = aws_lb.this
+  to   = aws_lb.this[0]
+}
+
+moved {
+  from = aws_lb_target_group.this
+  to   = aws_lb_target_group.this[0]
+}
+
+moved {
+  from = aws_lb_listener.this
+  to   = aws_lb_listener.this[0]
+}
+
+moved {
+  from = aws_route53_record.this
+  to   = aws_route53_record.this[0]
 }

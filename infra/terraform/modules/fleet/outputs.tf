@@ -24,33 +24,33 @@ output "security_group_id" {
 }
 
 output "lb_arn" {
-  description = "ARN of the internal network load balancer."
-  value       = aws_lb.this.arn
+  description = "ARN of the internal network load balancer; null with load_balancer none."
+  value       = one(aws_lb.this[*].arn)
 }
 
 output "lb_arn_suffix" {
-  description = "ARN suffix of the load balancer (the LoadBalancer dimension of its CloudWatch metrics)."
-  value       = aws_lb.this.arn_suffix
+  description = "ARN suffix of the load balancer (the LoadBalancer dimension of its CloudWatch metrics); null with load_balancer none."
+  value       = one(aws_lb.this[*].arn_suffix)
 }
 
 output "lb_dns_name" {
-  description = "DNS name of the load balancer."
-  value       = aws_lb.this.dns_name
+  description = "DNS name of the load balancer; null with load_balancer none."
+  value       = one(aws_lb.this[*].dns_name)
 }
 
 output "target_group_arn" {
-  description = "ARN of the target group."
-  value       = aws_lb_target_group.this.arn
+  description = "ARN of the target group; null with load_balancer none."
+  value       = one(aws_lb_target_group.this[*].arn)
 }
 
 output "target_group_arn_suffix" {
-  description = "ARN suffix of the target group (the TargetGroup dimension of its CloudWatch metrics)."
-  value       = aws_lb_target_group.this.arn_suffix
+  description = "ARN suffix of the target group (the TargetGroup dimension of its CloudWatch metrics); null with load_balancer none."
+  value       = one(aws_lb_target_group.this[*].arn_suffix)
 }
 
 output "fqdn" {
-  description = "Fully qualified name of the endpoint record."
-  value       = aws_route53_record.this.fqdn
+  description = "Fully qualified name of the endpoint record; null with load_balancer none."
+  value       = one(aws_route53_record.this[*].fqdn)
 }
 
 output "unit" {

@@ -9,12 +9,12 @@ variable "name" {
 }
 
 variable "service" {
-  description = "The idgen binary this fleet runs: generator or registry. It names the binary, the systemd unit (idgen-<service>) and the Component tag."
+  description = "The idgen binary this fleet runs: generator, registry, public-id or public-id-gateway. It names the binary, the systemd unit (idgen-<service>) and the Component tag."
   type        = string
 
   validation {
-    condition     = contains(["generator", "registry"], var.service)
-    error_message = "service must be generator or registry."
+    condition     = contains(["generator", "registry", "public-id", "public-id-gateway"], var.service)
+    error_message = "service must be generator, registry, public-id or public-id-gateway."
   }
 }
 
@@ -63,6 +63,38 @@ variable "certificate_files" {
     condition     = alltrue([for n, u in var.certificate_files : can(regex("^[A-Za-z0-9._-]+\\.(crt|key|pem)$", n)) && can(regex("^s3://[a-z0-9.-]+/.+$", u))])
     error_message = "certificate_files keys must be plain file names ending in .crt, .key or .pem, and values S3 URIs (s3://bucket/key)."
   }
+}
+
+variable "inline_files" {
+  description = "Files the service reads that Terraform writes, by path under /etc/idgen (a file name, or one folder and a file name: public-id/regions.json), each with its content, written by the boot script. The files are readable by the service user only."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for n, c in var.inline_files : can(regex("^([A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+$", n)) && !strcontains(c, "IDGEN_FILE")])
+    error_message = "inline_files keys must be file names under /etc/idgen (at most one folder deep), and contents must not hold the line IDGEN_FILE."
+  }
+}
+
+variable "secret_environment" {
+  description = "Environment variables of the service whose value holds a secret, by name: each is prefix, then the value of the SecureString SSM parameter (read and decrypted at boot through the VPC's SSM endpoint; it must be 16 to 128 letters and digits, so it needs no escaping in a URL), then suffix, in /etc/idgen/service.env (readable by the service user only), which the unit reads. The services take IDGEN_<FLAG> for a flag not given, so a password stays off the command line."
+  type = map(object({
+    parameter = string
+    prefix    = string
+    suffix    = string
+  }))
+  default = {}
+
+  validation {
+    condition     = alltrue([for n, s in var.secret_environment : can(regex("^IDGEN_[A-Z0-9_]+$", n)) && can(regex("^/[A-Za-z0-9/_.-]+$", s.parameter)) && can(regex("^[^\\s'\"\\\\%$]*$", s.prefix)) && can(regex("^[^\\s'\"\\\\%$]*$", s.suffix))])
+    error_message = "secret_environment keys must look like IDGEN_NAME, parameters like /path/name, and prefix and suffix must not contain whitespace, quotes, backslashes, % or $."
+  }
+}
+
+variable "secret_kms_key_arn" {
+  description = "Customer-managed KMS key of the secret_environment parameters, which the hosts may decrypt; null for the AWS-managed key aws/ssm (whose key policy lets the account's principals decrypt through SSM)."
+  type        = string
+  default     = null
 }
 
 variable "certificate_refresh_interval" {
@@ -124,13 +156,19 @@ variable "subnet_ids" {
 }
 
 variable "caller_cidrs" {
-  description = "IPv4 CIDRs allowed to reach the service port. The load balancer preserves client addresses, so this is where callers are, including callers that fail over from other regions. CIDRs that name the same network (10.0.0.1/16 and 10.0.0.0/16) make one rule."
+  description = "IPv4 CIDRs allowed to reach the service port. The load balancer preserves client addresses, so this is where callers are, including callers that fail over from other regions. CIDRs that name the same network (10.0.0.1/16 and 10.0.0.0/16) make one rule. Empty only when caller_security_groups names the callers."
   type        = list(string)
 
   validation {
-    condition     = length(var.caller_cidrs) > 0 && alltrue([for c in var.caller_cidrs : can(cidrnetmask(c)) && !endswith(c, "/0")])
-    error_message = "caller_cidrs must name at least one IPv4 CIDR, none of them /0."
+    condition     = alltrue([for c in var.caller_cidrs : can(cidrnetmask(c)) && !endswith(c, "/0")])
+    error_message = "caller_cidrs must be IPv4 CIDRs, none of them /0."
   }
+}
+
+variable "caller_security_groups" {
+  description = "Security groups allowed to reach the service port, by a name of the caller's choosing (keys are known at plan time, the IDs may not be): a load balancer that does not preserve client addresses (the customer gateway's ALB) is admitted by its security group."
+  type        = map(string)
+  default     = {}
 }
 
 variable "peer_cidrs" {
@@ -144,19 +182,35 @@ variable "peer_cidrs" {
   }
 }
 
+variable "egress_peers" {
+  description = "Peers the hosts call on a port of their own, by a name of the caller's choosing (known at plan time): each a description, a port, and either the peer's security group or its IPv4 CIDR (the public-ID fleets: their region's Redis on 6379; the gateway: the upstreams its routes name). One egress rule each."
+  type = map(object({
+    description       = string
+    port              = number
+    security_group_id = optional(string)
+    cidr_ipv4         = optional(string)
+  }))
+  default = {}
+
+  validation {
+    condition     = alltrue([for k, p in var.egress_peers : (p.security_group_id == null) != (p.cidr_ipv4 == null) && (p.cidr_ipv4 == null || can(cidrnetmask(coalesce(p.cidr_ipv4, "0.0.0.0/0"))) && !endswith(coalesce(p.cidr_ipv4, "/0"), "/0"))])
+    error_message = "each of egress_peers needs exactly one of security_group_id and cidr_ipv4, and a CIDR must be IPv4 and narrower than /0."
+  }
+}
+
 variable "endpoints_security_group_id" {
   description = "Security group of the VPC's interface endpoints (modules/endpoints): SSM, CloudWatch, STS and KMS. DynamoDB and S3 are reached through the gateway endpoints' prefix lists."
   type        = string
 }
 
 variable "service_port" {
-  description = "Port of the service: the load balancer listens on it and passes TCP through to the same port on the hosts, where mutual TLS ends."
+  description = "Port of the service: the load balancer listens on it and passes TCP through to the same port on the hosts, where mutual TLS ends (with load_balancer none: the port the caller's load balancer sends to)."
   type        = number
   default     = 443
 }
 
 variable "health_port" {
-  description = "Plaintext port serving /healthz, checked over HTTP by the load balancer. null: the service has no plaintext health port, and the load balancer checks that the service port accepts TCP connections."
+  description = "Plaintext port serving /healthz, checked over HTTP by the load balancer, and admitted from the VPC (the load balancer's checks, and Prometheus scraping /metrics there). null: the service has no plaintext health port, and the load balancer checks that the service port accepts TCP connections."
   type        = number
   default     = null
 }
@@ -202,19 +256,39 @@ variable "ebs_kms_key_arn" {
   default     = null
 }
 
-variable "target_group_name" {
-  description = "Name of the load balancer's target group (unique per region and account). The runbooks find the generator fleet as targetgroup/idgen-workers/..."
+variable "load_balancer" {
+  description = "internal-nlb: the fleet's own internal network load balancer, target group and private DNS record (target_group_name, zone_id and dns_name are then required). none: nothing of its own; the Auto Scaling group registers its hosts with target_group_arns, made by the calling module (the customer gateway behind its internet-facing ALB)."
   type        = string
+  default     = "internal-nlb"
+
+  validation {
+    condition     = contains(["internal-nlb", "none"], var.load_balancer)
+    error_message = "load_balancer must be internal-nlb or none."
+  }
+}
+
+variable "target_group_arns" {
+  description = "With load_balancer none: the target groups the Auto Scaling group registers its hosts with."
+  type        = list(string)
+  default     = []
+}
+
+variable "target_group_name" {
+  description = "Name of the load balancer's target group (unique per region and account). The runbooks find the generator fleet as targetgroup/idgen-workers/... null with load_balancer none."
+  type        = string
+  default     = null
 }
 
 variable "zone_id" {
-  description = "Private Route 53 hosted zone of the endpoint record."
+  description = "Private Route 53 hosted zone of the endpoint record; null with load_balancer none."
   type        = string
+  default     = null
 }
 
 variable "dns_name" {
-  description = "Fully qualified name of the endpoint record (an alias of the load balancer) in zone_id."
+  description = "Fully qualified name of the endpoint record (an alias of the load balancer) in zone_id; null with load_balancer none."
   type        = string
+  default     = null
 }
 
 variable "min_healthy_percentage" {

@@ -16,6 +16,7 @@ import (
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/svc/storespec"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/mapstore"
 )
@@ -26,7 +27,7 @@ type Config struct {
 	Region          string // its name labels every idgen_* series
 	Resources       string // comma-separated resource prefixes the internal API publishes
 	DefaultResource string
-	mapstore.Flags  // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
+	mapstore.Flags  // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes, --cache-redis…
 	auth.Edge       // --callers, --tls-cert, --tls-key, --client-ca, --insecure-dev
 	serve.Process   // --log-level, --deregistration-delay, --drain
 	serve.Browsers  // --cors-origins
@@ -66,21 +67,24 @@ func (c Config) Validate() error {
 
 // GatewayConfig is the customer gateway's configuration. Defaults are in the flag definitions.
 type GatewayConfig struct {
-	Listen          string // customers, through the edge load balancer that terminates TLS
-	MetricsListen   string // /metrics and /healthz for the operator; "" for none
-	Region          string
-	Routes          string // the route table (JSON file)
-	RatePerClient   float64
-	TrustedProxies  []netip.Prefix
-	IDsSince        time.Time
-	APIKeyHeader    string   // limit by this header's key instead of the client's address; "" for none
-	RequestIDHeader string   // the header a trusted proxy sets the request ID in; "" for none (the gateway makes every one)
-	CORSOrigins     []string // origins whose pages may call the customer routes
-	CompressMin     int      // the smallest body sent gzip; negative for none
-	CacheControl    string   // a success's Cache-Control when neither route nor upstream gives one
-	MemoryLimit     int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
-	mapstore.Flags           // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes
-	serve.Process            // --log-level, --deregistration-delay, --drain
+	Listen           string // customers, through the edge load balancer that terminates TLS
+	MetricsListen    string // /metrics and /healthz for the operator; "" for none
+	Region           string
+	Routes           string // the route table (JSON file)
+	RatePerClient    float64
+	RateRedis        string        // the Redis of the region's shared rate limits; "" for in-process
+	RateRedisCA      string        // the CA of its certificate (rediss://); "" for the system roots
+	RateRedisTimeout time.Duration // the bound of every check in RateRedis
+	TrustedProxies   []netip.Prefix
+	IDsSince         time.Time
+	APIKeyHeader     string   // limit by this header's key instead of the client's address; "" for none
+	RequestIDHeader  string   // the header a trusted proxy sets the request ID in; "" for none (the gateway makes every one)
+	CORSOrigins      []string // origins whose pages may call the customer routes
+	CompressMin      int      // the smallest body sent gzip; negative for none
+	CacheControl     string   // a success's Cache-Control when neither route nor upstream gives one
+	MemoryLimit      int64    // the process's Go memory limit; 0: derived from the body budget; negative: none
+	mapstore.Flags            // --store, --redis-ca, --redis-replicas, --accept-volatile-store, --redis-durability-check, --mapping-cache-bytes, --cache-redis…
+	serve.Process             // --log-level, --deregistration-delay, --drain
 }
 
 // ParseGateway reads the gateway's args (without the program name) and the environment
@@ -95,6 +99,9 @@ func ParseGateway(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&c.Routes, "routes", "", "route table (JSON); required")
 	c.Flags.Register(fs)
 	fs.Float64Var(&c.RatePerClient, "rate-per-client", 50, "requests per second per client IP (IPv6: per /64); 0 for none")
+	fs.StringVar(&c.RateRedis, "rate-redis", "", "the Redis (redis:HOST:PORT, or a redis:// or rediss:// (TLS) URL) that keeps the per-client rates (--rate-per-client and the routes' rate_per_client) for every gateway that names it, so a region's gateways allow a client the rate once, not once each; keys rate:rl:*; a check that fails or outlasts --rate-redis-timeout is made by the gateway's own limiter instead, at the same rate; empty: in-process")
+	fs.StringVar(&c.RateRedisCA, "rate-redis-ca", "", "PEM file of the CA that issued the --rate-redis server's certificate (rediss://); default: system roots")
+	fs.DurationVar(&c.RateRedisTimeout, "rate-redis-timeout", 50*time.Millisecond, "the bound of every rate check in --rate-redis; past it (or on an error) the request is checked by the gateway's own limiter and counted in idgen_gateway_rate_store_errors_total")
 	fs.Func("trusted-proxies", "comma-separated addresses and CIDR ranges of the proxies in front of the gateway whose X-Forwarded-For names the client; default none", func(v string) error {
 		var err error
 		c.TrustedProxies, err = gateway.ParseTrustedProxies(v)
@@ -139,7 +146,24 @@ func (c GatewayConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("config: %w", err))
 		}
 	}
+	if c.RateRedis != "" {
+		if _, err := c.RateRedisSpec(); err != nil {
+			errs = append(errs, fmt.Errorf("config: %w", err))
+		} else if c.RateRedisCA != "" && !strings.HasPrefix(c.RateRedis, "rediss://") {
+			errs = append(errs, errors.New("config: --rate-redis-ca is for a TLS connection: name the server with a rediss:// URL"))
+		}
+	} else if c.RateRedisCA != "" {
+		errs = append(errs, errors.New("config: --rate-redis-ca is the CA of the --rate-redis server: name the server too"))
+	}
+	if c.RateRedisTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("config: --rate-redis-timeout %v: want a positive duration", c.RateRedisTimeout))
+	}
 	return errors.Join(errs...)
+}
+
+// RateRedisSpec returns --rate-redis parsed: a Redis by address or URL.
+func (c GatewayConfig) RateRedisSpec() (storespec.Spec, error) {
+	return storespec.Parse("--rate-redis", c.RateRedis, storespec.Redis)
 }
 
 // Getenv is os.Getenv, for main.

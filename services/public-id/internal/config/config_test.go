@@ -79,6 +79,11 @@ func TestGatewayRejected(t *testing.T) {
 		{"an unknown store", []string{"--routes", "r.json", "--store", "memcached:127.0.0.1:11211"}, "want sqlite:PATH"},
 		{"no durability check", []string{"--routes", "r.json", "--redis-durability-check", "0s"}, "redis-durability-check"},
 		{"an internal API flag", []string{"--routes", "r.json", "--callers", "callers.json"}, "callers"},
+		{"a rate Redis that is not a Redis", []string{"--routes", "r.json", "--rate-redis", "sqlite:rates.db"}, "--rate-redis"},
+		{"a rate Redis without a kind", []string{"--routes", "r.json", "--rate-redis", "127.0.0.1:6379"}, "--rate-redis"},
+		{"a rate Redis CA without TLS", []string{"--routes", "r.json", "--rate-redis", "redis://127.0.0.1:6379", "--rate-redis-ca", "ca.pem"}, "rediss://"},
+		{"a rate Redis CA without a rate Redis", []string{"--routes", "r.json", "--rate-redis-ca", "ca.pem"}, "name the server too"},
+		{"no rate Redis timeout", []string{"--routes", "r.json", "--rate-redis", "redis:127.0.0.1:6379", "--rate-redis-timeout", "0s"}, "rate-redis-timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := config.ParseGateway(tt.args, none, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {

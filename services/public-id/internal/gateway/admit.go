@@ -52,7 +52,10 @@ func printableKey(s string) bool {
 
 // admit takes one of the gateway's slots for requests in flight (none free: busy, on route "")
 // and a token of the client's rate (none: rate_limited, with the wait in Retry-After). The slot
-// is the request's until its reply is written.
+// is the request's until its reply is written. The slots are this process's own (a bound of its
+// memory and its upstream connections); the rate is the region's when the gateway has a rate
+// store, except /healthz's, which is counted here alone: a load balancer checks each gateway
+// from the same addresses, and a health answer waits on no Redis.
 func (g *Gateway) admit(q *request) *failure {
 	select {
 	case g.inFlight <- struct{}{}:
@@ -60,19 +63,24 @@ func (g *Gateway) admit(q *request) *failure {
 	default:
 		return fail(outcomeBusy, nil)
 	}
-	if ok, wait := g.limits.take(q.key, g.now()); !ok {
+	take := g.limits.allow
+	if q.r.URL.Path == "/healthz" {
+		take = g.limits.take
+	}
+	if ok, wait := take(q.key, g.now()); !ok {
 		return &failure{outcome: outcomeRateLimited, retryAfter: quota.RetryAfterSeconds(wait)}
 	}
 	return nil
 }
 
 // admitRoute takes a token of the client's rate on the matched route (rate_per_client; none:
-// rate_limited on the route), then one of the route's slots for requests in flight (none free:
-// busy, on the route), so a slow or hostile upstream stalls its own route only.
+// rate_limited on the route; the region's with a rate store, as the gateway's), then one of the
+// route's slots for requests in flight (none free: busy, on the route), so a slow or hostile
+// upstream stalls its own route only.
 func (g *Gateway) admitRoute(q *request) *failure {
 	lim := q.lim
 	if lim.rate != nil {
-		if ok, wait := lim.rate.take(q.key, g.now()); !ok {
+		if ok, wait := lim.rate.allow(q.key, g.now()); !ok {
 			return &failure{outcome: outcomeRateLimited, retryAfter: quota.RetryAfterSeconds(wait)}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/realclientip/realclientip-go"
 	"golang.org/x/time/rate"
@@ -19,15 +20,41 @@ import (
 // the least recently seen client's bucket goes; a client that comes back after that starts with a
 // full burst, which costs at most one burst per eviction, never memory. The table is the LRU's
 // own, under its own lock.
+//
+// With a rate store (Options.RateRedis), the limit is the region's: every check goes to the
+// store, and the table here serves only the checks the store failed (ratestore.go), at the same
+// rate and burst, counted by this process alone.
 type clientLimiter struct {
 	buckets *lru.Cache[clientKey, *rate.Limiter]
 	rate    rate.Limit
 	burst   int
+	store   *rateStore       // nil: in-process only
+	scope   string           // the limit's part of its store keys: "gw", or "route:NAME"
+	limit   redis_rate.Limit // rate and burst, as the store takes them
 }
 
 func newClientLimiter(perSecond float64, burst, size int) *clientLimiter {
 	c, _ := lru.New[clientKey, *rate.Limiter](max(size, 1))
 	return &clientLimiter{buckets: c, rate: rate.Limit(perSecond), burst: burst}
+}
+
+// shared puts l's limit in store under scope (nil: l stays in-process).
+func (l *clientLimiter) shared(store *rateStore, scope string) *clientLimiter {
+	if store != nil && l.rate > 0 {
+		l.store, l.scope, l.limit = store, scope, redisLimit(float64(l.rate), l.burst)
+	}
+	return l
+}
+
+// allow takes one request of key's rate: from the store when l has one and it answers in time,
+// else from the table here (take).
+func (l *clientLimiter) allow(key clientKey, now time.Time) (bool, time.Duration) {
+	if l.store != nil {
+		if ok, wait, err := l.store.allow(l.scope, key, l.limit); err == nil {
+			return ok, wait
+		}
+	}
+	return l.take(key, now)
 }
 
 // take takes one token from key's bucket; when there is none, it says how long until there is.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,6 +102,24 @@ func TestRateBucketOfConcurrentFirstRequests(t *testing.T) {
 		wg.Wait()
 		if passed.Load() != 10 {
 			t.Fatalf("round %d: %d of 64 first requests passed, want the burst of 10", round, passed.Load())
+		}
+	}
+}
+
+// TestClientKeyString: a client's part of its rate store key: its address (an IPv6 one by its
+// /64) or its API key's hash, never the key itself.
+func TestClientKeyString(t *testing.T) {
+	for _, tt := range []struct {
+		key  clientKey
+		want string
+	}{
+		{addrKey(netip.MustParseAddr("203.0.113.5")), "a:203.0.113.5"},
+		{addrKey(netip.MustParseAddr("2001:db8:1:2:aaaa::1")), "a:2001:db8:1:2::"},
+		{apiKeyKey("secret-key"), "k:"},
+	} {
+		got := tt.key.String()
+		if !strings.HasPrefix(got, tt.want) || (tt.key.keyed && (len(got) != 2+32 || strings.Contains(got, "secret"))) || (!tt.key.keyed && got != tt.want) {
+			t.Errorf("key %+v: %q, want %q (a key: k: and 32 hex digits of its hash)", tt.key, got, tt.want)
 		}
 	}
 }

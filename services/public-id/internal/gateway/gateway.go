@@ -16,6 +16,7 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/cors"
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/sync/semaphore"
@@ -35,6 +36,18 @@ type Options struct {
 	// from any other peer, is limited by its address. The gateway does not check keys: the edge in
 	// front of it (a trusted proxy) must. Default none: clients are their addresses.
 	APIKeyHeader string
+	// RateRedis, when set, keeps the per-client rates (RatePerClient and every route's
+	// rate_per_client) in that Redis, shared by every gateway that uses it: a region's gateways
+	// behind one load balancer then allow a client the rate once, not once each. A check that
+	// fails or outlasts RateRedisTimeout is counted (idgen_gateway_rate_store_errors_total),
+	// logged at most every 10 s, and made by this process's own limiter instead, at the same rate:
+	// a client whose requests all come to one gateway is never refused for the store's failure,
+	// and one spread over N gateways gets at most N times the rate while the store fails, as
+	// without a store. The bounds of requests at once (MaxInFlight, max_in_flight, the rewrite
+	// slots, the body budget) are the process's own either way. Default none: in-process.
+	RateRedis redis.UniversalClient
+	// RateRedisTimeout bounds each check in RateRedis. Default 50 ms.
+	RateRedisTimeout time.Duration
 	// RateTableSize bounds the rate limiter's table of clients (the gateway's, and each route's
 	// with rate_per_client). Default 65,536 (about 20 MiB a table, full).
 	RateTableSize int
@@ -158,6 +171,7 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 	o.MaxRewrites = cmp(o.MaxRewrites, 8)
 	o.RewriteWait = cmp(o.RewriteWait, time.Second)
 	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
+	o.RateRedisTimeout = cmp(o.RateRedisTimeout, 50*time.Millisecond)
 	o.BodyBudget = cmp(o.BodyBudget, 16*o.MaxBody)
 	if o.BodyBudget/2 < o.MaxBody+1 {
 		return nil, fmt.Errorf("gateway: a body budget of %d bytes is too small: each route gets half, and needs room for one body of MaxBody (%d) bytes", o.BodyBudget, o.MaxBody)
@@ -206,6 +220,11 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 			return nil, fmt.Errorf("gateway: resource %q is not one the public-ID maker knows", res)
 		}
 	}
+	m := newMetrics()
+	var rates *rateStore
+	if o.RateRedis != nil {
+		rates = newRateStore(o.RateRedis, o.RateRedisTimeout, m.rateErrors, o.Logger)
+	}
 	perRoute := make(map[*routes.Route]*routeLimits, len(c.Routes))
 	for _, r := range c.Routes {
 		if r.MaxInFlight > o.MaxInFlight {
@@ -221,7 +240,7 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 			bodies:   semaphore.NewWeighted(o.BodyBudget / 2),
 		}
 		if r.RatePerClient > 0 {
-			perRoute[r].rate = newClientLimiter(r.RatePerClient, max(int(2*r.RatePerClient), 1), o.RateTableSize)
+			perRoute[r].rate = newClientLimiter(r.RatePerClient, max(int(2*r.RatePerClient), 1), o.RateTableSize).shared(rates, "route:"+r.Name)
 		}
 	}
 	corsOf, err := newCORS(o.CORSOrigins, o.APIKeyHeader, c.Routes)
@@ -234,11 +253,11 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 	}
 	g := &Gateway{routes: c.Routes, maker: maker, store: store, o: o, now: o.Now, log: o.Logger, clients: clients,
 		client:   newUpstreamTransport(),
-		limits:   newClientLimiter(o.RatePerClient, max(int(2*o.RatePerClient), 1), o.RateTableSize),
+		limits:   newClientLimiter(o.RatePerClient, max(int(2*o.RatePerClient), 1), o.RateTableSize).shared(rates, "gw"),
 		detect:   Detector{Since: o.IDsSince, Now: o.Now},
 		inFlight: make(chan struct{}, o.MaxInFlight), rewrites: make(chan struct{}, o.MaxRewrites),
 		bodies: semaphore.NewWeighted(o.BodyBudget), perRoute: perRoute,
-		metrics: newMetrics(),
+		metrics: m,
 		access:  o.AccessLog, cors: corsOf, apiKey: o.APIKeyHeader, cacheDefault: []string{o.CacheControl},
 	}
 	if o.RequestIDHeader != NoRequestIDHeader {

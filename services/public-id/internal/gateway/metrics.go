@@ -14,6 +14,8 @@ type metrics struct {
 	upstream *prometheus.HistogramVec
 	held     *prometheus.GaugeVec // body budget in use, by route
 	tokens   *prometheus.CounterVec
+	// rateErrors counts the rate store's failed checks (ratestore.go).
+	rateErrors prometheus.Counter
 }
 
 func newMetrics() metrics {
@@ -34,6 +36,8 @@ func newMetrics() metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_gateway_tokens_total",
 			Help: "Token handles by route and op: issued (kept in the store for a response), redeemed (swapped back for a query), refused (unknown, expired, malformed or another route's)."},
 			[]string{"route", "op"}),
+		rateErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_gateway_rate_store_errors_total",
+			Help: "Rate limit checks the rate limits' Redis (--rate-redis) failed or did not answer within --rate-redis-timeout; each was made by the gateway's own in-process limiter instead. 0 without --rate-redis."}),
 	}
 }
 
@@ -57,7 +61,7 @@ func (g *Gateway) register(reg prometheus.Registerer, routes []*routes.Route) {
 	for _, o := range []outcome{outcomeNotFound, outcomeRateLimited, outcomeBusy} {
 		g.requests.WithLabelValues("", o.String())
 	}
-	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, g.tokens, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size)."},
+	reg.MustRegister(g.requests, g.duration, g.upstream, g.held, g.tokens, g.rateErrors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "idgen_gateway_rate_limit_clients", Help: "Clients in the rate limiter's table (bounded by its size); with --rate-redis, only those whose checks the Redis failed."},
 		func() float64 { return float64(g.limits.len()) }))
 }

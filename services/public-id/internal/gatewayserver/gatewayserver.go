@@ -7,6 +7,8 @@ package gatewayserver
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -20,9 +22,11 @@ import (
 	"github.com/idgen/idgen/services/public-id/internal/config"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/mapstore"
+	"github.com/idgen/idgen/services/public-id/mapping/redismap"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 )
 
 // Server is the gateway's process, built and not yet listening.
@@ -30,6 +34,7 @@ type Server struct {
 	cfg     config.GatewayConfig
 	log     *slog.Logger
 	store   *mapstore.Opened
+	rates   redis.UniversalClient // --rate-redis; nil for none
 	gw      *gateway.Gateway
 	health  *serve.Health // drained from the start of a shutdown
 	metrics http.Handler
@@ -53,24 +58,73 @@ func New(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (*Serv
 	if err != nil {
 		return nil, err
 	}
+	rates, err := openRates(ctx, cfg, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	ridHeader := cfg.RequestIDHeader
 	if ridHeader == "" {
 		ridHeader = gateway.NoRequestIDHeader
 	}
 	gw, err := gateway.New(table, maker, store.Mappings, reg, gateway.Options{Probe: store.Probe, RequestIDHeader: ridHeader, RatePerClient: cfg.RatePerClient,
 		TrustedProxies: cfg.TrustedProxies, IDsSince: cfg.IDsSince, Logger: log, APIKeyHeader: cfg.APIKeyHeader,
-		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit})
+		CORSOrigins: cfg.CORSOrigins, CompressMinSize: cfg.CompressMin, CacheControl: cfg.CacheControl, MemoryLimit: cfg.MemoryLimit,
+		RateRedis: rates, RateRedisTimeout: cfg.RateRedisTimeout})
 	if err != nil {
 		store.Close()
+		closeRates(rates)
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: store, gw: gw, health: serve.NewHealth(true)}
+	s := &Server{cfg: cfg, log: log, store: store, rates: rates, gw: gw, health: serve.NewHealth(true)}
 	s.metrics = serve.MetricsHandler(serve.RegionLabeled(reg, cfg.Region))
 	s.cacheBytes = func() uint64 { return 0 }
 	if c, ok := store.Mappings.(interface{ Bytes() uint64 }); ok {
 		s.cacheBytes = c.Bytes
 	}
 	return s, nil
+}
+
+// openRates connects to --rate-redis (nil without it) and runs the limiter's script once. A Redis
+// that refuses it (a wrong password, an ACL that lacks the script, its commands or its keys) or
+// whose certificate does not verify is a configuration error, and the gateway does not start; one
+// it cannot reach now is logged, and the gateway starts on its own limiter, which serves every
+// check the Redis fails until it answers: scaling out in a Redis outage still works.
+func openRates(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) (redis.UniversalClient, error) {
+	if cfg.RateRedis == "" {
+		return nil, nil
+	}
+	spec, err := cfg.RateRedisSpec()
+	if err != nil {
+		return nil, err
+	}
+	rdb, err := redismap.NewClient(redismap.Target{Addr: spec.Where, CAFile: cfg.RateRedisCA})
+	if err != nil {
+		return nil, fmt.Errorf("--rate-redis: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, rateCheckTimeout)
+	defer cancel()
+	err = gateway.CheckRateRedis(cctx, rdb)
+	var refused redis.Error
+	var badCert *tls.CertificateVerificationError
+	switch {
+	case err == nil:
+	case errors.As(err, &refused) || errors.As(err, &badCert):
+		rdb.Close()
+		return nil, fmt.Errorf("--rate-redis: the Redis refused the rate limiter's check (the limiter's user needs EVALSHA, EVAL, GET, SET and TIME on keys rate:rl:*): %w", err)
+	default:
+		log.Error("the rate limits' Redis does not answer: each gateway limits clients on its own until it does", "err", err)
+	}
+	return rdb, nil
+}
+
+// rateCheckTimeout bounds the start-up check of --rate-redis.
+const rateCheckTimeout = 3 * time.Second
+
+func closeRates(rdb redis.UniversalClient) {
+	if rdb != nil {
+		rdb.Close()
+	}
 }
 
 // followMemory holds the process's Go memory limit to what the gateway holds (LiveMemoryLimit),
@@ -138,6 +192,7 @@ func (s *Server) Serve(ctx context.Context, l, ops net.Listener) error {
 		}
 	}
 	s.store.Close()
+	closeRates(s.rates)
 	return first
 }
 
@@ -150,6 +205,7 @@ func Run(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) error 
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		s.store.Close()
+		closeRates(s.rates)
 		return err
 	}
 	var ops net.Listener
@@ -157,6 +213,7 @@ func Run(ctx context.Context, cfg config.GatewayConfig, log *slog.Logger) error 
 		if ops, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
 			l.Close()
 			s.store.Close()
+			closeRates(s.rates)
 			return fmt.Errorf("--metrics-listen: %w", err)
 		}
 	}

@@ -45,6 +45,7 @@ type Flags struct {
 	RedisCheckEvery     time.Duration // how often the Redis store re-reads its nodes' persistence
 	MappingCacheBytes   uint64        // the in-process cache of resolved mappings; 0 for none
 	StoreTimeout        time.Duration // the bound of every store call
+	Cache               CacheFlags    // the regional Redis cache (--cache-redis…)
 }
 
 // Register defines the store's flags on fs.
@@ -57,6 +58,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.RedisCheckEvery, "redis-durability-check", 10*time.Second, "how often the Redis store re-reads the persistence of every node that takes writes (INFO persistence, CONFIG GET appendfsync), as at start-up; a store found volatile refuses publishes (store_volatile) unless --accept-volatile-store")
 	fs.DurationVar(&f.StoreTimeout, "store-timeout", time.Second, "the bound of every call to the mapping store (a publish, a lookup, a resolve, a token): a frozen, slow or unreachable store answers 503 store_unavailable within it")
 	fs.Uint64Var(&f.MappingCacheBytes, "mapping-cache-bytes", 32<<20, "bytes of the in-process cache of resolved mappings (each entry: its strings plus 128 bytes); only mappings the store answered durably are kept, never misses; 0 for none")
+	f.Cache.register(fs)
 }
 
 // Check validates the settings.
@@ -76,6 +78,9 @@ func (f Flags) Check() error {
 	if f.StoreTimeout <= 0 {
 		return fmt.Errorf("--store-timeout %v: want a positive duration", f.StoreTimeout)
 	}
+	if err := f.Cache.check(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -87,7 +92,8 @@ func (f Flags) Spec() (storespec.Spec, error) {
 // Opened is an open mapping store.
 type Opened struct {
 	// Store is the store --store names; Mappings is the same with every call bounded by
-	// --store-timeout, behind the cache of resolved mappings (--mapping-cache-bytes, when not 0).
+	// --store-timeout, behind the region's Redis cache (--cache-redis, when set) and the
+	// in-process cache of resolved mappings (--mapping-cache-bytes, when not 0).
 	// Callers use Mappings.
 	Store, Mappings mapping.Store
 	// Regions is the cross-region store when --store is regions:FILE (Store is then the same
@@ -155,6 +161,10 @@ func Open(ctx context.Context, f Flags, log *slog.Logger, reg prometheus.Registe
 	if v, why := o.Volatile(); v {
 		log.Error("the mapping store is volatile: acknowledged mappings can be lost, and links customers hold would stop resolving; accepted by --accept-volatile-store",
 			"reason", why)
+	}
+	if o.Mappings, err = f.Cache.wrap(ctx, o.Mappings, o.durability, log, reg); err != nil {
+		st.Close()
+		return nil, err
 	}
 	if f.MappingCacheBytes > 0 {
 		c, err := cached.New(o.Mappings, cached.Options{MaxBytes: f.MappingCacheBytes, Registerer: reg, Durable: o.readsDurable})

@@ -18,10 +18,12 @@
 // An empty value (a token's, a note's) is stored as an item without v. A typical mapping
 // (ord_mbJjiLAQJJv7qQIlV1fpjDgd, a 19-digit internal ID) is two items, 141 and 151 bytes by
 // DynamoDB's rules with the 100 bytes of overhead each (292 bytes of storage per mapping; the
-// size test computes these figures): each is under 1 KB, so a write of either is one write unit
-// and a consistent read of either one read unit. The table has TTL on x (Terraform turns it on;
-// CreateTable asks for it), so DynamoDB deletes expired tokens within days of their expiry; the
-// driver's own check of e makes a token invisible at its expiry.
+// size test computes these figures). Both are far under 1 KB, so a write of either is one write
+// unit (two in a transaction: a publish costs four, a copy two), a consistent read of either
+// one read unit, and a consistent Scan one read unit per 4 KB it reads, tokens included. The
+// table has TTL on x (Terraform turns it on; CreateTable asks for it), so DynamoDB deletes
+// expired tokens within days of their expiry; the driver's own check of e makes a token
+// invisible at its expiry.
 //
 // # Calls
 //
@@ -404,7 +406,9 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 	if !errors.Is(err, mapping.ErrNotFound) {
 		return pub, err
 	}
+	var conflict error // the last attempt's cancellation by a concurrent transaction
 	for attempt := range s.attempts {
+		conflict = nil
 		cand, err := newPublic()
 		if err != nil {
 			return "", fmt.Errorf("dynamomap: new public ID: %w", err)
@@ -444,6 +448,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		case pubCode == "TransactionConflict" || inCode == "TransactionConflict":
 			// A concurrent transaction on one of the items, most likely a publisher of the same
 			// internal ID: wait a little and read what it wrote.
+			conflict = err
 			select {
 			case <-ctx.Done():
 				return "", mapErr("publish", ctx.Err())
@@ -462,6 +467,10 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			}
 			return "", mapErr("publish", err)
 		}
+	}
+	if conflict != nil {
+		// Concurrent transactions kept cancelling this one: busy, and a retry may work.
+		return "", fmt.Errorf("dynamomap: publish: %d attempts met concurrent transactions: %w: %w", s.attempts, mapping.ErrUnavailable, conflict)
 	}
 	return "", fmt.Errorf("dynamomap: could not publish after %d attempts", s.attempts)
 }

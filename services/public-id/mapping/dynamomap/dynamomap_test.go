@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -21,19 +24,39 @@ import (
 
 var tables atomic.Int64
 
-// newTable creates a table of its own on srv and returns the store on it.
-func newTable(t *testing.T, srv *testenv.Dynalite) *dynamomap.Store {
+// calls records the DynamoDB operations a client sends.
+type calls struct{ m sync.Map }
+
+// client returns a client of srv that records its operations in c (nil: none).
+func (c *calls) client(t *testing.T, srv *testenv.Dynalite) *dynamodb.Client {
 	t.Helper()
-	ctx := context.Background()
-	db, err := dynamo.NewClient(ctx, srv.Endpoint)
+	db, err := dynamo.NewClient(context.Background(), srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c == nil {
+		return db
+	}
+	return dynamodb.New(db.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				c.m.Store(awsmiddleware.GetOperationName(ctx), true)
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+		})
+	})
+}
+
+// newTable creates a table of its own on srv and returns the store on it, its calls recorded in
+// c (the table's creation apart).
+func newTable(t *testing.T, srv *testenv.Dynalite, c *calls) *dynamomap.Store {
+	t.Helper()
+	ctx := context.Background()
 	table := fmt.Sprintf("%s-%d", dynamomap.DefaultTable, tables.Add(1))
-	if err := dynamomap.CreateTable(ctx, db, table); err != nil {
+	if err := dynamomap.CreateTable(ctx, (*calls)(nil).client(t, srv), table); err != nil {
 		t.Fatal(err)
 	}
-	s, err := dynamomap.Open(ctx, dynamomap.Target{Endpoint: srv.Endpoint, Table: table}, dynamomap.Options{})
+	s, err := dynamomap.Open(ctx, dynamomap.Target{Table: table}, dynamomap.Options{Client: c.client(t, srv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,33 +64,56 @@ func newTable(t *testing.T, srv *testenv.Dynalite) *dynamomap.Store {
 	return s
 }
 
+// TestConformance runs both suites, Store's and Replica's, and checks that the driver sends
+// only the operations its package doc lists (those IAM grants through Actions).
 func TestConformance(t *testing.T) {
 	srv := testenv.StartDynalite(t, "")
-	mappingtest.Run(t, func(t *testing.T) mapping.Store {
-		return newTable(t, srv)
-	}, func(t *testing.T) mapping.Store {
-		// A server of its own, stopped once the table exists: every call meets a closed port.
-		down := testenv.StartDynalite(t, "")
-		s := newTable(t, down)
-		down.Stop()
-		return s
+	var c calls
+	t.Run("Store", func(t *testing.T) {
+		mappingtest.Run(t, func(t *testing.T) mapping.Store {
+			return newTable(t, srv, &c)
+		}, func(t *testing.T) mapping.Store {
+			// A server of its own, stopped once the table exists: every call meets a closed port.
+			down := testenv.StartDynalite(t, "")
+			s := newTable(t, down, &c)
+			down.Stop()
+			return s
+		})
 	})
-}
-
-func TestReplica(t *testing.T) {
-	srv := testenv.StartDynalite(t, "")
-	mappingtest.RunReplica(t, func(t *testing.T) mapping.Replica { return newTable(t, srv) })
+	t.Run("Replica", func(t *testing.T) {
+		mappingtest.RunReplica(t, func(t *testing.T) mapping.Replica { return newTable(t, srv, &c) })
+	})
+	// The operations and the IAM actions that authorize them (a transaction's Puts: PutItem).
+	allowed := map[string]string{"DescribeTable": "dynamodb:DescribeTable", "GetItem": "dynamodb:GetItem", "PutItem": "dynamodb:PutItem",
+		"TransactWriteItems": "dynamodb:PutItem", "Scan": "dynamodb:Scan"}
+	needed := map[string]bool{}
+	c.m.Range(func(k, _ any) bool {
+		action, ok := allowed[k.(string)]
+		if !ok {
+			t.Errorf("the driver called %s, which its package doc does not list", k)
+		}
+		needed[action] = true
+		return true
+	})
+	if len(needed) != len(dynamomap.Actions) {
+		t.Errorf("the driver needs the actions %v; dynamomap.Actions lists %v", needed, dynamomap.Actions)
+	}
+	for _, a := range dynamomap.Actions {
+		if !needed[a] {
+			t.Errorf("dynamomap.Actions lists %s, which no call needs", a)
+		}
+	}
 }
 
 func TestDurability(t *testing.T) {
-	s := newTable(t, testenv.StartDynalite(t, ""))
+	s := newTable(t, testenv.StartDynalite(t, ""), nil)
 	if v, why := s.Volatile(); v || !s.ReadsDurable() {
 		t.Fatalf("Volatile() = %v, %q; ReadsDurable() = %v: want a durable store", v, why, s.ReadsDurable())
 	}
 }
 
 func TestClosed(t *testing.T) {
-	s := newTable(t, testenv.StartDynalite(t, ""))
+	s := newTable(t, testenv.StartDynalite(t, ""), nil)
 	s.Close()
 	if _, err := s.Resolve(context.Background(), "ord_x"); !errors.Is(err, mapping.ErrUnavailable) {
 		t.Fatalf("Resolve on a closed store: %v; want ErrUnavailable", err)

@@ -40,6 +40,11 @@ func Open(ctx context.Context, t Target, o Options) (*Store, error) {
 	return s, nil
 }
 
+// NewClient is the go-redis client Open uses for t, for another use of a Redis named the same way
+// (the gateway's shared rate limits): the URL parsed, CAFile's pool for TLS, and every call's
+// context deadline bounding its socket reads and writes. Errors never repeat the URL.
+func NewClient(t Target) (redis.UniversalClient, error) { return t.client() }
+
 func (t Target) client() (redis.UniversalClient, error) {
 	var copt *redis.ClusterOptions
 	var opt *redis.Options

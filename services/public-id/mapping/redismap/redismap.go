@@ -69,6 +69,10 @@
 // without a ttl: SET NX of fresh random bytes, then GET of whatever the key holds, so every
 // caller gets the value written first. Like a token it is acknowledged without WAITAOF, and
 // written while the store is volatile.
+//
+// Scan lists the mappings page by page (SCAN MATCH pid:p:* on the server, or on each master of a
+// cluster in turn), as mapping.Replica's Scan does: the source of idgenctl publicids backfill,
+// which copies a Redis store into DynamoDB. Its user needs ACLScan beside ACL.
 package redismap
 
 import (

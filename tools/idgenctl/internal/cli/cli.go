@@ -173,11 +173,12 @@ func (o *opts) rootCmd() *cobra.Command {
 
 	root.SetFlagErrorFunc(flagError)
 	groups := map[string][]*cobra.Command{
-		"ids":      {o.explainCmd(), o.decodeCmd(), o.dupcheckCmd(), o.incidentCmd()},
-		"registry": {o.regionsCmd(), o.layoutsCmd()},
-		"fleet":    {o.leasesCmd(), o.healthCmd()},
-		"files":    {o.callersCmd(), o.routesCmd()},
-		"infra":    {o.infraCmd()},
+		"ids":       {o.explainCmd(), o.decodeCmd(), o.dupcheckCmd(), o.incidentCmd()},
+		"registry":  {o.regionsCmd(), o.layoutsCmd()},
+		"fleet":     {o.leasesCmd(), o.healthCmd()},
+		"files":     {o.callersCmd(), o.routesCmd()},
+		"publicids": {o.publicidsCmd()},
+		"infra":     {o.infraCmd()},
 	}
 	for _, g := range commandGroups {
 		root.AddCommand(groups[g.ID]...)

@@ -29,6 +29,7 @@ var commandGroups = []*cobra.Group{
 	{ID: "registry", Title: "The registry:"},
 	{ID: "fleet", Title: "A region's leases and generators:"},
 	{ID: "files", Title: "Configuration files:"},
+	{ID: "publicids", Title: "The public-ID mapping store:"},
 	{ID: "infra", Title: "Infrastructure:"},
 	{ID: "other", Title: "Other:"},
 }

@@ -5,7 +5,10 @@
 // lease table global, or change, reuse or drop a region's number is refused. Those are the
 // changes that can make an ID repeat, or lose the record of who issued one. So is one that would
 // delete or replace the state bucket, its KMS key or the lock table, or suspend the bucket's
-// versioning: that loses the record of what Terraform manages.
+// versioning: that loses the record of what Terraform manages. And one that would delete or
+// replace a region's public-ID table (idgen-public-ids), turn off its recovery or protection or
+// make it global (every public ID a customer holds resolves through it), or delete, replace or
+// weaken a region's public-ID Redis (its encryption, Multi-AZ, automatic failover).
 package infra
 
 import (
@@ -28,7 +31,16 @@ var protectedTables = map[string]string{
 	lease.TableHistory:   "lease history",
 	region.RegistryTable: "registry",
 	StateLockTable:       "state lock",
+	PublicIDTable:        "public-ID",
 }
+
+// PublicIDTable is each region's public-ID store of record: a mapping lost from it is a public ID
+// a customer holds that no longer resolves, and public IDs are random, so it cannot be made again.
+const PublicIDTable = "idgen-public-ids"
+
+// PublicIDCachePrefix begins the replication group ID of each region's public-ID Redis
+// (idgen-public-id-<region>): the programs' hot cache and the gateways' shared rate limit.
+const PublicIDCachePrefix = "idgen-public-id-"
 
 // The bootstrap root's state bucket (its name: StateBucketPrefix<account>-<region>), its KMS key
 // (by its description) and its lock table.
@@ -48,7 +60,7 @@ func (r Refusal) String() string { return r.Address + ": " + r.Why }
 
 // Checked summarises what the guard looked at.
 type Checked struct {
-	Resources, Tables, Outputs int
+	Resources, Tables, Caches, Outputs int
 }
 
 // CheckPlan returns the refusals of a plan (terraform show -json), in address order.
@@ -68,6 +80,11 @@ func CheckPlan(p *tfjson.Plan) ([]Refusal, Checked) {
 			}
 		case "aws_s3_bucket", "aws_s3_bucket_versioning", "aws_kms_key":
 			out = append(out, checkState(rc)...)
+		case "aws_elasticache_replication_group":
+			if strings.HasPrefix(attr(rc, "replication_group_id"), PublicIDCachePrefix) {
+				c.Caches++
+				out = append(out, checkCache(rc)...)
+			}
 		}
 	}
 	if oc, ok := p.OutputChanges["regions"]; ok && oc != nil {
@@ -163,9 +180,47 @@ func checkTable(rc *tfjson.ResourceChange) []Refusal {
 	if v, _ := after["deletion_protection_enabled"].(bool); !v {
 		refuse("deletion protection off on the %s table %s", kind, name)
 	}
-	if kind == "lease" {
-		if reps, _ := after["replica"].([]any); len(reps) > 0 {
+	if reps, _ := after["replica"].([]any); len(reps) > 0 {
+		switch kind {
+		case "lease":
 			refuse("replicas make the lease table %s a global table: its conditional claims would not be exclusive across regions", name)
+		case "public-ID":
+			refuse("replicas make the public-ID table %s a global table: it resolves concurrent writes last-writer-wins, where a mapping is first-writer-wins (the service copies each mapping to its owner region's peer itself)", name)
+		}
+	}
+	return out
+}
+
+// checkCache refuses deleting or replacing a region's public-ID Redis (a new group has a new
+// endpoint, which the hosts read only at boot: every cache lookup and the gateways' rate limit
+// fail until each host is replaced) and turning off what keeps it safe and up: encryption in
+// transit (the AUTH token and the mappings would cross the network in clear) and at rest,
+// Multi-AZ and automatic failover.
+func checkCache(rc *tfjson.ResourceChange) []Refusal {
+	id := attr(rc, "replication_group_id")
+	var out []Refusal
+	refuse := func(format string, args ...any) {
+		out = append(out, Refusal{rc.Address, fmt.Sprintf(format, args...)})
+	}
+	a := rc.Change.Actions
+	switch {
+	case a.Replace():
+		refuse("replaces (deletes and re-creates) the public-ID Redis %s: its endpoint changes, and the hosts read it only at boot", id)
+	case a.Delete():
+		refuse("deletes the public-ID Redis %s: the public-ID programs of its region lose their cache and the gateways their rate limit", id)
+	}
+	after, ok := rc.Change.After.(map[string]any)
+	if !ok {
+		return out
+	}
+	for _, s := range []struct{ attr, what string }{
+		{"transit_encryption_enabled", "encryption in transit"},
+		{"at_rest_encryption_enabled", "encryption at rest"},
+		{"multi_az_enabled", "Multi-AZ"},
+		{"automatic_failover_enabled", "automatic failover"},
+	} {
+		if v, _ := after[s.attr].(bool); !v {
+			refuse("%s off on the public-ID Redis %s", s.what, id)
 		}
 	}
 	return out
@@ -274,8 +329,8 @@ func sortedKeys(m map[string]int) []string {
 
 // Summary is the guard's one line for a plan it lets through.
 func (c Checked) Summary() string {
-	return fmt.Sprintf("plan guard: %d resource changes checked (%d protected tables), %d region outputs; nothing refused",
-		c.Resources, c.Tables, c.Outputs)
+	return fmt.Sprintf("plan guard: %d resource changes checked (%d protected tables, %d protected caches), %d region outputs; nothing refused",
+		c.Resources, c.Tables, c.Caches, c.Outputs)
 }
 
 // Report is the guard's lines for refusals.

@@ -38,6 +38,23 @@ func TestCheckPlanFixtures(t *testing.T) {
 		{"region-root-safe.json", nil},
 		{"region-root-number-changed.json", []string{"output.regions: region eu-west-1 changes number 2 → 5"}},
 		{"region-root-region-retired.json", nil},
+		// The public-ID table and Redis of a region root.
+		{"region-root-public-id-first-apply.json", nil},
+		{"public-id-table-replaced-global.json", []string{
+			"module.public_id.aws_dynamodb_table.public_ids: replaces (deletes and re-creates) the public-ID table idgen-public-ids",
+			"module.public_id.aws_dynamodb_table.public_ids: replicas make the public-ID table idgen-public-ids a global table",
+		}},
+		{"public-id-table-protection-off.json", []string{
+			"module.public_id.aws_dynamodb_table.public_ids: point-in-time recovery off on the public-ID table idgen-public-ids",
+			"module.public_id.aws_dynamodb_table.public_ids: deletion protection off on the public-ID table idgen-public-ids",
+		}},
+		{"public-id-cache-replaced.json", []string{"module.public_id.aws_elasticache_replication_group.cache: replaces (deletes and re-creates) the public-ID Redis idgen-public-id-eu-west-1"}},
+		{"public-id-cache-deleted.json", []string{"module.public_id.aws_elasticache_replication_group.cache: deletes the public-ID Redis idgen-public-id-eu-west-1"}},
+		{"public-id-cache-weakened.json", []string{
+			"module.public_id.aws_elasticache_replication_group.cache: encryption in transit off on the public-ID Redis idgen-public-id-eu-west-1",
+			"module.public_id.aws_elasticache_replication_group.cache: Multi-AZ off on the public-ID Redis idgen-public-id-eu-west-1",
+			"module.public_id.aws_elasticache_replication_group.cache: automatic failover off on the public-ID Redis idgen-public-id-eu-west-1",
+		}},
 		{"bootstrap-first-apply.json", nil},
 		{"bootstrap-state-lost.json", []string{
 			"aws_dynamodb_table.lock: replaces (deletes and re-creates) the state lock table idgen-terraform-locks",

@@ -18,18 +18,19 @@ variable "endpoint_domain" {
 }
 
 variable "networks" {
-  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; the VPCs are joined by Transit Gateway peering outside this configuration. Two regions may share a VPC only if one of them is the home region."
+  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints), the public subnets of the customer ALB (one per Availability Zone) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; the VPCs are joined by Transit Gateway peering outside this configuration. Two regions may share a VPC only if one of them is the home region."
   type = map(object({
-    vpc_id          = string
-    vpc_cidr        = string
-    subnet_ids      = list(string)
-    route_table_ids = list(string)
-    caller_cidrs    = list(string)
+    vpc_id            = string
+    vpc_cidr          = string
+    subnet_ids        = list(string)
+    route_table_ids   = list(string)
+    public_subnet_ids = list(string)
+    caller_cidrs      = list(string)
   }))
 }
 
 variable "artifacts_s3_prefix" {
-  description = "S3 prefix of the release (s3://bucket/path, no trailing slash), with {region} where the region goes: the hosts reach S3 only through their VPC's gateway endpoint, which serves buckets of its own region, so each region keeps a copy (for example s3://idgen-releases-{region}/v1.4.0). It holds the generator and registry binaries (linux/arm64) and the callers files; the README lists the layout."
+  description = "S3 prefix of the release (s3://bucket/path, no trailing slash), with {region} where the region goes: the hosts reach S3 only through their VPC's gateway endpoint, which serves buckets of its own region, so each region keeps a copy (for example s3://idgen-releases-{region}/v1.4.0). It holds the binaries (linux/arm64), the callers files and the gateway's route table; the README lists the layout."
   type        = string
 
   validation {
@@ -67,4 +68,30 @@ variable "alarm_actions" {
   description = "Per region name, the SNS topic ARNs (in that region) that the region's alarms notify; this root uses its own region's entry."
   type        = map(list(string))
   default     = {}
+}
+
+variable "customer_hostname" {
+  description = "The customer hostname of the public-ID gateway (for example api.example.com): each region's ALB serves it with an ACM certificate issued for it in that region, and each region root adds its latency record under it."
+  type        = string
+}
+
+variable "customer_zone" {
+  description = "Public Route 53 hosted zone of customer_hostname (for example example.com)."
+  type        = string
+}
+
+variable "public_id_dynamodb_endpoints" {
+  description = "Per region name, the DynamoDB endpoint URL its public-ID table is reached at from the other regions, where it is not https://dynamodb.<region>.amazonaws.com: that region's DynamoDB interface endpoint, reached over the Transit Gateway (the hosts have no way to the internet)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "gateway_upstreams" {
+  description = "Per region name, where the internal upstreams of the customer gateway's routes are (their IPv4 CIDRs) and the port each is called on: the gateways may call nothing else."
+  type = map(list(object({
+    description = string
+    cidr        = string
+    port        = number
+  })))
+  default = {}
 }

@@ -20,7 +20,22 @@ output "history_table_arn" {
 
 output "alarm_names" {
   description = "Names of this region's CloudWatch alarms."
-  value       = module.region.alarm_names
+  value       = concat(module.region.alarm_names, module.public_id.alarm_names)
+}
+
+output "public_id_endpoint" {
+  description = "Endpoint URL of this region's internal public-ID API (mutual TLS)."
+  value       = module.public_id.endpoint
+}
+
+output "public_id_table_arn" {
+  description = "ARN of this region's public-ID table (idgen-public-ids)."
+  value       = module.public_id.table_arn
+}
+
+output "gateway_lb_dns_name" {
+  description = "DNS name of this region's customer ALB (the customer hostname's latency record in this region is an alias of it)."
+  value       = module.public_id.lb_dns_name
 }
 
 output "autoscaling_group_name" {

@@ -1,5 +1,6 @@
-# The idgen region us-west-2: its lease tables, generator fleet, VPC endpoints and alarms, in a state
-# of its own (backend key live/regions/us-west-2/terraform.tfstate). Every region root is this file
+# The idgen region us-west-2: its lease tables, generator fleet, VPC endpoints, public-ID programs
+# (table, Redis, internal API, customer gateway and its ALB), its share of the customer hostname and
+# its alarms, in a state of its own (backend key live/regions/us-west-2/terraform.tfstate). Every region root is this file
 # with its own region's name (a test holds them alike). It takes what it needs from the topology
 # and the registry root as values and lookups, so it plans on its own once the registry root was
 # applied.
@@ -15,6 +16,9 @@ locals {
 
   # The callers of every region whose peer this one is: they fail over here.
   failover_callers = distinct(flatten([for r in module.topology.failover_sources[local.region] : var.networks[r].caller_cidrs]))
+
+  # The other regions' VPCs: the public-ID programs read and write their tables too.
+  other_vpcs = distinct([for r, n in var.networks : n.vpc_cidr if r != local.region && n.vpc_cidr != local.network.vpc_cidr])
 
   # The release's objects from this region's copy, the certificates from their renewable place.
   release    = replace(var.artifacts_s3_prefix, "{region}", local.region)
@@ -87,4 +91,65 @@ module "region" {
   s3_kms_key_arn   = local.s3_kms_key
 
   alarm_actions = lookup(var.alarm_actions, local.region, [])
+}
+
+################################################################################
+# Public IDs: the store of record, the regional Redis, the internal API and the customer gateway
+################################################################################
+
+# The customer hostname's certificate in this region (ACM, issued before the first apply).
+data "aws_acm_certificate" "customer" {
+  domain      = var.customer_hostname
+  statuses    = ["ISSUED"]
+  most_recent = true
+}
+
+module "public_id" {
+  source = "../../../modules/public-id"
+
+  region             = local.region
+  regions            = module.topology.regions
+  dynamodb_endpoints = var.public_id_dynamodb_endpoints
+  dns_name           = "public-id.${local.region}.${var.endpoint_domain}"
+  zone_id            = data.aws_route53_zone.endpoints.zone_id
+
+  vpc_id                = local.network.vpc_id
+  vpc_cidr              = local.network.vpc_cidr
+  subnet_ids            = local.network.subnet_ids
+  public_subnet_ids     = local.network.public_subnet_ids
+  caller_cidrs          = local.network.caller_cidrs
+  failover_caller_cidrs = local.failover_callers
+  peer_vpc_cidrs        = local.other_vpcs
+
+  endpoints_security_group_id = local.shares_home_vpc ? data.aws_security_group.home_endpoints[0].id : module.endpoints[0].security_group_id
+  gateway_upstreams           = lookup(var.gateway_upstreams, local.region, [])
+  certificate_arn             = data.aws_acm_certificate.customer.arn
+  redis_auth_parameter        = "/idgen/${local.region}/public-id/redis-auth"
+
+  public_id_artifact_s3_uri = "${local.release}/bin/public-id"
+  gateway_artifact_s3_uri   = "${local.release}/bin/public-id-gateway"
+  callers_s3_uri            = "${local.release}/callers/public-id.json"
+  routes_s3_uri             = "${local.release}/routes/gateway.json"
+  tls_cert_s3_uri           = "${local.tls}/public-id.${local.region}.crt"
+  tls_key_s3_uri            = "${local.tls}/public-id.${local.region}.key"
+  client_ca_s3_uri          = "${local.tls}/client-ca.pem"
+  s3_kms_key_arn            = local.s3_kms_key
+
+  alarm_actions = lookup(var.alarm_actions, local.region, [])
+}
+
+# This region's latency record of the customer hostname, in the public zone.
+data "aws_route53_zone" "customer" {
+  name         = var.customer_zone
+  private_zone = false
+}
+
+module "customer_dns" {
+  source = "../../../modules/customer-dns"
+
+  region      = local.region
+  zone_id     = data.aws_route53_zone.customer.zone_id
+  hostname    = var.customer_hostname
+  lb_dns_name = module.public_id.lb_dns_name
+  lb_zone_id  = module.public_id.lb_zone_id
 }

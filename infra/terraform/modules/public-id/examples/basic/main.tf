@@ -1,0 +1,64 @@
+# The public-ID programs of one region (eu-west-1), taking the regions and their peers from the
+# topology module as the live configuration does.
+
+terraform {
+  required_version = ">= 1.5.0"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.0, < 6.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = "eu-west-1"
+}
+
+module "topology" {
+  source = "../../../topology"
+}
+
+module "public_id" {
+  source = "../.."
+
+  region   = "eu-west-1"
+  regions  = module.topology.regions
+  dns_name = "public-id.eu-west-1.idgen.internal"
+  zone_id  = "Z0123456789EXAMPLE"
+
+  vpc_id            = "vpc-0123456789abcdef0"
+  vpc_cidr          = "10.2.0.0/16"
+  subnet_ids        = ["subnet-0aaaaaaaaaaaaaaa0", "subnet-0bbbbbbbbbbbbbbb0", "subnet-0ccccccccccccccc0"]
+  public_subnet_ids = ["subnet-0ddddddddddddddd0", "subnet-0eeeeeeeeeeeeeee0", "subnet-0fffffffffffffff0"]
+  caller_cidrs      = ["10.2.0.0/16"]
+  # No region has eu-west-1 as its peer, so only its own callers reach it.
+  failover_caller_cidrs = []
+  # The other regions' VPCs, where their tables' DynamoDB interface endpoints are.
+  peer_vpc_cidrs = ["10.0.0.0/16", "10.1.0.0/16", "10.3.0.0/16", "10.4.0.0/16"]
+
+  endpoints_security_group_id = "sg-0123456789abcdef0"
+  certificate_arn             = "arn:aws:acm:eu-west-1:123456789012:certificate/01234567-89ab-cdef-0123-456789abcdef"
+  redis_auth_parameter        = "/idgen/eu-west-1/public-id/redis-auth"
+
+  public_id_artifact_s3_uri = "s3://example-idgen-releases-eu-west-1/v1.0.0/bin/public-id"
+  gateway_artifact_s3_uri   = "s3://example-idgen-releases-eu-west-1/v1.0.0/bin/public-id-gateway"
+  callers_s3_uri            = "s3://example-idgen-releases-eu-west-1/v1.0.0/callers/public-id.json"
+  routes_s3_uri             = "s3://example-idgen-releases-eu-west-1/v1.0.0/routes/gateway.json"
+  tls_cert_s3_uri           = "s3://example-idgen-tls-eu-west-1/public-id.eu-west-1.crt"
+  tls_key_s3_uri            = "s3://example-idgen-tls-eu-west-1/public-id.eu-west-1.key"
+  client_ca_s3_uri          = "s3://example-idgen-tls-eu-west-1/client-ca.pem"
+
+  alarm_actions = ["arn:aws:sns:eu-west-1:123456789012:idgen-oncall"]
+}
+
+output "store_file" {
+  description = "The store file the example region's hosts get."
+  value       = module.public_id.store_file
+}
+
+output "alarm_names" {
+  description = "The example region's public-ID alarms."
+  value       = module.public_id.alarm_names
+}
