@@ -82,9 +82,19 @@ type Rule struct {
 	// alert fires at EvalAfter past its duration with FireLabels; with Calm it does not fire.
 	Fire, Calm func(th float64) []Series
 	FireLabels map[string]string
+	// Eval is when the unit tests evaluate the alert: "" is 25m, for series of 30 minutes and
+	// durations of at most 15m; a longer duration needs longer series (long) and a later Eval.
+	Eval string
 }
 
 const gen = `job="idgen-generator", instance="gen-1", region="us-east-1"`
+
+// pid and pid2 are public-ID processes of us-east-1 (the internal API and the gateway), as
+// scraped: serve.RegionLabeled and the target labels give every series the process's region.
+const (
+	pid  = `job="idgen-public-id", instance="pid-1", region="us-east-1"`
+	pid2 = `job="idgen-public-id-gateway", instance="pid-gw-1", region="us-east-1"`
+)
 
 // events is how many times a counter of rare events counted in the last 5 minutes, including a
 // series that appeared within them (a counter child is created by its first event, and increase()
@@ -95,6 +105,9 @@ func events(sel string) string {
 }
 
 func constant(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) + "x30" }
+
+// long is constant for the rules whose duration is longer than 15 minutes: 60 minutes of v.
+func long(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) + "x60" }
 
 // perMinute returns a counter rising by r per second, sampled every minute.
 func perMinute(r float64) string { return "0+" + strconv.FormatFloat(r*60, 'g', -1, 64) + "x30" }
@@ -340,6 +353,94 @@ var Rules = []Rule{
 		FireLabels: map[string]string{"job": "idgen-public-id", "instance": "pid-1"},
 	},
 	{
+		Name:    "IdgenPublicIDCopiesBelowTwo",
+		Expr:    `min by (job, instance, region) (idgen_publicid_copies_required)`,
+		Summary: "Public-ID process {{ $labels.instance }} in {{ $labels.region }} acknowledges mappings held by one region only",
+		Fire: func(th float64) []Series {
+			return []Series{{`idgen_publicid_copies_required{` + pid + `}`, constant(th - 1)}}
+		},
+		Calm: func(th float64) []Series {
+			return []Series{{`idgen_publicid_copies_required{` + pid + `}`, constant(th)}}
+		},
+		FireLabels: map[string]string{"job": "idgen-public-id", "instance": "pid-1", "region": "us-east-1"},
+	},
+	{
+		Name:    "IdgenPublicIDPublishesShort",
+		Expr:    `sum by (region) (rate(idgen_publicid_region_publishes_total{result="short"}[5m]))`,
+		Summary: "Publishes in {{ $labels.region }} are refused: fewer regions answered than a mapping needs copies",
+		Fire: func(th float64) []Series {
+			return []Series{
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="short"}`, perMinute(th + 1)},
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="ok"}`, perMinute(5)},
+			}
+		},
+		Calm: func(th float64) []Series {
+			// Short publishes long ago, none in the last 5 minutes.
+			return []Series{
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="short"}`, "0+60x15 900x15"},
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="ok"}`, perMinute(5)},
+			}
+		},
+		FireLabels: map[string]string{"region": "us-east-1"},
+	},
+	{
+		Name:    "IdgenPublicIDRegionFilling",
+		Expr:    `min by (region) (idgen_publicid_region_filled)`,
+		Summary: "The mapping store of {{ $labels.region }} is still being filled: the region takes no customers",
+		Fire: func(th float64) []Series {
+			return []Series{
+				{`idgen_publicid_region_filled{` + pid + `}`, long(th - 1)},
+				{`idgen_publicid_region_filled{` + pid2 + `}`, long(th - 1)},
+			}
+		},
+		Calm: func(th float64) []Series {
+			// Filled after 20 minutes, within the fill's time.
+			return []Series{
+				{`idgen_publicid_region_filled{` + pid + `}`, fmt.Sprintf("%gx20 %gx40", th-1, th)},
+				{`idgen_publicid_region_filled{` + pid2 + `}`, long(th)},
+			}
+		},
+		FireLabels: map[string]string{"region": "us-east-1"},
+		Eval:       "55m",
+	},
+	{
+		Name:    "IdgenPublicIDRegionUnreachable",
+		Expr:    `sum by (region, store_region) (rate(idgen_publicid_region_calls_total{result="unavailable"}[5m]))`,
+		Summary: "Public-ID processes in {{ $labels.region }} get no answer from the mapping store of {{ $labels.store_region }}",
+		Fire: func(th float64) []Series {
+			return []Series{
+				{`idgen_publicid_region_calls_total{` + pid + `, store_region="eu-west-1", op="resolve", result="unavailable"}`, perMinute(th + 1)},
+				{`idgen_publicid_region_calls_total{` + pid + `, store_region="us-east-1", op="resolve", result="ok"}`, perMinute(5)},
+			}
+		},
+		Calm: func(th float64) []Series {
+			// A blip 20 minutes ago; every call answered since.
+			return []Series{
+				{`idgen_publicid_region_calls_total{` + pid + `, store_region="eu-west-1", op="resolve", result="unavailable"}`, "0x5 0+30x2 60x23"},
+				{`idgen_publicid_region_calls_total{` + pid + `, store_region="eu-west-1", op="resolve", result="ok"}`, perMinute(5)},
+			}
+		},
+		FireLabels: map[string]string{"region": "us-east-1", "store_region": "eu-west-1"},
+	},
+	{
+		Name:    "IdgenPublicIDTwoPublicIDs",
+		Expr:    `sum by (region) (increase(idgen_publicid_region_publishes_total{result="two_public_ids"}[1h]))`,
+		Summary: "A publish in {{ $labels.region }} found an internal ID with two public IDs: a partition between regions",
+		Fire: func(th float64) []Series {
+			return []Series{
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="two_public_ids"}`, fmt.Sprintf("0x20 %gx10", th+1)},
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="ok"}`, perMinute(5)},
+			}
+		},
+		Calm: func(th float64) []Series {
+			return []Series{
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="two_public_ids"}`, constant(th)},
+				{`idgen_publicid_region_publishes_total{` + pid + `, result="ok"}`, perMinute(5)},
+			}
+		},
+		FireLabels: map[string]string{"region": "us-east-1"},
+	},
+	{
 		Name:       "IdgenTLSCertificateExpiringSoon",
 		Expr:       certExpiry,
 		Summary:    "The {{ $labels.kind }} certificate of {{ $labels.job }} {{ $labels.instance }} expires soon and was not renewed",
@@ -551,6 +652,9 @@ func RenderRuleTests(t Thresholds, o Options, ruleFile string) ([]byte, error) {
 	for i, r := range rules {
 		a := ths[i]
 		eval := "25m" // every series runs 30 minutes; durations are at most 15m
+		if r.Eval != "" {
+			eval = r.Eval
+		}
 		labels := map[string]string{"severity": a.Severity}
 		for k, v := range r.FireLabels {
 			labels[k] = v

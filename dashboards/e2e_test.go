@@ -15,11 +15,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idgen/idgen/dashboards"
+	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
@@ -27,6 +29,8 @@ import (
 	"github.com/idgen/idgen/libs/testenv/localstack"
 	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/libs/topology"
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
+	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -90,7 +94,8 @@ type amAlert struct {
 }
 
 // TestAlertsOnRealServers starts a local stack (registry, four generators, the public-ID service
-// on Redis, the demo orders upstream, and a client), Prometheus with the rules (durations
+// on Redis, the demo orders upstream, and a client), a public-ID service on the cross-region
+// store (two regions, a dynalite each), Prometheus with the rules (durations
 // shortened) and Alertmanager, then checks the panels' queries return data, induces faults and
 // waits for their alerts to reach Alertmanager.
 func TestAlertsOnRealServers(t *testing.T) {
@@ -145,6 +150,31 @@ func TestAlertsOnRealServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// The public-ID internal API of us-east-1 on the cross-region store: us-east-1 and its peer
+	// eu-west-1, each region's table on its own dynalite, so that eu-west-1's can be lost.
+	stores := map[string]*testenv.Dynalite{}
+	rf := regions.File{Region: "us-east-1"}
+	for i, n := range []string{"us-east-1", "eu-west-1"} {
+		d := testenv.StartDynalite(t, "")
+		c, err := dynamo.NewClient(ctx, d.Endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dynamomap.CreateTable(ctx, c, dynamomap.DefaultTable); err != nil {
+			t.Fatal(err)
+		}
+		stores[n] = d
+		rf.Regions = append(rf.Regions, regions.FileRegion{Name: n, Number: i + 1, Peer: map[string]string{"us-east-1": "eu-west-1", "eu-west-1": "us-east-1"}[n], Endpoint: d.Endpoint})
+	}
+	if err := rf.WriteFile(filepath.Join(dir, "regions-store.json")); err != nil {
+		t.Fatal(err)
+	}
+	pidR := localstack.Service{Name: "public-id-regions", Addr: addr(t)}
+	pidR.HealthAddr = pidR.Addr
+	proc.StartT(t, proc.Spec{Bin: ls.Bin("public-id"), Name: pidR.Name, Log: filepath.Join(dir, "public-id-regions.log"), HealthURL: pidR.URL() + "/healthz",
+		Args: []string{"--insecure-dev", "--listen", pidR.Addr, "--region", "us-east-1", "--store", "regions:" + filepath.Join(dir, "regions-store.json"),
+			"--resources", "ord,cus", "--store-timeout", "500ms", "--deregistration-delay", "0"}})
 
 	// A calling service: the client library with gen-a local and gen-c its peer, its metrics
 	// served for Prometheus.
@@ -213,6 +243,12 @@ func TestAlertsOnRealServers(t *testing.T) {
 		}
 	}
 	every(50*time.Millisecond, func() { get("http://" + gwAddr + "/orders/" + order[1]) })
+	// New mappings through the cross-region store, each written to both regions.
+	var next atomic.Uint64
+	next.Store(683244571854022659)
+	every(50*time.Millisecond, func() {
+		post(pidR.URL()+"/v1/public-ids", fmt.Sprintf(`{"internal_id":"%d"}`, next.Add(1)))
+	})
 	every(10*time.Millisecond, func() {
 		c, cancel := context.WithTimeout(loadCtx, time.Second)
 		defer cancel()
@@ -249,7 +285,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"  - job_name: idgen-generator\n    honor_labels: true\n    static_configs:\n" +
 		target(genA, "us-east-1") + target(genB, "us-east-1") + target(genC, "eu-west-1") + target(genF, "eu-west-1") + target(genT, "us-east-1") +
 		"  - job_name: idgen-registry\n    static_configs:\n" + target(reg, "global") +
-		"  - job_name: idgen-public-id\n    static_configs:\n" + target(pid, "us-east-1") +
+		"  - job_name: idgen-public-id\n    static_configs:\n" + target(pid, "us-east-1") + target(pidR, "us-east-1") +
 		"  - job_name: idgen-public-id-gateway\n    static_configs:\n" + target(gws, "us-east-1") +
 		"  - job_name: orders\n    static_configs:\n" + fmt.Sprintf("      - targets: [%q]\n        labels: {region: us-east-1}\n", cln.Addr().String())
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
@@ -268,13 +304,13 @@ func TestAlertsOnRealServers(t *testing.T) {
 				up = append(up, u.Metric["name"]+u.Metric["job"])
 			}
 		}
-		return len(up) == 9, fmt.Sprintf("every target up (9); up: %v", up)
+		return len(up) == 10, fmt.Sprintf("every target up (10); up: %v", up)
 	})
 	time.Sleep(6 * time.Second)
 	t.Logf("stack up and scraped after %v", time.Since(began).Round(time.Second))
 
 	// What each service exports passes promtool's checks of names, help and units.
-	for _, p := range []localstack.Service{genA, genT, reg, pid} {
+	for _, p := range []localstack.Service{genA, genT, reg, pid, pidR} {
 		resp, err := http.Get("http://" + p.HealthAddr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -291,7 +327,8 @@ func TestAlertsOnRealServers(t *testing.T) {
 	// Before any fault: the alerts the faults will raise are quiet.
 	for _, a := range prom.query(t, `ALERTS{alertstate="firing"}`) {
 		switch a.Metric["alertname"] {
-		case "IdgenGeneratorDown", "IdgenRegistryUnreachable", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable", "IdgenPublicIDStoreVolatile":
+		case "IdgenGeneratorDown", "IdgenRegistryUnreachable", "IdgenLeaseRenewalsFailing", "IdgenLeaseStoreErrors", "IdgenClientOnPeerRegion", "IdgenGatewayStoreUnavailable", "IdgenPublicIDStoreVolatile",
+			"IdgenPublicIDPublishesShort", "IdgenPublicIDRegionUnreachable", "IdgenPublicIDRegionFilling", "IdgenPublicIDCopiesBelowTwo":
 			t.Errorf("%s fires before any fault: %v", a.Metric["alertname"], a.Metric)
 		}
 	}
@@ -324,6 +361,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	_ = ls.Proc("gen-a").Signal(syscall.SIGKILL) // a generator dies; the client moves to its peer
 	dyn.Stop()                                   // the lease store goes away
 	redis.Kill()                                 // the public-ID store goes away
+	stores["eu-west-1"].Stop()                   // the cross-region store loses eu-west-1: publishes are short
 	// The registry goes away; the generators issue on, and gen-b sees it within a second.
 	_ = ls.Proc("registry").Signal(syscall.SIGKILL)
 	// The gateway keeps answering the order from its cache of resolved mappings (a mapping
@@ -342,7 +380,10 @@ func TestAlertsOnRealServers(t *testing.T) {
 		"IdgenClientOnPeerRegion":      {"job": "orders"},
 		"IdgenGatewayStoreUnavailable": {"instance": gws.HealthAddr},
 		"IdgenPublicIDStoreVolatile":   {"instance": pid.HealthAddr},
-		"IdgenClockCheckWarnMode":      {"instance": genB.HealthAddr},
+		// The called region is store_region; region is the calling process's.
+		"IdgenPublicIDRegionUnreachable": {"region": "us-east-1", "store_region": "eu-west-1"},
+		"IdgenPublicIDPublishesShort":    {"region": "us-east-1"},
+		"IdgenClockCheckWarnMode":        {"instance": genB.HealthAddr},
 	}
 	// Not a fault: gen-t's certificate expires within the hour.
 	for _, name := range []string{"IdgenTLSCertificateExpiringSoon", "IdgenTLSCertificateExpiryImminent"} {

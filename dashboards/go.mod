@@ -31,14 +31,13 @@ require (
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/zclconf/go-cty v1.18.1 // indirect
-	go.uber.org/atomic v1.11.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
@@ -46,10 +45,12 @@ require (
 
 require (
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
+	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/prometheus v0.312.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -68,3 +69,7 @@ replace github.com/idgen/idgen/libs/conn => ../libs/conn
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
 
 replace github.com/idgen/idgen/libs/topology => ../libs/topology
+
+replace github.com/idgen/idgen/services/public-id => ../services/public-id
+
+replace github.com/idgen/idgen/libs/routes => ../libs/routes

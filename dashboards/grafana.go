@@ -129,7 +129,7 @@ var Dashboards = []Dashboard{
 	},
 	{
 		UID: "idgen-gateway", Title: "idgen / public-ID gateway", File: "idgen-gateway.json",
-		Description: "The customer gateway of the public-ID service: requests by outcome, latency with and without the upstream, and the mapping store.",
+		Description: "The customer gateway of the public-ID service: requests by outcome, latency with and without the upstream, the mapping store and, when --store is regions:FILE, the cross-region store's regions.",
 		Rows: []Row{
 			{"Traffic and errors", []Panel{
 				{Title: "Requests per second, by outcome", Unit: "reqps",
@@ -166,6 +166,27 @@ var Dashboards = []Dashboard{
 				{Title: "Public-ID processes up", Unit: "short", Stat: true,
 					Description: "Public-ID processes that Prometheus scrapes successfully (up): the internal API (job idgen-public-id) and the gateway (job idgen-public-id-gateway, its --metrics-listen).",
 					Queries:     []Query{{`sum by (job) (up{job=~"idgen-public-id|idgen-public-id-gateway"})`, "{{job}}"}}},
+			}},
+			{"Cross-region store (--store regions:FILE)", []Panel{
+				{Title: "Region filled and copies required", Unit: "short", Stat: true,
+					Description: "Per region, the lowest of its public-ID processes: idgen_publicid_region_filled (1 filled; 0 while its store is filled from the other regions, when it takes no customers: alert IdgenPublicIDRegionFilling) and idgen_publicid_copies_required (regions that must hold a mapping before a publish is acknowledged: 2, or 1 when an operator lowered it: alert IdgenPublicIDCopiesBelowTwo).",
+					Queries: []Query{
+						{`min by (region) (idgen_publicid_region_filled)`, "{{region}} filled"},
+						{`min by (region) (idgen_publicid_copies_required)`, "{{region}} copies"},
+					}},
+				{Title: "Calls to each region's store that got no answer", Unit: "ops",
+					Description: "Calls from the processes of each region (region) to each region's mapping store (store_region) ending unavailable (no answer within --store-timeout) or error (idgen_publicid_region_calls_total). Alert: IdgenPublicIDRegionUnreachable.",
+					Queries: []Query{{`sum by (region, store_region, result) (rate(idgen_publicid_region_calls_total{result=~"unavailable|error"}` + rate + `))`,
+						"{{region}} → {{store_region}} {{result}}"}}},
+				{Title: "Cross-region publishes, by outcome", Unit: "ops",
+					Description: "Publishes through the cross-region store (idgen_publicid_region_publishes_total): ok, short (too few regions answered: refused; alert IdgenPublicIDPublishesShort), filling (the local region is being filled: refused), chosen_away_from_owner, two_public_ids (a partition: alert IdgenPublicIDTwoPublicIDs).",
+					Queries:     []Query{{`sum by (region, result) (rate(idgen_publicid_region_publishes_total` + rate + `))`, "{{region}} {{result}}"}}},
+				{Title: "Resolves asked of the other regions, by outcome", Unit: "ops",
+					Description: "Resolves the local region's store did not answer with a mapping (idgen_publicid_fanouts_total): found in another region, found_local, not_found, unavailable (too many regions did not answer to say), refused (too many fan-outs in flight), negative_cache.",
+					Queries:     []Query{{`sum by (region, result) (rate(idgen_publicid_fanouts_total` + rate + `))`, "{{region}} {{result}}"}}},
+				{Title: "Mappings copied by fills", Unit: "ops",
+					Description: "Mappings a region's fill copied into its store from the other regions, each read back (idgen_publicid_fill_mappings_total): non-zero only while a region that came back empty is filled.",
+					Queries:     []Query{{`sum by (region) (rate(idgen_publicid_fill_mappings_total` + rate + `))`, "{{region}}"}}},
 			}},
 		},
 	},

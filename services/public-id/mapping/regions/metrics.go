@@ -4,6 +4,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// metrics are the store's series. The region a call went to is store_region, not region: every
+// idgen_* series carries the process's own region as region (serve.RegionLabeled, and the scrape's
+// target labels), so a rule can group calls by the calling and the called region.
 type metrics struct {
 	calls     *prometheus.CounterVec
 	fanouts   *prometheus.CounterVec
@@ -14,8 +17,8 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, s *Store) metrics {
 	m := metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_region_calls_total",
-			Help: "Calls to each region's mapping store (the local one and the others), by operation and result: ok, not_found, unavailable (no answer within --store-timeout, or refused), error, canceled (not needed any more: another region answered first)."},
-			[]string{"region", "op", "result"}),
+			Help: "Calls to each region's mapping store (store_region: the local one and the others; the process's own region is its region label), by operation and result: ok, not_found, unavailable (no answer within --store-timeout, or refused), error, canceled (not needed any more: another region answered first)."},
+			[]string{"store_region", "op", "result"}),
 		fanouts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_fanouts_total",
 			Help: "Resolves the local region's store did not answer with a mapping, by outcome: found (in another region), found_local (the local store answered after the others were asked), not_found (no region has it), unavailable (too many regions did not answer to say), refused (too many fan-outs in flight), negative_cache (known unknown, asked of no region)."},
 			[]string{"result"}),
