@@ -31,14 +31,13 @@ var (
 // region is one region of the platform as processes: its store of record (dynalite), its
 // internal API and its gateway, on the regions file every process shares.
 type region struct {
-	name     string
-	number   int
-	db       *testenv.Dynalite
-	dbPort   int
-	gw       *gw
-	file     string
-	routes   string
-	stopping bool
+	name   string
+	number int
+	db     *testenv.Dynalite
+	dbPort int
+	gw     *gw
+	file   string
+	routes string
 }
 
 type platform struct {

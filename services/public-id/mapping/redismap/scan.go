@@ -71,14 +71,19 @@ func (s *Store) scanNodes(ctx context.Context) ([]scanNode, error) {
 		if err != nil {
 			return err
 		}
-		slots, err := c.ClusterSlots(ctx).Result()
+		shards, err := c.ClusterShards(ctx).Result()
 		if err != nil {
 			return err
 		}
 		low := -1
-		for _, r := range slots {
-			if len(r.Nodes) > 0 && r.Nodes[0].ID == id && (low < 0 || int(r.Start) < low) {
-				low = int(r.Start)
+		for _, sh := range shards {
+			if !slices.ContainsFunc(sh.Nodes, func(n redis.Node) bool { return n.ID == id && n.Role == "master" }) {
+				continue
+			}
+			for _, r := range sh.Slots {
+				if low < 0 || int(r.Start) < low {
+					low = int(r.Start)
+				}
 			}
 		}
 		if low < 0 {

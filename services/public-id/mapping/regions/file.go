@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/idgen/idgen/libs/idcore"
 )
@@ -131,22 +130,4 @@ func (f File) schedule() string {
 		return "v2"
 	}
 	return f.Schedule
-}
-
-// names returns the file's region names in its order.
-func (f File) names() []string {
-	var out []string
-	for _, r := range f.Regions {
-		out = append(out, r.Name)
-	}
-	return out
-}
-
-// region returns the named region.
-func (f File) region(name string) (FileRegion, bool) {
-	i := slices.IndexFunc(f.Regions, func(r FileRegion) bool { return r.Name == name })
-	if i < 0 {
-		return FileRegion{}, false
-	}
-	return f.Regions[i], true
 }

@@ -229,10 +229,12 @@ func (s *Store) placement(internal int64) []*region {
 	return out
 }
 
-// home reports whether r is one of the regions a mapping of internal belongs to when all are up
-// (the first Copies of its placement): the ones a fill copies it into.
+// home reports whether r is the owner of internal's mapping or the owner's peer: the regions a
+// fill copies it into, whatever Copies is now (a region filled while an operator has lowered it
+// to 1 still takes the mappings it is the peer of).
 func (s *Store) home(internal int64, r *region) bool {
-	return slices.Contains(s.placement(internal)[:s.Copies()], r)
+	p := s.placement(internal)
+	return slices.Contains(p[:min(2, len(p))], r)
 }
 
 // call runs f on r's store within CallTimeout and records a failure of the store.
