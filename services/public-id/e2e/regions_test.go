@@ -120,9 +120,8 @@ func (p *platform) startProcesses(n string) {
 func (p *platform) startAPI(n string) {
 	p.t.Helper()
 	r := p.regions[n]
-	apiPort, gwPort, opsPort := testenv.FreePort(p.t), testenv.FreePort(p.t), testenv.FreePort(p.t)
-	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort), url: fmt.Sprintf("http://127.0.0.1:%d", gwPort),
-		ops: fmt.Sprintf("http://127.0.0.1:%d", opsPort)}
+	apiPort := testenv.FreePort(p.t)
+	g := &gw{api: fmt.Sprintf("http://127.0.0.1:%d", apiPort)}
 	g.apiProc = proc.StartT(p.t, proc.Spec{Bin: publicIDBin(p.t), Name: n + "-public-id", HealthURL: g.api + "/healthz",
 		Args: []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", apiPort), "--store", "regions:" + r.file, "--resources", "ord,cus",
 			"--store-timeout", "500ms", "--deregistration-delay", "0"}})
@@ -135,7 +134,9 @@ func (p *platform) startGateway(n string) {
 	r := p.regions[n]
 	g := r.gw
 	store := "regions:" + r.file
-	gwPort, opsPort := strings.TrimPrefix(g.url, "http://127.0.0.1:"), strings.TrimPrefix(g.ops, "http://127.0.0.1:")
+	// The ports are picked as the gateway starts: picked earlier, another process could take one.
+	gwPort, opsPort := fmt.Sprint(testenv.FreePort(p.t)), fmt.Sprint(testenv.FreePort(p.t))
+	g.url, g.ops = "http://127.0.0.1:"+gwPort, "http://127.0.0.1:"+opsPort
 	g.p = proc.StartT(p.t, proc.Spec{Bin: gatewayBin(p.t), Name: n + "-gateway", HealthURL: g.url + "/healthz",
 		Args: []string{"--listen", "127.0.0.1:" + gwPort, "--metrics-listen", "127.0.0.1:" + opsPort,
 			"--store", store, "--routes", r.routes, "--rate-per-client", "0", "--deregistration-delay", "0", "--store-timeout", "500ms"}})
