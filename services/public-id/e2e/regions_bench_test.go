@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/publicid"
 )
 
@@ -13,8 +15,10 @@ import (
 // round trips between regions are loopback ones), the latency of a publish through the internal
 // API (the owner local: its transaction, then the peer's copy) and of a resolve through it: of a
 // public ID the local table holds, of one only other regions hold (the fan-out), and of an
-// unknown one. Each resolve is of a public ID not asked before, so no cache answers it. It
-// reports p50 and p99 in milliseconds:
+// unknown one. Each resolve is of a public ID not asked before, so no cache answers it. The
+// floors, in the same run: one region's table asked directly (dynamomap on r2's dynalite, no
+// service between): a publish (a consistent read, then the transaction) and a resolve (a
+// consistent GetItem). It reports p50 and p99 in milliseconds:
 //
 //	go test ./services/public-id/e2e -run '^$' -bench BenchmarkRegions -benchtime 400x
 func BenchmarkRegions(b *testing.B) {
@@ -71,6 +75,39 @@ func BenchmarkRegions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	table, err := dynamomap.Open(context.Background(), dynamomap.Target{Endpoint: p.regions["r2"].db.Endpoint}, dynamomap.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer table.Close()
+	var direct []string
+	b.Run("floor-table-publish", func(b *testing.B) {
+		var took []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			pub, err := table.Publish(context.Background(), p.id("r2"), func() (string, error) { return maker.New("ord") })
+			took = append(took, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			direct = append(direct, pub)
+		}
+		report(b, took)
+	})
+	b.Run("floor-table-resolve", func(b *testing.B) {
+		var took []time.Duration
+		i := 0
+		for b.Loop() {
+			start := time.Now()
+			_, err := table.Resolve(context.Background(), direct[i%len(direct)])
+			took = append(took, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		report(b, took)
+	})
 	resolve("resolve-unknown", "r3", func(int) string { pub, _ := maker.New("ord"); return pub })
 }
 
