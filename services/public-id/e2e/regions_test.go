@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/testenv"
@@ -354,4 +356,66 @@ func TestRegionStoreFrozen(t *testing.T) {
 			t.Fatalf("published while r1's store was frozen, opened in %s: %d %s", n, code, got)
 		}
 	}
+}
+
+// TestRegionTableMadeAgain: r3's table deleted and made again, empty, while its processes run:
+// within the fill note's reading (10 s) r3 stops taking customers (503 region_filling), fills
+// itself again from the others, and then holds and opens every mapping it should.
+func TestRegionTableMadeAgain(t *testing.T) {
+	p := startPlatform(t)
+	acked := map[string]int64{}
+	for i := range 12 {
+		id := p.id(regionNames[i%3])
+		pub, _, err := p.publish("r1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked[pub] = id
+	}
+	ctx := context.Background()
+	db, err := dynamo.NewClient(ctx, p.regions["r3"].db.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(dynamomap.DefaultTable)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	api := p.regions["r3"].gw.api
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		code, body := healthz(api)
+		return code == 503 && strings.Contains(body, "region_filling"), fmt.Sprint(code, body)
+	})
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		code, body := healthz(api)
+		return code == 200, fmt.Sprint(code, body)
+	})
+	own, err := dynamomap.Open(ctx, dynamomap.Target{Endpoint: p.regions["r3"].db.Endpoint}, dynamomap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	for pub, id := range acked {
+		owner := regionNames[0]
+		for _, n := range regionNames {
+			if p.regions[n].number == ownerNumber(id) {
+				owner = n
+			}
+		}
+		if owner == "r3" || regionPeers[owner] == "r3" {
+			if got, err := own.Resolve(ctx, pub); err != nil || got != id {
+				t.Errorf("r3's table made again, after its fill: %s: %d, %v", pub, got, err)
+			}
+		}
+		if code, got := p.order("r3", pub); code != 200 || got != pub {
+			t.Errorf("r3 after its fill: %s: %d %s", pub, code, got)
+		}
+	}
+}
+
+func ownerNumber(id int64) int {
+	d, _ := idcore.ScheduleV2().Decode(idcore.ID(id))
+	return d.Region
 }

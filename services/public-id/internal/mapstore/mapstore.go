@@ -229,14 +229,25 @@ func (o *Opened) Ready(ctx context.Context) *healthz.Service {
 }
 
 // Fill fills the local region's store from the other regions' when --store is regions:FILE and
-// it is not filled yet (a region that came back empty), trying again every retry until it is or
-// ctx ends; for any other store it returns at once.
+// it is not filled (a region that came back empty), trying again every retry until it is, then
+// watches it until ctx ends: a table made again, empty, while the process runs (its fill note
+// gone) is filled again. For any other store it returns at once.
 func (o *Opened) Fill(ctx context.Context, retry time.Duration) error {
 	if o.Regions == nil {
 		return nil
 	}
-	_, err := o.Regions.Fill(ctx, retry)
-	return err
+	for {
+		if _, err := o.Regions.Fill(ctx, retry); err != nil {
+			return err
+		}
+		for o.Regions.Filled(ctx) {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(retry):
+			}
+		}
+	}
 }
 
 // Close closes the store (through the cache, which closes what it wraps).
