@@ -399,7 +399,9 @@ func TestTimelineCustomers(t *testing.T) {
 		t.Errorf("%d error marks, want 1 (the 503 at 62 s)", got)
 	}
 	fences := texts(svg.all("fence"))
-	if !slices.ContainsFunc(fences, func(s string) bool { return strings.Contains(s, "us-west-2 back empty, filled and taking customers 2s after the restore") }) {
+	if !slices.ContainsFunc(fences, func(s string) bool {
+		return strings.Contains(s, "us-west-2 back empty, filled and taking customers 2s after the restore")
+	}) {
 		t.Errorf("fences %q, want us-west-2 taking customers", fences)
 	}
 	table := renderTable(r.s.sc, res, nil)
