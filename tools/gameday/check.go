@@ -325,7 +325,8 @@ func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %q, seed %d: %d IDs checked\n", sc.Name, res.Seed, res.IDs)
 	if c := sc.Customers; c != nil {
-		fmt.Fprintf(&b, "customers in %d regions (%s), %g publishes a second each\n", len(c.Regions), strings.Join(c.Regions, ", "), c.Rate)
+		fmt.Fprintf(&b, "customers in %d regions (%s, the scenario's: five regions of customers do not fit on 2 cores beside the rest), %g publishes a second each\n",
+			len(c.Regions), strings.Join(c.Regions, ", "), c.Rate)
 	}
 	for _, p := range res.Phases {
 		fmt.Fprintf(&b, "\n### %s (%s", p.Name, p.Fault)

@@ -12,6 +12,15 @@
 // store is down past the fence); every caller is back on its own region within the scenario's
 // bound once its region is healthy; no call to Next failed. It prints a table per phase, writes a
 // timeline picture (timeline.svg) and fails when a check does.
+//
+// With the scenario's customers it also runs the public-ID side in those regions (customers.go):
+// per region a store of record, the internal API and the gateway on --store regions:FILE (the
+// topology's numbers and peers), an order service and a customer that publishes its region's IDs
+// and opens each at every region's gateway; the public-id-* faults lose a region for good (it
+// comes back empty and is filled before it takes customers), freeze its store, or partition it
+// from its peer. It checks (custcheck.go): no 404 for an acknowledged public ID, ever; customer
+// errors only within their bound; the returned region answers every public ID once it takes
+// customers; every acknowledged public ID answers its internal ID in every region at the end.
 package gameday
 
 import (
@@ -121,7 +130,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if s.cust, err = setupCustomers(sc, tp); err != nil {
 			return nil, err
 		}
-		logf("customers in %d of the %d regions: %v (public-ID store, internal API, gateway, order service and a customer client each)",
+		logf("customers in %d of the %d regions: %v (the scenario's; a public-ID store, internal API, gateway, order service and customer each)",
 			len(s.cust.names), len(names), s.cust.names)
 	}
 	defer s.stopAll()
