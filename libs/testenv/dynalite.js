@@ -26,6 +26,15 @@ const create = dbmod.create
 let store
 dbmod.create = function () { store = create.apply(this, arguments); return store }
 const dynalite = require(dir)
+
+// A client that goes away in the middle of a request (its timeout, a cut link) aborts it, and
+// dynalite throws that from the request's error handler, which would end the server; DynamoDB
+// drops the request and serves on, and so does this.
+process.on('uncaughtException', (err) => {
+  if (err && err.code === 'ECONNRESET') return
+  console.error(err)
+  process.exit(1)
+})
 const validations = require(path.join(dir, 'validations'))
 const putV = require(path.join(dir, 'validations', 'putItem'))
 const deleteV = require(path.join(dir, 'validations', 'deleteItem'))
