@@ -526,7 +526,22 @@ func resolveInternal(hc *http.Client, api, pub string) (string, error) {
 	return "", last
 }
 
-// stopCustomers stops the customer clients (they record to the end).
+// exited names every public-ID process that ended by itself (a store, internal API, gateway or
+// customer not stopped by a fault), with its last log line: each is a failed check.
+func (c *customers) exited() []string {
+	var out []string
+	for _, n := range c.names {
+		r := c.regions[n]
+		for _, p := range []*proc.Proc{r.store, r.api, r.gw, r.client} {
+			if p != nil && p.Exited() {
+				out = append(out, fmt.Sprintf("%s ended by itself during the run: %s", p.Name(), lastLine(p.Tail(5))))
+			}
+		}
+	}
+	return out
+}
+
+// stopCustomerClients stops the customer clients (they record to the end).
 func (s *stack) stopCustomerClients() {
 	if s.cust == nil {
 		return

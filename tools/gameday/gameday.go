@@ -225,7 +225,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		pr.End = time.Now()
 	}
 	var end *endCheck
+	var exited []string
 	if s.cust != nil {
+		exited = s.cust.exited()
 		s.stopCustomerClients()
 		end = s.checkEnd()
 		logf("customers: every acknowledged public ID asked of every region: %d asked, %d not answered with its internal ID", end.asked, len(end.missing))
@@ -235,6 +237,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := analyse(s, runs, o.Seed)
 	if s.cust != nil {
 		analyseCustomers(s, runs, end, res)
+		for _, e := range exited {
+			res.Failures = append(res.Failures, "run: "+e)
+		}
 	}
 	for _, a := range alerts {
 		if !a.fired {
