@@ -260,7 +260,7 @@ func (r *custRegion) procName(what string) string {
 func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("public-id"), Bin: s.bins["public-id"], HealthURL: r.apiURL() + "/healthz",
 		Args: []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", r.apiPort), "--store", "regions:" + r.file,
-			"--resources", "ord", "--store-timeout", "500ms", "--deregistration-delay", "0"}})
+			"--resources", "ord", "--store-timeout", "1s", "--deregistration-delay", "0"}})
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 func (s *stack) startGateway(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("gateway"), Bin: s.bins["public-id-gateway"], HealthURL: r.gwURL() + "/healthz",
 		Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", r.gwPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", r.opsPort),
-			"--store", "regions:" + r.file, "--routes", r.routes, "--rate-per-client", "0", "--deregistration-delay", "0", "--store-timeout", "500ms"}})
+			"--store", "regions:" + r.file, "--routes", r.routes, "--rate-per-client", "0", "--deregistration-delay", "0", "--store-timeout", "1s"}})
 	if err != nil {
 		return err
 	}
