@@ -709,6 +709,9 @@ func (p *svgPic) customerRows(s *stack, runs []*phaseRun, res *Result, y0 float6
 	p.text(picLeft, y0+15, 10, 0, `fill="#555555"`, "per region: its internal API's publishes and its gateway's opens, from every region's customer, per 500 ms")
 	for ri, n := range s.cust.names {
 		y := y0 + custHeadH + float64(ri*(custH+custGap))
+		p.text(12, y+15, 11, picLeft-50, `font-weight="bold" class="row-name"`, "customers at "+n)
+		p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#fafafa" stroke="#dddddd"/>`+"\n", p.plotL, y, p.plotW, custH)
+		var fences []func()
 		for _, ph := range runs {
 			involved := ph.Region == n || ph.Fault == PublicIDPartition && s.cust.regions[ph.Region].peer == n
 			if !ph.Fault.customer() || ph.FaultAt.IsZero() || !involved {
@@ -725,12 +728,12 @@ func (p *svgPic) customerRows(s *stack, runs []*phaseRun, res *Result, y0 float6
 			p.f(`<rect class="fault" x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#e63c3c" fill-opacity="0.15"><title>%s: %s %s, %s-%s</title></rect>`+"\n",
 				x0, y, math.Max(1, x1-x0), custH, esc(ph.Name), ph.Fault, ph.Region, secs(ph.FaultAt.Sub(start)), secs(to.Sub(start)))
 			if ph.Fault == PublicIDLost && !ph.ReadyAt.IsZero() {
-				p.fence("customers-"+n, x1, y, custH, fmt.Sprintf("taking customers +%s", secs(ph.ReadyAt.Sub(ph.RestoreAt))),
-					fmt.Sprintf("%s back empty, filled and taking customers %s after the restore", n, ms(ph.ReadyAt.Sub(ph.RestoreAt))))
+				fences = append(fences, func() {
+					p.fence("customers-"+n, x1, y, custH, fmt.Sprintf("taking customers +%s", secs(ph.ReadyAt.Sub(ph.RestoreAt))),
+						fmt.Sprintf("%s back empty, filled and taking customers %s after the restore", n, ms(ph.ReadyAt.Sub(ph.RestoreAt))))
+				})
 			}
 		}
-		p.text(12, y+15, 11, picLeft-50, `font-weight="bold" class="row-name"`, "customers at "+n)
-		p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#fafafa" stroke="#dddddd"/>`+"\n", p.plotL, y, p.plotW, custH)
 		w := math.Max(1, p.plotW/float64(nb)-0.6)
 		for i, b := range by[n] {
 			total := b.ok + b.errs + b.down + b.notFound
@@ -747,12 +750,15 @@ func (p *svgPic) customerRows(s *stack, runs []*phaseRun, res *Result, y0 float6
 			case b.ok == 0 && b.errs == 0:
 				color = custDownC
 			}
-			p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s"/>`, x, y+2, w, custH-4, color)
+			p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s" fill-opacity="0.8"/>`, x, y+2, w, custH-4, color)
 			if b.errs > 0 {
 				h := math.Max(3, float64(custH-4)*float64(b.errs)/float64(total))
 				p.f(`<rect class="customer-error" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x, y+2, w, h, custErr)
 			}
 			p.f("</g>\n")
+		}
+		for _, f := range fences {
+			f()
 		}
 		for i, ph := range runs {
 			if i >= len(res.Phases) || res.Phases[i].Customers == nil {
