@@ -84,7 +84,7 @@ chaos: ## generators and embedded nodes as real processes on dynalite and SQLite
 	go run ./tools/chaos --duration $(CHAOS_DURATION)
 
 .PHONY: gameday
-gameday: ## five regions on this machine (registry, generators behind a load balancer per region, embedded nodes, callers through libs/idclient configured from the topology's plan) through a region killed, frozen and fenced, a rolling deploy, the registry down while a region's generators restart, and back, from a printed seed (GAMEDAY_SCENARIO, GAMEDAY_SEED): a table per phase and a timeline picture, non-zero on a failed check (not part of make test)
+gameday: ## five regions on this machine (registry, generators behind a load balancer per region, embedded nodes, callers through libs/idclient configured from the topology's plan) through a region killed, frozen and fenced, a rolling deploy, the registry down while a region's generators restart, and back, and the public-ID side of three regions (stores, internal APIs, gateways, customers publishing and opening orders) through a region lost for good and refilled, a frozen store and a partitioned pair, from a printed seed (GAMEDAY_SCENARIO, GAMEDAY_SEED): a table per phase and a timeline picture, non-zero on a failed check (not part of make test)
 	go run ./tools/gameday/cmd/gameday --scenario $(GAMEDAY_SCENARIO) $(if $(GAMEDAY_SEED),--seed $(GAMEDAY_SEED))
 
 .PHONY: lint

@@ -27,6 +27,7 @@ const create = dbmod.create
 let store
 dbmod.create = function () { store = create.apply(this, arguments); return store }
 const dynalite = require(dir)
+
 const validations = require(path.join(dir, 'validations'))
 const putV = require(path.join(dir, 'validations', 'putItem'))
 const deleteV = require(path.join(dir, 'validations', 'deleteItem'))

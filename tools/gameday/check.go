@@ -22,6 +22,7 @@ type PhaseResult struct {
 	MachineStall        time.Duration    // the longest this machine stood still in the phase (watchdog)
 	RegistryDown        [2]time.Duration // registry-down: from the registry's kill to its start again
 	Rows                []Row
+	Customers           *CustomerPhase // the public-ID side, when the scenario has customers
 }
 
 // Row is one caller's or embedded node's figures in a phase.
@@ -323,6 +324,10 @@ func verdict(problems []string) string {
 func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %q, seed %d: %d IDs checked\n", sc.Name, res.Seed, res.IDs)
+	if c := sc.Customers; c != nil {
+		fmt.Fprintf(&b, "customers in %d regions (%s, the scenario's: five regions of customers do not fit on 2 cores beside the rest), %g publishes a second each\n",
+			len(c.Regions), strings.Join(c.Regions, ", "), c.Rate)
+	}
 	for _, p := range res.Phases {
 		fmt.Fprintf(&b, "\n### %s (%s", p.Name, p.Fault)
 		if p.Region != "" {
@@ -355,10 +360,17 @@ func renderTable(sc *Scenario, res *Result, alerts []alertSeen) string {
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", r.Who, r.IDs, byNumber(r.ByNumber), ms(r.Stall),
 				opt(r.ToPeer), opt(r.BackHome), hedged, r.Errors, r.Check)
 		}
+		if p.Customers != nil {
+			renderCustomerPhase(&b, p)
+		}
 	}
 	if len(res.Failures) == 0 {
 		fmt.Fprintf(&b, "\nevery check passed: no duplicate among %d IDs, callers on their own region while it was up and on their peer while it was down, back within %v, no errors; embedded nodes went on\n",
 			res.IDs, sc.BackHome.D())
+		if t := res.Customers; t != nil {
+			fmt.Fprintf(&b, "customers: %d public IDs acknowledged, each answered with its internal ID by every region at the end (lost 0); %d opens, no 404 for a known ID, errors only within their bound\n",
+				t.Acked, t.Resolves)
+		}
 	} else {
 		fmt.Fprintf(&b, "\n%d checks failed:\n", len(res.Failures))
 		for _, f := range res.Failures {

@@ -12,6 +12,15 @@
 // store is down past the fence); every caller is back on its own region within the scenario's
 // bound once its region is healthy; no call to Next failed. It prints a table per phase, writes a
 // timeline picture (timeline.svg) and fails when a check does.
+//
+// With the scenario's customers it also runs the public-ID side in those regions (customers.go):
+// per region a store of record, the internal API and the gateway on --store regions:FILE (the
+// topology's numbers and peers), an order service and a customer that publishes its region's IDs
+// and opens each at every region's gateway; the public-id-* faults lose a region for good (it
+// comes back empty and is filled before it takes customers), freeze its store, or partition it
+// from its peer. It checks (custcheck.go): no 404 for an acknowledged public ID, ever; customer
+// errors only within their bound; the returned region answers every public ID once it takes
+// customers; every acknowledged public ID answers its internal ID in every region at the end.
 package gameday
 
 import (
@@ -64,8 +73,9 @@ type Result struct {
 	// Inconclusive: every failed check was in a phase where this machine stalled (the run's
 	// own timers late by MachineStallBound or more): the checks say nothing about idgen then.
 	Inconclusive bool
-	Table        string // a table per phase
-	Summary      string // a line per phase
+	Customers    *CustomerTotals // the public-ID side, when the scenario has customers
+	Table        string          // a table per phase
+	Summary      string          // a line per phase
 }
 
 // phaseRun is a phase as it ran.
@@ -79,6 +89,13 @@ type phaseRun struct {
 	// start while it was down (a failed check).
 	RegistryDownAt, RegistryUpAt time.Time
 	StartFailures                []string
+	// public-id-lost: the returned region's /healthz first said region_filling, its internal API
+	// was healthy (filled), and its gateway too (it takes customers again: ReadyAt; for the other
+	// public-id-* faults, the restore); the acknowledged public IDs then asked of it and those it
+	// did not answer with their internal ID.
+	FillingSeenAt, FilledAt, ReadyAt time.Time
+	BackChecked                      int
+	BackMissing                      []string
 }
 
 func (p *phaseRun) lost() bool { return p.Fault.lost() }
@@ -109,6 +126,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	logf("scenario %q, seed %d, regions %v", sc.Name, o.Seed, names)
 
 	s := &stack{root: o.Root, dir: o.Out, logs: logs, sc: sc, regions: map[string]*regionProcs{}, rec: &recorder{}, ctx: ctx}
+	if sc.Customers != nil {
+		if s.cust, err = setupCustomers(sc, tp); err != nil {
+			return nil, err
+		}
+		logf("customers in %d of the %d regions: %v (the scenario's; a public-ID store, internal API, gateway, order service and customer each)",
+			len(s.cust.names), len(names), s.cust.names)
+	}
 	defer s.stopAll()
 	t0 := time.Now()
 	if err := s.build(ctx); err != nil {
@@ -163,6 +187,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if s.cust != nil {
+		t1 := time.Now()
+		if err := s.startCustomers(ctx, ccFile); err != nil {
+			return nil, err
+		}
+		logf("customers up in %v: %d public-ID stores, internal APIs, gateways and customer clients", time.Since(t1).Round(time.Millisecond), len(s.cust.names))
+	}
 	var prom *promRun
 	if o.Prometheus {
 		if prom, err = startPrometheus(ctx, o.Root, filepath.Join(o.Out, "prometheus"), metricsPorts); err != nil {
@@ -193,9 +224,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		pr.End = time.Now()
 	}
+	var end *endCheck
+	var exited []string
+	if s.cust != nil {
+		exited = s.cust.exited()
+		s.stopCustomerClients()
+		end = s.checkEnd()
+		logf("customers: every acknowledged public ID asked of every region: %d asked, %d not answered with its internal ID", end.asked, len(end.missing))
+	}
 	s.stopAll()
 	dog.stop()
 	res := analyse(s, runs, o.Seed)
+	if s.cust != nil {
+		analyseCustomers(s, runs, end, res)
+		for _, e := range exited {
+			res.Failures = append(res.Failures, "run: "+e)
+		}
+	}
 	for _, a := range alerts {
 		if !a.fired {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s: IdgenClientOnPeerRegion never fired for caller-%s while %s was down", a.phase, a.region, a.region))
@@ -204,6 +249,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.inconclusive(runs, dog.stalls())
 	res.Table = renderTable(sc, res, alerts)
 	res.Summary = renderSummary(res)
+	if res.Customers != nil {
+		res.Summary += "\n" + renderCustomerSummary(res)
+	}
 	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Summary+"\n"+res.Table), 0o644); err != nil {
 		return nil, err
 	}
@@ -245,6 +293,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 	if p.Fault == Steady {
 		return sleep(ctx, p.Settle.D())
+	}
+	if p.Fault.customer() {
+		return s.runCustomerPhase(ctx, p)
 	}
 	r := s.regions[p.Region]
 	gens := func(f func(g *generator) error) error {

@@ -30,9 +30,13 @@ func root(t *testing.T) string {
 }
 
 // TestOneRegionLoss runs the short scenario (make test's): five regions, eu-west-1's fleet
-// killed and started again, Prometheus watching the callers. Every check passes: eu-west-1's
-// caller moved to us-east-1 and back, the others stayed home, the embedded nodes went on, no
-// duplicate, no error, and IdgenClientOnPeerRegion fired for caller-eu-west-1.
+// killed and started again, Prometheus watching the callers, then the public-ID side of
+// us-east-1, us-west-2 and eu-west-1 through us-west-2 lost for good and back empty, us-east-1's
+// store frozen and us-east-1 partitioned from us-west-2. Every check passes: eu-west-1's caller
+// moved to us-east-1 and back, the others stayed home, the embedded nodes went on, no duplicate,
+// no error, IdgenClientOnPeerRegion fired for caller-eu-west-1; no 404 for an acknowledged public
+// ID, us-west-2 answered every one once it took customers again, and every region every one at
+// the end.
 func TestOneRegionLoss(t *testing.T) {
 	out := t.TempDir()
 	res, err := gameday.Run(context.Background(), gameday.Options{Scenario: load(t, "short.json"), Seed: 1, Root: root(t),
@@ -60,12 +64,23 @@ func TestOneRegionLoss(t *testing.T) {
 	if res.IDs < 10000 {
 		t.Fatalf("%d IDs checked", res.IDs)
 	}
+	// The public-ID side: us-west-2 lost for good and back, us-east-1's store frozen, us-east-1
+	// and us-west-2 partitioned; every acknowledged public ID answered everywhere at the end.
+	c := res.Customers
+	if c == nil || c.Acked < 50 || c.Resolves < 3*c.Acked/2 || c.NotFound != 0 || c.EndMissing != 0 || c.EndAsked != 3*c.Acked {
+		t.Fatalf("customers: %+v", c)
+	}
+	lost := res.Phases[2].Customers
+	if lost.Ready < 0 || lost.BackChecked == 0 || lost.BackMissing != 0 {
+		t.Fatalf("the public-ID region lost and back: %+v", lost)
+	}
 }
 
 // TestWrongPeer: a topology whose eu-west-1 fails over to ap-northeast-1, while the registry (and
 // so the design) gives it us-east-1: the run fails, naming eu-west-1 and both peers.
 func TestWrongPeer(t *testing.T) {
 	sc := load(t, "short.json")
+	sc.Phases, sc.Customers = sc.Phases[:2], nil            // the callers' phases only: the failure is a caller's
 	sc.Phases[0].Settle = gameday.Duration(2 * time.Second) // shorter: the failure shows in the first seconds of the loss
 	sc.Phases[1].Hold = gameday.Duration(4 * time.Second)
 	sc.Phases[1].Settle = gameday.Duration(3 * time.Second)

@@ -34,6 +34,9 @@ const (
 	regionGap   = 16
 	phaseBandH  = 70
 	registryH   = 14
+	custH       = 22 // a region's customer requests: ok and error marks per bucket
+	custGap     = 6
+	custHeadH   = 22
 	fontFamily  = "DejaVu Sans, Verdana, Arial, sans-serif"
 	charWidth   = 0.6 // of the font size, an estimate to fit a label in its phase
 	minFontSize = 7.0
@@ -288,12 +291,19 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 
 	blockH := callerH + laneH + 4 + nodeH + regionGap
 	top := 88.0 // title and legend (the region numbers' colours, then the marks)
+	if s.cust != nil {
+		top += 18 // the customers' marks
+	}
 	bandY := top
 	rowsY := bandY + phaseBandH + 8
 	if registry {
 		rowsY += registryH + 8
 	}
 	axisY := rowsY + float64(len(regions)*blockH) - regionGap + 4
+	custY := axisY
+	if s.cust != nil {
+		axisY += custHeadH + float64(len(s.cust.names)*(custH+custGap))
+	}
 	height := axisY + 44
 	const maxListed = 10 // failed checks listed under the axis
 	if n := len(res.Failures); n > 0 {
@@ -346,6 +356,15 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 	legendItem(14, func(x, y float64) {
 		p.f(`<rect x="%.1f" y="%.1f" width="14" height="10" fill="#ff9900" fill-opacity="0.45"/>`+"\n", x, y-5)
 	}, fmt.Sprintf("node without a batch > %v", NodeGapBound))
+	if s.cust != nil {
+		lx, ly = 12, ly+18
+		for _, m := range []struct{ color, label string }{{custOK, "customer requests answered"}, {custErr, "customer errors (503, 504, no answer)"},
+			{custDownC, "to a lost region (not counted)"}, {cust404, "404 for a known public ID"}} {
+			legendItem(8, func(x, y float64) {
+				p.f(`<rect x="%.1f" y="%.1f" width="6" height="12" fill="%s"/>`+"\n", x+1, y-6, m.color)
+			}, m.label)
+		}
+	}
 
 	// Phases: a segment each along the top, with a line down through every row at its start.
 	for i, ph := range runs {
@@ -427,9 +446,9 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 			nname = n.s.name
 		}
 
-		// Its faults shaded over its caller, lane and node.
+		// Its faults shaded over its caller, lane and node (the public-ID faults on its customer row).
 		for _, ph := range runs {
-			if ph.Region != r.name || ph.Fault == Steady || ph.FaultAt.IsZero() {
+			if ph.Region != r.name || ph.Fault == Steady || ph.Fault.customer() || ph.FaultAt.IsZero() {
 				continue
 			}
 			to := ph.HealthyAt
@@ -557,6 +576,10 @@ func renderTimeline(s *stack, runs []*phaseRun, res *Result) []byte {
 		}
 	}
 
+	if s.cust != nil {
+		p.customerRows(s, runs, res, custY, start, end, nb)
+	}
+
 	// The time axis.
 	p.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333333"/>`+"\n", p.plotL, axisY, p.plotL+p.plotW, axisY)
 	for sec := 0.0; sec <= p.total+1e-9; sec += step {
@@ -622,3 +645,133 @@ func thousands(n int64) string {
 func plotTimeline(s *stack, runs []*phaseRun, res *Result, file string) error {
 	return os.WriteFile(file, renderTimeline(s, runs, res), 0o644)
 }
+
+// The customer rows' marks.
+const (
+	custOK    = "#2da44e"
+	custErr   = "#cf222e"
+	custDownC = "#bbbbbb"
+	cust404   = "#000000"
+)
+
+// custBucket is one region's customer requests in one bucket of the picture.
+type custBucket struct{ ok, errs, down, notFound int }
+
+// customerRows draws, per customer region, the requests it answered (publishes at its internal
+// API, opens at its gateway, from every region's customer) in each bucket: a green mark when all
+// were answered, red over it in proportion to the errors, grey for those sent while it was lost,
+// black for a 404 of a known public ID; its public-ID faults shaded, and for a region lost for
+// good the moment it took customers again.
+func (p *svgPic) customerRows(s *stack, runs []*phaseRun, res *Result, y0 float64, start, end time.Time, nb int) {
+	events, _ := s.cust.rec.snapshot()
+	var downs []custDown
+	for _, ph := range runs {
+		if ph.Fault == PublicIDLost && !ph.FaultAt.IsZero() {
+			to := ph.ReadyAt
+			if to.IsZero() {
+				to = ph.End
+			}
+			downs = append(downs, custDown{ph.Region, ph.FaultAt, to})
+		}
+	}
+	by := map[string][]custBucket{}
+	for _, n := range s.cust.names {
+		by[n] = make([]custBucket, nb)
+	}
+	for _, e := range events {
+		if e.Kind == 'n' {
+			continue
+		}
+		i, ok := bucketOf(e.At, start, nb)
+		bs := by[e.To]
+		if !ok || bs == nil {
+			continue
+		}
+		b := &bs[i]
+		down := false
+		for _, d := range downs {
+			if d.region == e.To && e.At.Add(-e.Dur).Before(d.to) && !e.At.Before(d.from) {
+				down = true
+			}
+		}
+		switch {
+		case e.Status == 200 && (e.Kind == 'a' || e.Why == "ok"):
+			b.ok++
+		case e.Kind == 'r' && e.Status == 404:
+			b.notFound++
+		case down:
+			b.down++
+		default:
+			b.errs++
+		}
+	}
+	p.text(12, y0+15, 12, 0, `font-weight="bold" class="row-name"`, "customers (public IDs)")
+	p.text(picLeft, y0+15, 10, 0, `fill="#555555"`, "per region: its internal API's publishes and its gateway's opens, from every region's customer, per 500 ms")
+	for ri, n := range s.cust.names {
+		y := y0 + custHeadH + float64(ri*(custH+custGap))
+		p.text(12, y+15, 11, picLeft-50, `font-weight="bold" class="row-name"`, "customers at "+n)
+		p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#fafafa" stroke="#dddddd"/>`+"\n", p.plotL, y, p.plotW, custH)
+		var fences []func()
+		for _, ph := range runs {
+			involved := ph.Region == n || ph.Fault == PublicIDPartition && s.cust.regions[ph.Region].peer == n
+			if !ph.Fault.customer() || ph.FaultAt.IsZero() || !involved {
+				continue
+			}
+			to := ph.RestoreAt
+			if ph.Fault == PublicIDLost && !ph.ReadyAt.IsZero() {
+				to = ph.ReadyAt
+			}
+			if to.IsZero() {
+				to = ph.End
+			}
+			x0, x1 := p.x(ph.FaultAt), p.x(to)
+			p.f(`<rect class="fault" x="%.1f" y="%.1f" width="%.1f" height="%d" fill="#e63c3c" fill-opacity="0.15"><title>%s: %s %s, %s-%s</title></rect>`+"\n",
+				x0, y, math.Max(1, x1-x0), custH, esc(ph.Name), ph.Fault, ph.Region, secs(ph.FaultAt.Sub(start)), secs(to.Sub(start)))
+			if ph.Fault == PublicIDLost && !ph.ReadyAt.IsZero() {
+				fences = append(fences, func() {
+					p.fence("customers-"+n, x1, y, custH, fmt.Sprintf("taking customers +%s", secs(ph.ReadyAt.Sub(ph.RestoreAt))),
+						fmt.Sprintf("%s back empty, filled and taking customers %s after the restore", n, ms(ph.ReadyAt.Sub(ph.RestoreAt))))
+				})
+			}
+		}
+		w := math.Max(1, p.plotW/float64(nb)-0.6)
+		for i, b := range by[n] {
+			total := b.ok + b.errs + b.down + b.notFound
+			if total == 0 {
+				continue
+			}
+			x := p.xs(float64(i) * bucket.Seconds())
+			title := fmt.Sprintf("customers at %s, %s: %d answered, %d errors, %d while lost, %d 404 for a known ID", n, secs(bucketStart(i)), b.ok, b.errs, b.down, b.notFound)
+			p.f(`<g class="customer-mark" data-region="%s" data-ok="%d" data-errors="%d"><title>%s</title>`, esc(n), b.ok, b.errs, esc(title))
+			color := custOK
+			switch {
+			case b.notFound > 0:
+				color = cust404
+			case b.ok == 0 && b.errs == 0:
+				color = custDownC
+			}
+			p.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s" fill-opacity="0.8"/>`, x, y+2, w, custH-4, color)
+			if b.errs > 0 {
+				h := math.Max(3, float64(custH-4)*float64(b.errs)/float64(total))
+				p.f(`<rect class="customer-error" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x, y+2, w, h, custErr)
+			}
+			p.f("</g>\n")
+		}
+		for _, f := range fences {
+			f()
+		}
+		for i, ph := range runs {
+			if i >= len(res.Phases) || res.Phases[i].Customers == nil {
+				continue
+			}
+			for _, row := range res.Phases[i].Customers.Rows {
+				if row.Check == "FAIL" && row.Who == "customer-"+n {
+					p.f(`<rect class="failed-row" data-who="%s" data-phase="%s" x="%.1f" y="%.1f" width="%.1f" height="%d" fill="none" stroke="#cf222e" stroke-width="2"/>`+"\n",
+						esc(row.Who), esc(ph.Name), p.x(ph.Start), y, p.x(ph.End)-p.x(ph.Start), custH)
+				}
+			}
+		}
+	}
+}
+
+func bucketStart(i int) time.Duration { return time.Duration(i) * bucket }

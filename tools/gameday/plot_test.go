@@ -335,3 +335,77 @@ func TestTimelineRegistryDown(t *testing.T) {
 		t.Errorf("the summary's line of the registry-down phase ends %q, want 1 FAILED; summary:\n%s", line, sum)
 	}
 }
+
+// TestTimelineCustomers: the synthetic run with customers in both regions and a fifth phase,
+// us-west-2's public-ID side lost 60-64 s and taking customers again at 66 s. A customer of
+// us-east-1 publishes and opens at both gateways every 500 ms: us-west-2's gateway refuses while
+// it is lost (not counted), one open is a 503 at 62 s (an error, within the phase's 5 %) and one
+// a 404 at 40 s (a failure, whenever it comes).
+func TestTimelineCustomers(t *testing.T) {
+	r := newSynthRun(t)
+	at := func(sec float64) time.Time { return r.t0.Add(time.Duration(sec * float64(time.Second))) }
+	r.s.sc.Customers = &Customers{Regions: []string{"us-east-1", "us-west-2"}, Rate: 2, ErrorPct: 5}
+	r.s.cust = &customers{names: []string{"us-east-1", "us-west-2"}, rec: &custRecorder{acked: map[string]string{}}, regions: map[string]*custRegion{
+		"us-east-1": {name: "us-east-1", number: 0, peer: "us-west-2"},
+		"us-west-2": {name: "us-west-2", number: 1, peer: "us-east-1"},
+	}}
+	lost := &phaseRun{Phase: Phase{Name: "public-ID lost", Fault: PublicIDLost, Region: "us-west-2"}, Start: at(60), End: at(70),
+		FaultAt: at(60), RestoreAt: at(64), FillingSeenAt: at(64.5), FilledAt: at(65.8), ReadyAt: at(66), HealthyAt: at(66), BackChecked: 140}
+	r.runs = append(r.runs, lost)
+	for i := range 140 {
+		sec := float64(i) / 2
+		pub := fmt.Sprintf("ord_%022d", i)
+		r.s.cust.rec.add(custEvent{Kind: 'a', At: at(sec), Dur: 5 * time.Millisecond, From: "us-east-1", To: "us-east-1", Status: 200, Internal: fmt.Sprint(i), Public: pub})
+		for _, gw := range []string{"us-east-1", "us-west-2"} {
+			e := custEvent{Kind: 'r', At: at(sec + 0.01), Dur: 5 * time.Millisecond, From: "us-east-1", To: gw, Status: 200, Public: pub, Why: "ok"}
+			switch {
+			case gw == "us-west-2" && sec >= 60 && sec < 66:
+				e.Status, e.Why = 0, "refused"
+			case gw == "us-east-1" && sec == 62:
+				e.Status, e.Why = 503, `{"reason":"store_unavailable"}`
+			case gw == "us-west-2" && sec == 40:
+				e.Status, e.Why = 404, `{"reason":"not_found"}`
+			}
+			r.s.cust.rec.add(e)
+		}
+	}
+	res := analyse(r.s, r.runs, 7)
+	analyseCustomers(r.s, r.runs, &endCheck{acked: 140, asked: 280}, res)
+	var custFailures []string
+	for _, f := range res.Failures {
+		if strings.Contains(f, "customer") {
+			custFailures = append(custFailures, f)
+		}
+	}
+	if len(custFailures) != 1 || !strings.HasPrefix(custFailures[0], "store down: customer-us-east-1: 1 opens of acknowledged public IDs answered 404") {
+		t.Errorf("customer failures %q, want the 404 in store down only", custFailures)
+	}
+	cp := res.Phases[4].Customers
+	if cp.Errors != 1 || cp.Rows[0].Down != 12 || cp.Ready != 2*time.Second || cp.Filled != 1800*time.Millisecond || cp.FillingSeen != 500*time.Millisecond {
+		t.Errorf("the lost phase's customers: %+v", cp)
+	}
+	if c := res.Customers; c.Acked != 140 || c.NotFound != 1 || c.Errors != 1 || c.EndMissing != 0 {
+		t.Errorf("totals %+v", c)
+	}
+	svg := parseSVG(t, renderTimeline(r.s, r.runs, res))
+	marks := map[string]int{}
+	for _, m := range svg.all("customer-mark") {
+		marks[m.attr["data-region"]]++
+	}
+	if marks["us-east-1"] < 100 || marks["us-west-2"] < 100 {
+		t.Errorf("customer marks by region %v", marks)
+	}
+	if got := len(svg.all("customer-error")); got != 1 {
+		t.Errorf("%d error marks, want 1 (the 503 at 62 s)", got)
+	}
+	fences := texts(svg.all("fence"))
+	if !slices.ContainsFunc(fences, func(s string) bool {
+		return strings.Contains(s, "us-west-2 back empty, filled and taking customers 2s after the restore")
+	}) {
+		t.Errorf("fences %q, want us-west-2 taking customers", fences)
+	}
+	table := renderTable(r.s.sc, res, nil)
+	if !strings.Contains(table, "us-west-2 back empty: region_filling seen 500ms after the restore, filled 1.8s, taking customers 2s, then answered 140 of 140") {
+		t.Errorf("the table's lost phase:\n%s", table)
+	}
+}

@@ -26,12 +26,45 @@ const (
 	// again while the registry is still down; the registry started again half the settle after
 	// they are healthy.
 	RegistryDown Fault = "registry-down"
+	// The public-ID side of a region (scenario's customers): its internal API, its gateway and
+	// its store of record (dynalite) killed and the store's data gone; after the hold a new, empty
+	// store (the table made again) and new processes, which fill the region from the others
+	// before it takes customers.
+	PublicIDLost Fault = "public-id-lost"
+	// The region's public-ID store of record frozen (SIGSTOP), then thawed (SIGCONT).
+	PublicIDFreeze Fault = "public-id-freeze"
+	// The region and its peer partitioned: neither region's public-ID processes reach the other's
+	// store (the proxies between them cut), then healed.
+	PublicIDPartition Fault = "public-id-partition"
 )
 
-var faults = []Fault{Steady, Kill, Freeze, StoreDown, Rolling, RegistryDown}
+var faults = []Fault{Steady, Kill, Freeze, StoreDown, Rolling, RegistryDown, PublicIDLost, PublicIDFreeze, PublicIDPartition}
 
 // lost reports whether the fault takes its region's fleet down for the phase's hold.
 func (f Fault) lost() bool { return f == Kill || f == Freeze || f == StoreDown || f == RegistryDown }
+
+// customer reports whether the fault is done to the public-ID side of a region (the generators
+// untouched).
+func (f Fault) customer() bool {
+	return f == PublicIDLost || f == PublicIDFreeze || f == PublicIDPartition
+}
+
+// Customers is the public-ID side of a game day: per region of Regions, a store of record
+// (dynalite), the internal API and the gateway on --store regions:FILE, an order service and a
+// customer client that publishes IDs of the region's generators and resolves them at every
+// region's gateway.
+type Customers struct {
+	// Regions are the topology's regions that run it; each one's peer (the topology's) must be
+	// one of them.
+	Regions []string `json:"regions"`
+	// Rate is each customer client's publishes a second (each followed by a resolve at every
+	// region's gateway).
+	Rate float64 `json:"rate"`
+	// ErrorPct bounds the customer errors (any answer but 200 and 404, a timeout, a refused
+	// connection outside its region's loss) in a phase with a public-ID fault, as a percentage of
+	// the phase's requests; a phase without one allows none.
+	ErrorPct float64 `json:"error_pct"`
+}
 
 // Duration is a time.Duration written as a string in JSON ("20s").
 type Duration time.Duration
@@ -78,6 +111,8 @@ type Scenario struct {
 	// BackHome bounds the time from a lost region's fleet being healthy again to its caller's
 	// IDs carrying its own number again.
 	BackHome Duration `json:"back_home"`
+	// Customers, when set, runs the public-ID side too (needed by the public-id-* faults).
+	Customers *Customers `json:"customers,omitempty"`
 	// Phases run in order.
 	Phases []Phase `json:"phases"`
 }
@@ -129,6 +164,9 @@ func (s *Scenario) check() error {
 	if len(s.Phases) == 0 {
 		return fmt.Errorf("no phases")
 	}
+	if c := s.Customers; c != nil && (len(c.Regions) < 2 || c.Rate <= 0 || c.ErrorPct < 0 || c.ErrorPct > 100) {
+		return fmt.Errorf("customers: want two or more regions, a positive rate and error_pct 0-100")
+	}
 	for i, p := range s.Phases {
 		if !slices.Contains(faults, p.Fault) {
 			return fmt.Errorf("phase %d (%s): fault %q, want one of %v", i+1, p.Name, p.Fault, faults)
@@ -142,8 +180,14 @@ func (s *Scenario) check() error {
 		if p.Fault != Steady && p.Region == "" {
 			return fmt.Errorf("phase %s: %s needs a region (a name or \"random\")", p.Name, p.Fault)
 		}
-		if p.Fault.lost() != (p.Hold > 0) {
-			return fmt.Errorf("phase %s: a hold is for kill, freeze, store-down and registry-down, and they need one", p.Name)
+		if (p.Fault.lost() || p.Fault.customer()) != (p.Hold > 0) {
+			return fmt.Errorf("phase %s: a hold is for kill, freeze, store-down, registry-down and the public-id-* faults, and they need one", p.Name)
+		}
+		if p.Fault.customer() && s.Customers == nil {
+			return fmt.Errorf("phase %s: %s needs the scenario's customers", p.Name, p.Fault)
+		}
+		if p.Fault.customer() && p.Region != "random" && !slices.Contains(s.Customers.Regions, p.Region) {
+			return fmt.Errorf("phase %s: region %s does not run customers (%v)", p.Name, p.Region, s.Customers.Regions)
 		}
 		if p.Fault == StoreDown && p.Hold.D() <= s.Lease.D()-s.Margin.D() {
 			return fmt.Errorf("phase %s: hold %v does not pass the fence (lease %v - margin %v)", p.Name, p.Hold.D(), s.Lease.D(), s.Margin.D())
@@ -160,12 +204,15 @@ func (s *Scenario) check() error {
 }
 
 // Resolve returns the phases with every "random" region drawn from seed among regions (sorted
-// names), so one seed replays the same game day.
+// names; a public-id-* fault's among the customers' regions), so one seed replays the same game
+// day.
 func (s *Scenario) Resolve(seed uint64, regions []string) ([]Phase, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var out []Phase
 	for _, p := range s.Phases {
-		if p.Region == "random" {
+		if p.Region == "random" && p.Fault.customer() {
+			p.Region = s.Customers.Regions[rng.IntN(len(s.Customers.Regions))]
+		} else if p.Region == "random" {
 			p.Region = regions[rng.IntN(len(regions))]
 		} else if p.Region != "" && !slices.Contains(regions, p.Region) {
 			return nil, fmt.Errorf("gameday: phase %s: region %s is not in the topology (%v)", p.Name, p.Region, regions)
@@ -189,6 +236,12 @@ func PlanText(sc *Scenario, seed uint64, phases []Phase, tp interface{ PeerOf(st
 		case p.Fault == RegistryDown:
 			fmt.Fprintf(&b, " %s (the registry stopped; the region's generators stopped and, after %v, started again while the registry is down; its callers move to %s and back; the registry back %v after they are healthy)",
 				p.Region, p.Hold.D(), tp.PeerOf(p.Region), p.Settle.D()/2)
+		case p.Fault == PublicIDLost:
+			fmt.Fprintf(&b, " %s (its public-ID processes and store killed, the store's data gone; back empty, filled from the others before it takes customers)", p.Region)
+		case p.Fault == PublicIDFreeze:
+			fmt.Fprintf(&b, " %s (its public-ID store frozen)", p.Region)
+		case p.Fault == PublicIDPartition:
+			fmt.Fprintf(&b, " %s (its public-ID processes and %s's cut from each other's stores)", p.Region, tp.PeerOf(p.Region))
 		case p.Region != "":
 			fmt.Fprintf(&b, " %s (its callers move to %s)", p.Region, tp.PeerOf(p.Region))
 		}

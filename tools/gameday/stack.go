@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -28,6 +27,9 @@ var programs = []string{
 	"./services/generator/cmd/generator",
 	"./libs/idcore/embedded/idnode",
 	"./tools/gameday/cmd/caller",
+	"./services/public-id/cmd/public-id",
+	"./services/public-id/cmd/public-id-gateway",
+	"./tools/gameday/cmd/customer",
 }
 
 // stack is the game day's processes: the registry and, per region, its lease store (dynalite),
@@ -43,6 +45,7 @@ type stack struct {
 	registryURL     string
 	regions         map[string]*regionProcs
 	rec             *recorder
+	cust            *customers // the public-ID side, when the scenario has customers
 	ctx             context.Context
 	stopped         sync.Once
 }
@@ -153,16 +156,9 @@ func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
 	if err != nil {
 		return err
 	}
-	cli := filepath.Join(s.root, "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return fmt.Errorf("gameday: %s is missing: run make setup (npm ci)", cli)
-	}
 	r.storePort, r.storeEP = port, fmt.Sprintf("http://127.0.0.1:%d", port)
 	// libs/testenv/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
-	r.store, err = s.start(ctx, proc.Spec{Name: "store-" + r.name, Bin: "node", Group: true,
-		Args: []string{filepath.Join(s.root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
-			"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
-		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port)})
+	r.store, err = s.startDynalite(ctx, "store-"+r.name, port)
 	if err != nil {
 		return err
 	}
@@ -354,7 +350,9 @@ func (s *stack) stopAllOnce() {
 			_ = p.Stop()
 		}
 	}
+	s.stopCustomerClients()
 	each(func(r *regionProcs) { stop(r.caller) })
+	s.stopPublicSide()
 	each(func(r *regionProcs) {
 		if r.store != nil {
 			_ = r.store.Signal(syscall.SIGCONT)

@@ -96,8 +96,8 @@ func (f File) Check() error {
 			return fmt.Errorf("region %s is listed twice", r.Name)
 		}
 		names[r.Name] = true
-		if r.Number < 1 {
-			return fmt.Errorf("region %s: number %d: want the registry's number, 1 or more", r.Name, r.Number)
+		if r.Number < 0 {
+			return fmt.Errorf("region %s: number %d: want the registry's number, 0 or more", r.Name, r.Number)
 		}
 		if other, dup := numbers[r.Number]; dup {
 			return fmt.Errorf("regions %s and %s have the same number %d", other, r.Name, r.Number)

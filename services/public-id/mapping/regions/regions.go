@@ -205,7 +205,7 @@ func (s *Store) Probe(ctx context.Context) error {
 func (s *Store) Owner(internal int64) string { return s.owner(internal).name }
 
 func (s *Store) owner(internal int64) *region {
-	if d, err := s.sched.Decode(idcore.ID(internal)); err == nil && d.Region > 0 {
+	if d, err := s.sched.Decode(idcore.ID(internal)); err == nil && d.HasRegion {
 		if r := s.byNumber[d.Region]; r != nil {
 			return r
 		}

@@ -559,3 +559,42 @@ func (k *link) heal() {
 	k.down = false
 	k.mu.Unlock()
 }
+
+// TestRegionNumberZero: the registry's first region has number 0 (us-east-1 in the default
+// five): the regions file takes it, and a v2 ID carrying 0 is owned by that region, not by the
+// lowest-numbered one by default.
+func TestRegionNumberZero(t *testing.T) {
+	srv := testenv.StartDynalite(t, "")
+	db, err := dynamo.NewClient(context.Background(), srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"zero", "one", "two"} {
+		if err := dynamomap.CreateTable(context.Background(), db, table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := regions.File{Region: "us-west-2", Regions: []regions.FileRegion{
+		{Name: "us-west-2", Number: 1, Peer: "us-east-1", Endpoint: srv.Endpoint, Table: "one"},
+		{Name: "us-east-1", Number: 0, Peer: "us-west-2", Endpoint: srv.Endpoint, Table: "zero"},
+		{Name: "eu-west-1", Number: 2, Peer: "us-east-1", Endpoint: srv.Endpoint, Table: "two"},
+	}}
+	st, err := regions.Open(context.Background(), f, regions.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for num, want := range map[int]string{0: "us-east-1", 1: "us-west-2", 2: "eu-west-1"} {
+		id, err := idcore.ScheduleV2().Compose(idcore.Parts{Timestamp: time.Since(idcore.Epoch).Milliseconds(), Region: num, Machine: 3, Sequence: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Owner(int64(id)); got != want {
+			t.Errorf("owner of a v2 ID of region number %d: %s, want %s", num, got, want)
+		}
+	}
+	f.Regions[1].Number = -1
+	if err := f.Check(); err == nil || !strings.Contains(err.Error(), "number -1") {
+		t.Errorf("number -1: %v", err)
+	}
+}
