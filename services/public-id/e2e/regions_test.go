@@ -380,6 +380,10 @@ func TestRegionTableMadeAgain(t *testing.T) {
 	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(dynamomap.DefaultTable)}); err != nil {
 		t.Fatal(err)
 	}
+	gone := dynamodb.NewTableNotExistsWaiter(db)
+	if err := gone.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(dynamomap.DefaultTable)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
 		t.Fatal(err)
 	}

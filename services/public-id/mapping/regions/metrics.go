@@ -12,6 +12,7 @@ type metrics struct {
 	fanouts   *prometheus.CounterVec
 	publishes *prometheus.CounterVec
 	filled    prometheus.Counter
+	repairs   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, s *Store) metrics {
@@ -25,13 +26,19 @@ func newMetrics(reg prometheus.Registerer, s *Store) metrics {
 		publishes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_region_publishes_total",
 			Help: "Publishes through the cross-region store, by outcome: ok (held by as many regions as copies), short (too few regions answered: not acknowledged), filling (the local region is being filled: not acknowledged), chosen_away_from_owner (the owner region did not answer and another chose the public id), two_public_ids (a region held another public id for the internal id: both resolve)."},
 			[]string{"result"}),
+		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_repairs_total",
+			Help: "Copies owed to a region a mapping belongs to (its owner or the owner's peer) that did not answer at the publish (another region stood in), by outcome: queued, copied (later), dropped (the queue was full), failed."},
+			[]string{"result"}),
 		filled: prometheus.NewCounter(prometheus.CounterOpts{Name: "idgen_publicid_fill_mappings_total",
 			Help: "Mappings copied into the local region's store by its fill, each read back."}),
 	}
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.calls, m.fanouts, m.publishes, m.filled,
+	reg.MustRegister(m.calls, m.fanouts, m.publishes, m.filled, m.repairs,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_publicid_repairs_pending",
+			Help: "Copies still owed to the regions their mappings belong to, tried again every 5 s while this process runs (a process that ends drops them: the mapping is still in two regions)."},
+			func() float64 { return float64(s.Repairs()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "idgen_publicid_copies_required",
 			Help: "How many regions must hold a mapping before a publish is acknowledged (the regions file's copies): 2, or 1 when an operator said so, and then one lost region can lose acknowledged mappings."},
 			func() float64 { return float64(s.Copies()) }),
@@ -55,6 +62,9 @@ func newMetrics(reg prometheus.Registerer, s *Store) metrics {
 	}
 	for _, res := range []string{"found", "found_local", "not_found", "unavailable", "refused", "negative_cache"} {
 		m.fanouts.WithLabelValues(res)
+	}
+	for _, res := range []string{"queued", "copied", "dropped", "failed"} {
+		m.repairs.WithLabelValues(res)
 	}
 	for _, res := range []string{"ok", "short", "filling", "chosen_away_from_owner", "two_public_ids"} {
 		m.publishes.WithLabelValues(res)

@@ -130,10 +130,7 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 				return r.v, nil
 			}
 			if local != nil {
-				if r.failed+1 >= s.Copies() {
-					continue // the local store's answer can settle it: wait for it (within its call timeout)
-				}
-				local = nil // every copy of a mapping is in a region that answered a miss
+				continue // only the local store's answer can settle it: wait for it (within its call timeout)
 			}
 		}
 	}
@@ -141,13 +138,13 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	if rem.err != nil && !errors.Is(rem.err, mapping.ErrNotFound) && !errors.Is(rem.err, mapping.ErrUnavailable) {
 		return 0, rem.err
 	}
-	if failed < s.Copies() {
+	if failed == 0 {
 		s.m.fanouts.WithLabelValues("not_found").Inc()
 		s.neg.add(public)
 		return 0, mapping.ErrNotFound
 	}
 	s.m.fanouts.WithLabelValues("unavailable").Inc()
-	return 0, fmt.Errorf("%w: %d regions did not answer, and a mapping has %d copies", mapping.ErrUnavailable, failed, s.Copies())
+	return 0, fmt.Errorf("%w: %d regions did not answer (or are being filled), and a mapping may be held by them alone", mapping.ErrUnavailable, failed)
 }
 
 // Lookup returns the public ID internal has: asked of its owner and the owner's peer at once,
@@ -169,10 +166,10 @@ func (s *Store) lookup(ctx context.Context, internal int64, order []*region) (st
 		return p2, from2, nil
 	}
 	if errors.Is(err2, mapping.ErrNotFound) || errors.Is(err2, mapping.ErrUnavailable) {
-		if failed+failed2 < s.Copies() {
+		if failed+failed2 == 0 {
 			return "", nil, mapping.ErrNotFound
 		}
-		return "", nil, fmt.Errorf("%w: %d regions did not answer, and a mapping has %d copies", mapping.ErrUnavailable, failed+failed2, s.Copies())
+		return "", nil, fmt.Errorf("%w: %d regions did not answer (or are being filled), and a mapping may be held by them alone", mapping.ErrUnavailable, failed+failed2)
 	}
 	return "", nil, err2
 }
@@ -233,9 +230,11 @@ func (s *Store) byHealthFromOwner(order []*region) []*region {
 // the publish is not acknowledged (a retry finds p and copies it on).
 func (s *Store) ensureCopies(ctx context.Context, order []*region, internal int64, p string, held *region) (string, error) {
 	copies := 0
+	var holders []*region
 	if held != nil {
-		copies = 1
+		copies, holders = 1, []*region{held}
 	}
+	defer func() { s.repairLater(order, internal, p, holders) }()
 	for _, r := range s.byHealth(order) {
 		if copies >= s.Copies() {
 			break
@@ -257,6 +256,7 @@ func (s *Store) ensureCopies(ctx context.Context, order []*region, internal int6
 			s.o.Logger.Warn("an internal id has two public ids (chosen on both sides of a partition); both resolve to it", "region", r.name, "owner", order[0].name)
 		}
 		copies++
+		holders = append(holders, r)
 	}
 	s.neg.remove(p)
 	if copies < s.Copies() {

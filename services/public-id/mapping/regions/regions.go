@@ -19,9 +19,11 @@
 //
 // Reading. A resolve asks the local region's store first and, on a miss, a failure or no answer
 // within HedgeAfter, every other region's at once (at most MaxFanOuts such fan-outs in flight);
-// the first that has the public ID answers. It is unknown (ErrNotFound) only when fewer regions
-// failed to answer than a mapping has copies, so at least one copy of any acknowledged mapping was
-// asked: otherwise it is ErrUnavailable, never a 404 for a real ID. Unknown public IDs are kept
+// the first that has the public ID answers. It is unknown (ErrNotFound) only when every region
+// answered with a filled store: otherwise it is ErrUnavailable, never a 404 for a real ID (a
+// mapping may be held by the region that did not answer alone, one that stood in for a region
+// lost since). A copy made in a region that stood in for the owner or its peer is owed to that
+// region and copied there once it answers (repair.go), while the process runs. Unknown public IDs are kept
 // in a negative cache for NegativeTTL; public IDs are 128 random bits that nobody holds before
 // their publish is acknowledged, by which time both copies are written, so the cache cannot hide a
 // real one (a publish through this process also clears its entry).
@@ -78,10 +80,15 @@ type Options struct {
 	// NoteEvery is how often the other regions' fill notes are read again. Default 10s.
 	NoteEvery time.Duration
 	// FillPage is the page size of a fill's scans. Default 500.
-	FillPage   int
-	Registerer prometheus.Registerer
-	Logger     *slog.Logger
-	now        func() time.Time
+	FillPage int
+	// RepairEvery is how often the copies owed to a region that did not answer at a publish are
+	// tried again; RepairMax bounds them (one more is dropped, and counted). Defaults 5s and
+	// 100,000.
+	RepairEvery time.Duration
+	RepairMax   int
+	Registerer  prometheus.Registerer
+	Logger      *slog.Logger
+	now         func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -108,6 +115,12 @@ func (o *Options) defaults() {
 	}
 	if o.FillPage <= 0 {
 		o.FillPage = 500
+	}
+	if o.RepairEvery <= 0 {
+		o.RepairEvery = 5 * time.Second
+	}
+	if o.RepairMax <= 0 {
+		o.RepairMax = 100_000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -142,6 +155,9 @@ type Store struct {
 	fanouts  chan struct{}
 	neg      negCache
 	m        metrics
+	repairMu sync.Mutex
+	repairs  []repair
+	stop     context.CancelFunc
 }
 
 // New returns the store of the regions of f, one Replica per region name (each its own store of
@@ -175,6 +191,9 @@ func New(ctx context.Context, f File, stores map[string]mapping.Replica, o Optio
 		wg.Go(func() { _, _ = s.readNote(ctx, r) })
 	}
 	wg.Wait()
+	var loop context.Context
+	loop, s.stop = context.WithCancel(context.Background())
+	go s.repairLoop(loop)
 	return s, nil
 }
 
@@ -361,6 +380,7 @@ func (s *Store) ReadsDurable() bool {
 
 // Close closes every region's store.
 func (s *Store) Close() error {
+	s.stop()
 	var errs []error
 	for _, r := range s.all {
 		errs = append(errs, r.rep.Close())

@@ -3,6 +3,7 @@ package regions_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -89,7 +90,7 @@ func (p *platform) open(local string, fill bool) *view {
 	}
 	f := p.file(local, func(n string) string { return "http://" + v.links[n].addr() })
 	st, err := regions.Open(context.Background(), f, regions.Options{CallTimeout: 400 * time.Millisecond, HedgeAfter: 30 * time.Millisecond,
-		SuspectFor: time.Second, NoteEvery: 100 * time.Millisecond, FillPage: 50, Registerer: v.reg})
+		SuspectFor: time.Second, NoteEvery: 100 * time.Millisecond, FillPage: 50, RepairEvery: 100 * time.Millisecond, Registerer: v.reg})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -210,9 +211,10 @@ func TestSameInternalIDEverywhereAtOnce(t *testing.T) {
 	}
 }
 
-// TestUnknownPublicID: an unknown public ID is not found in any region, with one region down
-// too (every mapping has a copy in a region that answered); with two of three down it is
-// unavailable, never not found; a repeated unknown ID is answered by the negative cache.
+// TestUnknownPublicID: an unknown public ID is not found when every region answered; with a
+// region that does not answer it is unavailable, never not found (a mapping may be held by that
+// region alone: the region that stood in for it is lost, say); a repeated unknown ID is answered
+// by the negative cache.
 func TestUnknownPublicID(t *testing.T) {
 	p := newPlatform(t)
 	p.open("r1", true)
@@ -230,13 +232,12 @@ func TestUnknownPublicID(t *testing.T) {
 	}
 	other, _ := p.newPublic()
 	v.links["r1"].cut()
-	if _, err := resolve(v, other); !errors.Is(err, mapping.ErrNotFound) {
-		t.Fatalf("unknown, r1 cut: %v, want not found", err)
+	if _, err := resolve(v, other); !errors.Is(err, mapping.ErrUnavailable) || errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("unknown, r1 cut: %v, want unavailable", err)
 	}
-	third, _ := p.newPublic()
-	v.links["r2"].cut()
-	if _, err := resolve(v, third); !errors.Is(err, mapping.ErrUnavailable) || errors.Is(err, mapping.ErrNotFound) {
-		t.Fatalf("unknown, r1 and r2 cut: %v, want unavailable", err)
+	v.links["r1"].heal()
+	if _, err := resolve(v, other); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("unknown, every region answering again: %v, want not found", err)
 	}
 }
 
@@ -388,7 +389,8 @@ func TestPartitionOfAPair(t *testing.T) {
 
 // TestFrozenLocalStore: the local region's server frozen (SIGSTOP), a resolve is answered from the
 // peer's copy within the hedge and a cross-region read, a publish is acknowledged by two other
-// regions within two call timeouts, and an unknown ID is not found (the others answered).
+// regions within two call timeouts, and an unknown ID is unavailable (the local region did not
+// answer), within the call timeout.
 func TestFrozenLocalStore(t *testing.T) {
 	p := newPlatform(t)
 	v1 := p.open("r1", true)
@@ -415,8 +417,43 @@ func TestFrozenLocalStore(t *testing.T) {
 		t.Fatalf("frozen local: resolve of a publish made meanwhile: %d, %v", got, err)
 	}
 	unknown, _ := p.newPublic()
-	if _, err := resolve(v1, unknown); !errors.Is(err, mapping.ErrNotFound) {
-		t.Fatalf("frozen local: unknown: %v, want not found", err)
+	start = time.Now()
+	if _, err := resolve(v1, unknown); !errors.Is(err, mapping.ErrUnavailable) || errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("frozen local: unknown: %v, want unavailable", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("frozen local: an unknown ID took %v", took)
+	}
+}
+
+// TestStandInRepaired: r2 (the owner's peer) does not answer r1's publish, so r3 stands in; once
+// r2 answers again the copy is made there too, so that r3 lost for good leaves the mapping in the
+// two regions it belongs to (those a fill restores) and it resolves in r2 from r2's own table.
+func TestStandInRepaired(t *testing.T) {
+	p := newPlatform(t)
+	v1 := p.open("r1", true)
+	p.open("r2", true)
+	p.open("r3", true)
+	v1.links["r2"].cut()
+	id := p.id("r1")
+	pub := publish(t, v1, p, id)
+	r2 := p.replica("r2")
+	if _, err := resolve(r2, pub); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("r2's table while cut off: %v", err)
+	}
+	if _, err := resolve(p.replica("r3"), pub); err != nil {
+		t.Fatalf("r3's table, standing in: %v", err)
+	}
+	if v1.Repairs() != 1 {
+		t.Fatalf("repairs pending: %d, want 1", v1.Repairs())
+	}
+	v1.links["r2"].heal()
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		got, err := resolve(r2, pub)
+		return err == nil && got == id, fmt.Sprint(got, err, " pending ", v1.Repairs())
+	})
+	if v1.Repairs() != 0 {
+		t.Errorf("repairs pending after the copy: %d", v1.Repairs())
 	}
 }
 
