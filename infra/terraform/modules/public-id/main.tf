@@ -113,7 +113,7 @@ resource "aws_dynamodb_table" "public_ids" {
     }
     precondition {
       condition     = length(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))) == 0 && length(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))) == 0
-      error_message = "dynamodb_endpoints (the region roots' public_id_dynamodb_endpoints) must name exactly the regions of regions (a URL, or null for a region whose root is not applied yet); missing: ${join(", ", sort(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))))}; not a region: ${join(", ", sort(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))))}."
+      error_message = "dynamodb_endpoints (the region roots' public_id_dynamodb_endpoints) must name every region of regions and no other, each with its interface endpoint's URL or null while its root is not applied:${length(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))) > 0 ? " missing: ${join(", ", sort(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))))};" : ""}${length(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))) > 0 ? " not a region: ${join(", ", sort(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))))};" : ""}"
     }
     precondition {
       condition     = try(var.dynamodb_endpoints[var.region], null) != null
