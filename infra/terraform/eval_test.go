@@ -287,6 +287,13 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 		if sch := types[b.Labels[0]]; sch != nil {
 			for _, a := range sch.Attrs {
 				attrs[a] = cty.StringVal(addr + "." + a)
+				if fields := nestedAttrs[b.Labels[0]][a]; fields != nil {
+					elem := map[string]cty.Value{}
+					for _, f := range fields {
+						elem[f] = cty.StringVal(fmt.Sprintf("%s.%s[0].%s", addr, a, f))
+					}
+					attrs[a] = cty.TupleVal([]cty.Value{cty.ObjectVal(elem)})
+				}
 			}
 		}
 		return cty.ObjectVal(attrs)
@@ -325,6 +332,13 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 		return cty.ObjectVal(m)
 	}
 	return obj(in.addr + "." + key)
+}
+
+// nestedAttrs are the computed attributes, by resource or data source type, that are lists of
+// objects the configuration reads fields of (the schema names attributes, not their types): their
+// placeholder is a list of one object whose every field is a string naming it.
+var nestedAttrs = map[string]map[string][]string{
+	"aws_vpc_endpoint": {"dns_entry": {"dns_name", "hosted_zone_id"}},
 }
 
 // evalCall evaluates a module call: its arguments, then the called module for each instance.

@@ -33,6 +33,13 @@ var grants = map[string]grantSpec{
 		},
 		tableRefs: []string{"local.table_arns"},
 	},
+	// The DynamoDB interface endpoint's policy (what may be done through it, whoever calls): the
+	// internal API's actions, the widest of the public-ID programs', on this region's public-ID
+	// table (local.dynamodb_table_arns, whose value TestDynamoDBEndpoints holds).
+	endpointsDir: {
+		actions:   map[string][]string{"dynamodb": publicIDActions},
+		tableRefs: []string{"local.dynamodb_table_arns"},
+	},
 	// every other module and root: none
 }
 

@@ -61,6 +61,19 @@ v1_table       = false
 customer_hostname = "api.example.com"
 customer_zone     = "example.com"
 
+# Every region's DynamoDB interface endpoint, from that region root's output
+# public_id_dynamodb_endpoint (terraform -chdir=live/regions/R output -raw public_id_dynamodb_endpoint):
+# the public-ID programs reach each region's table there. Before a region's first apply its entry is
+# null; apply the region roots one after another, then fill in each URL and apply the others again
+# (../README.md, "Applying").
+public_id_dynamodb_endpoints = {
+  "us-east-1"      = "https://vpce-0e10000000000dd01-1a2b3c4d.dynamodb.us-east-1.vpce.amazonaws.com"
+  "us-west-2"      = "https://vpce-0e20000000000dd01-2b3c4d5e.dynamodb.us-west-2.vpce.amazonaws.com"
+  "eu-west-1"      = "https://vpce-0e30000000000dd01-3c4d5e6f.dynamodb.eu-west-1.vpce.amazonaws.com"
+  "ap-northeast-1" = "https://vpce-0e40000000000dd01-4d5e6f7a.dynamodb.ap-northeast-1.vpce.amazonaws.com"
+  "ap-southeast-1" = "https://vpce-0e50000000000dd01-5e6f7a8b.dynamodb.ap-southeast-1.vpce.amazonaws.com"
+}
+
 # The services the gateway's routes name (routes/gateway.json), by region.
 gateway_upstreams = {
   "us-east-1" = [{ description = "orders", cidr = "10.0.32.0/20", port = 80 }]

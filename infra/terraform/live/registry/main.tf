@@ -68,6 +68,10 @@ module "endpoints" {
   vpc_cidr        = local.network.vpc_cidr
   subnet_ids      = local.network.subnet_ids
   route_table_ids = local.network.route_table_ids
+
+  # The home region's public-ID fleets are in this VPC: its DynamoDB interface endpoint admits the
+  # other VPCs, whose public-ID programs reach the home region's table at it.
+  dynamodb_peer_cidrs = [for r, n in var.networks : n.vpc_cidr if n.vpc_cidr != local.network.vpc_cidr]
 }
 
 ################################################################################

@@ -12,3 +12,13 @@ output "interface_endpoint_ids" {
   description = "Per interface service, the ID of its endpoint."
   value       = { for k, e in aws_vpc_endpoint.interface : k => e.id }
 }
+
+output "dynamodb_endpoint_url" {
+  description = "URL of the DynamoDB interface endpoint (https://<its Regional endpoint-specific DNS name>, vpce-….dynamodb.<region>.vpce.amazonaws.com): every region's public-ID store file names this region's table at it. null without dynamodb_interface."
+  value       = var.dynamodb_interface ? "https://${aws_vpc_endpoint.dynamodb[0].dns_entry[0].dns_name}" : null
+}
+
+output "dynamodb_security_group_id" {
+  description = "ID of the DynamoDB interface endpoint's security group: the public-ID fleets' egress names it, and modules/public-id admits them on it. null without dynamodb_interface."
+  value       = var.dynamodb_interface ? aws_security_group.dynamodb[0].id : null
+}

@@ -50,6 +50,29 @@ variable "interface_services" {
   default     = ["ec2messages", "kms", "monitoring", "ssm", "ssmmessages", "sts"]
 }
 
+variable "dynamodb_interface" {
+  description = "Whether to create the DynamoDB interface endpoint (no private DNS) and its security group, at which every region's public-ID programs reach this region's public-ID table: in every VPC that holds a region's public-ID fleets."
+  type        = bool
+  default     = true
+}
+
+variable "dynamodb_peer_cidrs" {
+  description = "IPv4 CIDRs of the other regions' VPCs, whose public-ID fleets reach the DynamoDB interface endpoint over the Transit Gateway: one ingress rule on 443 each (this VPC's own CIDR is left out; its fleets are admitted by security group, by modules/public-id)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.dynamodb_peer_cidrs : can(cidrnetmask(c)) && !endswith(c, "/0")])
+    error_message = "dynamodb_peer_cidrs must be IPv4 CIDRs, none of them /0."
+  }
+}
+
+variable "dynamodb_interface_tables" {
+  description = "Tables of this region the DynamoDB interface endpoint's policy lets its callers use (the public-ID programs' actions: DescribeTable, GetItem, PutItem, Scan)."
+  type        = list(string)
+  default     = ["idgen-public-ids"]
+}
+
 variable "tags" {
   description = "Tags added to every resource."
   type        = map(string)

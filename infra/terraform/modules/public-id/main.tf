@@ -19,6 +19,11 @@ locals {
   # region's table and that region's peer's, and read the others' on a local miss.
   table_arns = [for r in sort(keys(var.regions)) : "arn:${data.aws_partition.current.partition}:dynamodb:${r}:${data.aws_caller_identity.current.account_id}:table/${local.table}"]
 
+  # A region whose DynamoDB interface endpoint is not known yet (its root not applied: null in
+  # dynamodb_endpoints) is in the store file all the same, as every region must be, at a name that
+  # never resolves (.invalid, RFC 6761): each call to it fails, as to a region that is down.
+  not_applied_endpoint = { for r in keys(var.regions) : r => "https://dynamodb.${r}.not-applied.invalid" }
+
   # The store file both programs read (--store regions:/etc/idgen/public-id/regions.json).
   store_file = "public-id/regions.json"
   store_doc = jsonencode({
@@ -28,10 +33,14 @@ locals {
       name     = r
       number   = var.regions[r].number
       peer     = var.regions[r].peer
-      endpoint = lookup(var.dynamodb_endpoints, r, "https://dynamodb.${r}.amazonaws.com")
+      endpoint = coalesce(try(var.dynamodb_endpoints[r], null), local.not_applied_endpoint[r])
       table    = local.table
     }]
   })
+
+  # HTTPS to the region's DynamoDB interface endpoint (this region's table); the other regions'
+  # are in peer_vpc_cidrs, whose HTTPS rules the fleets have.
+  dynamodb_egress = { description = "HTTPS to the region's DynamoDB interface endpoint", port = 443, security_group_id = var.dynamodb_endpoint_security_group_id }
 
   # The regional Redis, as both programs reach it (TLS, AUTH token from the environment).
   redis_port = 6379
@@ -102,6 +111,14 @@ resource "aws_dynamodb_table" "public_ids" {
       condition     = contains(keys(var.regions), var.region)
       error_message = "region ${var.region} is not a region of regions."
     }
+    precondition {
+      condition     = length(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))) == 0 && length(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))) == 0
+      error_message = "dynamodb_endpoints (the region roots' public_id_dynamodb_endpoints) must name every region of regions and no other, each with its interface endpoint's URL or null while its root is not applied:${length(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))) > 0 ? " missing: ${join(", ", sort(setsubtract(keys(var.regions), keys(var.dynamodb_endpoints))))};" : ""}${length(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))) > 0 ? " not a region: ${join(", ", sort(setsubtract(keys(var.dynamodb_endpoints), keys(var.regions))))};" : ""}"
+    }
+    precondition {
+      condition     = try(var.dynamodb_endpoints[var.region], null) != null
+      error_message = "dynamodb_endpoints has no URL for this region (${var.region}): its own DynamoDB interface endpoint's."
+    }
   }
 }
 
@@ -154,6 +171,26 @@ resource "aws_vpc_security_group_ingress_rule" "cache" {
   ip_protocol                  = "tcp"
   from_port                    = local.redis_port
   to_port                      = local.redis_port
+  referenced_security_group_id = each.value
+  tags                         = local.tags
+}
+
+################################################################################
+# The region's DynamoDB interface endpoint (modules/endpoints): both fleets reach this region's
+# table at it, as the other regions' fleets do over the Transit Gateway (admitted there by CIDR)
+################################################################################
+
+resource "aws_vpc_security_group_ingress_rule" "dynamodb_endpoint" {
+  for_each = {
+    public-id         = module.public_id.security_group_id
+    public-id-gateway = module.gateway.security_group_id
+  }
+
+  security_group_id            = var.dynamodb_endpoint_security_group_id
+  description                  = "HTTPS to the DynamoDB interface endpoint from the ${each.key} hosts"
+  ip_protocol                  = "tcp"
+  from_port                    = 443
+  to_port                      = 443
   referenced_security_group_id = each.value
   tags                         = local.tags
 }
@@ -269,7 +306,8 @@ module "public_id" {
   endpoints_security_group_id = var.endpoints_security_group_id
   peer_cidrs                  = var.peer_vpc_cidrs
   egress_peers = {
-    redis = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id }
+    redis    = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id }
+    dynamodb = local.dynamodb_egress
   }
 
   instance_type  = var.instance_type
@@ -331,7 +369,10 @@ module "gateway" {
   endpoints_security_group_id = var.endpoints_security_group_id
   peer_cidrs                  = var.peer_vpc_cidrs
   egress_peers = merge(
-    { redis = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id } },
+    {
+      redis    = { description = "Redis (TLS) of the region", port = local.redis_port, security_group_id = aws_security_group.cache.id }
+      dynamodb = local.dynamodb_egress
+    },
     { for u in var.gateway_upstreams : "upstream ${u.cidr}:${u.port}" => { description = "an upstream of the routes: ${u.description}", port = u.port, cidr_ipv4 = u.cidr } },
   )
 

@@ -17,14 +17,18 @@ variable "regions" {
 }
 
 variable "dynamodb_endpoints" {
-  description = "Per region name, the DynamoDB endpoint URL its table is reached at from this region, where it is not https://dynamodb.<region>.amazonaws.com (for example another region's DynamoDB interface endpoint, reached over the Transit Gateway: https://vpce-….dynamodb.<region>.vpce.amazonaws.com)."
+  description = "Per region of regions, the URL of its DynamoDB interface endpoint (https://vpce-….dynamodb.<region>.vpce.amazonaws.com: modules/endpoints' dynamodb_endpoint_url), at which this region's programs reach its table, this region's own in its VPC and the others' over the Transit Gateway (the hosts have no way to the internet, and the gateway endpoint serves this region only); null for a region whose root is not applied yet, which the store file then names at an address that never resolves. Every region of regions must be named, and this region's must be a URL."
   type        = map(string)
-  default     = {}
 
   validation {
-    condition     = alltrue([for r, u in var.dynamodb_endpoints : can(regex("^https://[a-z0-9.-]+$", u))])
-    error_message = "dynamodb_endpoints values must look like https://host."
+    condition     = alltrue([for r, u in var.dynamodb_endpoints : u == null || startswith(coalesce(u, "-"), "https://")])
+    error_message = "dynamodb_endpoints values must be https:// URLs, or null."
   }
+}
+
+variable "dynamodb_endpoint_security_group_id" {
+  description = "Security group of this region's DynamoDB interface endpoint (modules/endpoints' dynamodb_security_group_id): both fleets' HTTPS egress names it, and the module admits both fleets on it."
+  type        = string
 }
 
 variable "dns_name" {

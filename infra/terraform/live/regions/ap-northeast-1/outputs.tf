@@ -33,6 +33,11 @@ output "public_id_table_arn" {
   value       = module.public_id.table_arn
 }
 
+output "public_id_dynamodb_endpoint" {
+  description = "URL of this region's DynamoDB interface endpoint (https://<its Regional endpoint-specific DNS name>): put it under this region in every region root's public_id_dynamodb_endpoints (live/idgen.tfvars)."
+  value       = local.dynamodb_endpoint
+}
+
 output "gateway_lb_dns_name" {
   description = "DNS name of this region's customer ALB (the customer hostname's latency record in this region is an alias of it)."
   value       = module.public_id.lb_dns_name

@@ -81,9 +81,13 @@ variable "customer_zone" {
 }
 
 variable "public_id_dynamodb_endpoints" {
-  description = "Per region name, the DynamoDB endpoint URL its public-ID table is reached at from the other regions, where it is not https://dynamodb.<region>.amazonaws.com: that region's DynamoDB interface endpoint, reached over the Transit Gateway (the hosts have no way to the internet)."
+  description = "Per region of the topology, the URL of its DynamoDB interface endpoint (that region root's output public_id_dynamodb_endpoint, https://vpce-….dynamodb.<region>.vpce.amazonaws.com), at which the public-ID programs reach its table over the Transit Gateway; null for a region whose root is not applied yet (its table is then unreachable, and the publishes it must hold a copy of are refused). Every region must be named; a root uses its own endpoint for its own region, whatever its entry here says."
   type        = map(string)
-  default     = {}
+
+  validation {
+    condition     = alltrue([for r, u in var.public_id_dynamodb_endpoints : u == null || can(regex("^https://vpce-[0-9a-z]+-[0-9a-z]+\\.dynamodb\\.${r}\\.vpce\\.amazonaws\\.com$", coalesce(u, "-")))])
+    error_message = "public_id_dynamodb_endpoints values must be null or a region's DynamoDB interface endpoint URL, https://vpce-<id>-<suffix>.dynamodb.<that region>.vpce.amazonaws.com (no public endpoint: the hosts cannot reach it)."
+  }
 }
 
 variable "gateway_upstreams" {

@@ -49,6 +49,10 @@ module "endpoints" {
   vpc_cidr        = local.network.vpc_cidr
   subnet_ids      = local.network.subnet_ids
   route_table_ids = local.network.route_table_ids
+
+  # The DynamoDB interface endpoint admits the other regions' VPCs: their public-ID programs
+  # reach this region's table at it over the Transit Gateway.
+  dynamodb_peer_cidrs = local.other_vpcs
 }
 
 # In the home VPC, the endpoints the registry root made.
@@ -60,6 +64,43 @@ data "aws_security_group" "home_endpoints" {
     Service   = "idgen"
     Component = "endpoints"
   }
+}
+
+# In the home VPC, the DynamoDB interface endpoint the registry root made, and its security group.
+data "aws_vpc_endpoint" "home_dynamodb" {
+  count = local.shares_home_vpc ? 1 : 0
+
+  vpc_id       = local.network.vpc_id
+  service_name = "com.amazonaws.${local.region}.dynamodb"
+  tags = {
+    Service   = "idgen"
+    Component = "dynamodb-endpoint"
+  }
+
+  lifecycle {
+    # The first DNS entry is the Regional endpoint-specific name (modules/endpoints).
+    postcondition {
+      condition     = can(regex("^vpce-[0-9a-z]+-[0-9a-z]+\\.dynamodb\\.${local.region}\\.vpce\\.amazonaws\\.com$", self.dns_entry[0].dns_name))
+      error_message = "the home VPC's DynamoDB interface endpoint's first DNS entry is not its Regional endpoint-specific name."
+    }
+  }
+}
+
+data "aws_security_group" "home_dynamodb_endpoint" {
+  count = local.shares_home_vpc ? 1 : 0
+
+  vpc_id = local.network.vpc_id
+  tags = {
+    Service   = "idgen"
+    Component = "dynamodb-endpoint"
+  }
+}
+
+locals {
+  # This region's DynamoDB interface endpoint: its URL (this root's output, which the other roots
+  # are given in public_id_dynamodb_endpoints) and its security group.
+  dynamodb_endpoint                   = local.shares_home_vpc ? "https://${data.aws_vpc_endpoint.home_dynamodb[0].dns_entry[0].dns_name}" : module.endpoints[0].dynamodb_endpoint_url
+  dynamodb_endpoint_security_group_id = local.shares_home_vpc ? data.aws_security_group.home_dynamodb_endpoint[0].id : module.endpoints[0].dynamodb_security_group_id
 }
 
 module "region" {
@@ -107,9 +148,11 @@ data "aws_acm_certificate" "customer" {
 module "public_id" {
   source = "../../../modules/public-id"
 
-  region             = local.region
-  regions            = module.topology.regions
-  dynamodb_endpoints = var.public_id_dynamodb_endpoints
+  region  = local.region
+  regions = module.topology.regions
+  # Every region's table at its DynamoDB interface endpoint: the other regions' from their roots'
+  # outputs (null while a region's root is not applied), this region's from this root.
+  dynamodb_endpoints = merge(var.public_id_dynamodb_endpoints, { (local.region) = local.dynamodb_endpoint })
   dns_name           = "public-id.${local.region}.${var.endpoint_domain}"
   zone_id            = data.aws_route53_zone.endpoints.zone_id
 
@@ -121,10 +164,11 @@ module "public_id" {
   failover_caller_cidrs = local.failover_callers
   peer_vpc_cidrs        = local.other_vpcs
 
-  endpoints_security_group_id = local.shares_home_vpc ? data.aws_security_group.home_endpoints[0].id : module.endpoints[0].security_group_id
-  gateway_upstreams           = lookup(var.gateway_upstreams, local.region, [])
-  certificate_arn             = data.aws_acm_certificate.customer.arn
-  redis_auth_parameter        = "/idgen/${local.region}/public-id/redis-auth"
+  endpoints_security_group_id         = local.shares_home_vpc ? data.aws_security_group.home_endpoints[0].id : module.endpoints[0].security_group_id
+  dynamodb_endpoint_security_group_id = local.dynamodb_endpoint_security_group_id
+  gateway_upstreams                   = lookup(var.gateway_upstreams, local.region, [])
+  certificate_arn                     = data.aws_acm_certificate.customer.arn
+  redis_auth_parameter                = "/idgen/${local.region}/public-id/redis-auth"
 
   public_id_artifact_s3_uri = "${local.release}/bin/public-id"
   gateway_artifact_s3_uri   = "${local.release}/bin/public-id-gateway"

@@ -38,6 +38,17 @@ module "public_id" {
   # The other regions' VPCs, where their tables' DynamoDB interface endpoints are.
   peer_vpc_cidrs = ["10.0.0.0/16", "10.1.0.0/16", "10.3.0.0/16", "10.4.0.0/16"]
 
+  # Every region's DynamoDB interface endpoint (each region's modules/endpoints), this one's too;
+  # null for a region not applied yet.
+  dynamodb_endpoints = {
+    "us-east-1"      = "https://vpce-0aaaaaaaaaaaaaaa1-1a2b3c4d.dynamodb.us-east-1.vpce.amazonaws.com"
+    "us-west-2"      = "https://vpce-0aaaaaaaaaaaaaaa2-2b3c4d5e.dynamodb.us-west-2.vpce.amazonaws.com"
+    "eu-west-1"      = "https://vpce-0aaaaaaaaaaaaaaa3-3c4d5e6f.dynamodb.eu-west-1.vpce.amazonaws.com"
+    "ap-northeast-1" = "https://vpce-0aaaaaaaaaaaaaaa4-4d5e6f7a.dynamodb.ap-northeast-1.vpce.amazonaws.com"
+    "ap-southeast-1" = null
+  }
+  dynamodb_endpoint_security_group_id = "sg-0123456789abcdef1"
+
   endpoints_security_group_id = "sg-0123456789abcdef0"
   certificate_arn             = "arn:aws:acm:eu-west-1:123456789012:certificate/01234567-89ab-cdef-0123-456789abcdef"
   redis_auth_parameter        = "/idgen/eu-west-1/public-id/redis-auth"
