@@ -40,6 +40,10 @@ func (s *Store) Fill(ctx context.Context, retry time.Duration) (FillResult, erro
 		s.local.notedAt.Store(s.o.now().UnixNano())
 		return FillResult{Copied: n.Copied, Verified: n.Verified, Differ: n.Differ, Already: true}, nil
 	}
+	if pn, err := s.noteNamed(ctx, s.local, FillProgressNote); err == nil {
+		n = pn // where a fill that stopped, or one under way in another process, got to
+		n.Done = false
+	}
 	s.o.Logger.Info("filling the local region's mapping store from the other regions", "region", s.local.name, "from_source", n.Source, "copied_before", n.Copied)
 	for n.Source < len(s.all) {
 		src := s.all[n.Source]
@@ -70,13 +74,13 @@ func (s *Store) Fill(ctx context.Context, retry time.Duration) (FillResult, erro
 		if page.next == "" {
 			n.Source++
 		}
-		if err := s.saveNote(ctx, n); err != nil {
+		if err := s.saveNote(ctx, FillProgressNote, n); err != nil {
 			s.o.Logger.Warn("filling: progress not recorded (the next page is copied again after a restart)", "err", err)
 		}
 	}
 	n.Done = true
 	for {
-		err := s.saveNote(ctx, n)
+		err := s.saveNote(ctx, FillNote, n)
 		if err == nil {
 			break
 		}
@@ -128,13 +132,13 @@ func (s *Store) copyPage(ctx context.Context, pairs []mapping.Pair, n *fillNote)
 	return nil
 }
 
-func (s *Store) saveNote(ctx context.Context, n fillNote) error {
+func (s *Store) saveNote(ctx context.Context, name string, n fillNote) error {
 	b, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
 	_, err = call(s, ctx, s.local, "set_note", func(ctx context.Context, rep mapping.Replica) (struct{}, error) {
-		return struct{}{}, rep.SetNote(ctx, FillNote, b)
+		return struct{}{}, rep.SetNote(ctx, name, b)
 	})
 	return err
 }

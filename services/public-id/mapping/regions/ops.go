@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -47,14 +48,16 @@ func first[T any](s *Store, ctx context.Context, rs []*region, op string, f func
 		case errors.Is(a.err, mapping.ErrUnavailable):
 			failed++
 		default:
+			// Any other error of one region's store (a refused request: an IAM change, a
+			// table renamed) says nothing of the others': that region did not answer.
 			other = a.err
 			failed++
 		}
 	}
-	if other != nil {
-		return v, nil, failed, other
-	}
 	if failed > 0 {
+		if other != nil {
+			return v, nil, failed, fmt.Errorf("%w: %d of %d regions did not answer: %w", mapping.ErrUnavailable, failed, len(rs), other)
+		}
 		return v, nil, failed, fmt.Errorf("%w: %d of %d regions did not answer", mapping.ErrUnavailable, failed, len(rs))
 	}
 	return v, nil, 0, mapping.ErrNotFound
@@ -83,10 +86,7 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 		if a.err == nil {
 			return a.v, nil
 		}
-		if !errors.Is(a.err, mapping.ErrNotFound) && !errors.Is(a.err, mapping.ErrUnavailable) {
-			return 0, a.err
-		}
-		if errors.Is(a.err, mapping.ErrUnavailable) || !s.isFilled(ctx, s.local) {
+		if !errors.Is(a.err, mapping.ErrNotFound) || !s.isFilled(ctx, s.local) {
 			localFailed = 1
 		}
 		local = nil
@@ -135,9 +135,6 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 		}
 	}
 	failed := rem.failed + localFailed
-	if rem.err != nil && !errors.Is(rem.err, mapping.ErrNotFound) && !errors.Is(rem.err, mapping.ErrUnavailable) {
-		return 0, rem.err
-	}
 	if failed == 0 {
 		s.m.fanouts.WithLabelValues("not_found").Inc()
 		s.neg.add(public)
@@ -147,31 +144,64 @@ func (s *Store) Resolve(ctx context.Context, public string) (int64, error) {
 	return 0, fmt.Errorf("%w: %d regions did not answer (or are being filled), and a mapping may be held by them alone", mapping.ErrUnavailable, failed)
 }
 
-// Lookup returns the public ID internal has: asked of its owner and the owner's peer at once,
-// then, when either failed, of every other region.
+// Lookup returns the public ID internal has, once Copies regions hold it: asked of its owner and
+// the owner's peer at once (then, when either failed, of the other regions), and copied to the
+// other first when only one holds it (a publish cut short before its copy, whose public ID was
+// never acknowledged, is never handed out from one region alone). When no region that answered
+// has one, it is ErrNotFound, so that a caller publishes (Publish decides, and finds what a
+// region that did not answer here may hold).
 func (s *Store) Lookup(ctx context.Context, internal int64) (string, error) {
-	p, _, err := s.lookup(ctx, internal, s.placement(internal))
-	return p, err
+	order := s.placement(internal)
+	p, holders, _, err := s.findExisting(ctx, internal, order)
+	if errors.Is(err, mapping.ErrUnavailable) {
+		return "", mapping.ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.ensureCopies(ctx, order, internal, p, holders)
 }
 
-func (s *Store) lookup(ctx context.Context, internal int64, order []*region) (string, *region, error) {
+// findExisting asks the owner and the peer at once, waiting for both, and returns the public ID
+// internal has (the owner's when the two differ) and the regions that hold it; when one of them
+// did not answer (or is being filled), the other regions are asked too, since a region that
+// stood in for it may hold the mapping. It also returns the home regions that did not answer.
+func (s *Store) findExisting(ctx context.Context, internal int64, order []*region) (string, []*region, []*region, error) {
 	lookup := func(ctx context.Context, rep mapping.Replica) (string, error) { return rep.Lookup(ctx, internal) }
-	n := min(2, len(order))
-	p, from, failed, err := first(s, ctx, order[:n], "lookup", lookup)
-	if err == nil || failed == 0 || len(order) == n {
-		return p, from, err
+	home := order[:min(2, len(order))]
+	answers := make([]answer[string], len(home))
+	var wg sync.WaitGroup
+	for i, r := range home {
+		wg.Go(func() {
+			v, err := call(s, ctx, r, "lookup", lookup)
+			answers[i] = answer[string]{r, v, err}
+		})
 	}
-	p2, from2, failed2, err2 := first(s, ctx, order[n:], "lookup", lookup)
-	if err2 == nil {
-		return p2, from2, nil
-	}
-	if errors.Is(err2, mapping.ErrNotFound) || errors.Is(err2, mapping.ErrUnavailable) {
-		if failed+failed2 == 0 {
-			return "", nil, mapping.ErrNotFound
+	wg.Wait()
+	var p string
+	var holders, failed []*region
+	for _, a := range answers { // the owner first
+		switch {
+		case a.err == nil && (p == "" || a.v == p):
+			p, holders = a.v, append(holders, a.r)
+		case a.err == nil:
+			// a second public ID (both sides of a partition): the owner's is the one given out
+		case errors.Is(a.err, mapping.ErrNotFound) && s.filledNow(ctx, a.r):
+		default:
+			failed = append(failed, a.r)
 		}
-		return "", nil, fmt.Errorf("%w: %d regions did not answer (or are being filled), and a mapping may be held by them alone", mapping.ErrUnavailable, failed+failed2)
 	}
-	return "", nil, err2
+	if p != "" {
+		return p, holders, failed, nil
+	}
+	if len(failed) == 0 {
+		return "", nil, nil, mapping.ErrNotFound
+	}
+	p2, from, _, err := first(s, ctx, order[len(home):], "lookup", lookup)
+	if err == nil {
+		return p2, []*region{from}, failed, nil
+	}
+	return "", nil, failed, fmt.Errorf("%w: %d of the regions internal id %d belongs to did not answer, and no other region has it", mapping.ErrUnavailable, len(failed), internal)
 }
 
 // Publish returns the public ID of internal, making one if it has none, once Copies regions hold
@@ -183,16 +213,20 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		return "", ErrFilling
 	}
 	order := s.placement(internal)
-	p, from, err := s.lookup(ctx, internal, order)
+	p, holders, failed, err := s.findExisting(ctx, internal, order)
 	switch {
 	case err == nil:
-		return s.ensureCopies(ctx, order, internal, p, from)
+		return s.ensureCopies(ctx, order, internal, p, holders)
 	case !errors.Is(err, mapping.ErrNotFound) && !errors.Is(err, mapping.ErrUnavailable):
 		return "", err
 	}
 	// No region that answered has one: the first region of the order that is filled and
-	// answers chooses it.
+	// answers chooses it (not one that failed the lookup just now: asking it again would cost
+	// another call timeout).
 	for i, r := range s.byHealthFromOwner(order) {
+		if slices.Contains(failed, r) {
+			continue
+		}
 		if !s.isFilled(ctx, r) {
 			// Not filled at the last reading: read its note now (a region seldom chooses away
 			// from its owner, and one just filled must not be skipped).
@@ -204,6 +238,13 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			return rep.Publish(ctx, internal, newPublic)
 		})
 		if errors.Is(err, mapping.ErrUnavailable) {
+			if i < len(order) && slices.Contains(order[:min(2, len(order))], r) && r == order[0] {
+				// The owner answered the lookup a moment ago: it is busy (concurrent publishes of
+				// this ID), not unreachable, and choosing elsewhere would make a second public
+				// ID. Not acknowledged; a retry finds the owner's.
+				s.m.publishes.WithLabelValues("short").Inc()
+				return "", fmt.Errorf("%w: the owner region %s answered but could not publish now: %w", mapping.ErrUnavailable, r.name, err)
+			}
 			continue
 		}
 		if err != nil {
@@ -213,10 +254,20 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			s.m.publishes.WithLabelValues("chosen_away_from_owner").Inc()
 			s.o.Logger.Warn("a public id was chosen away from its owner region, which did not answer", "owner", order[0].name, "chosen_in", r.name)
 		}
-		return s.ensureCopies(ctx, order, internal, p, r)
+		return s.ensureCopies(ctx, order, internal, p, []*region{r})
 	}
 	s.m.publishes.WithLabelValues("short").Inc()
 	return "", fmt.Errorf("%w: no region could choose the public id", mapping.ErrUnavailable)
+}
+
+// filledNow reports r's fill, reading its note at once when the last reading said it is not
+// filled (one read, only then): a region just filled must not count as one that did not answer.
+func (s *Store) filledNow(ctx context.Context, r *region) bool {
+	if s.isFilled(ctx, r) {
+		return true
+	}
+	ok, _ := s.readNote(ctx, r)
+	return ok
 }
 
 // byHealthFromOwner is order with the owner first whatever its health (a suspect owner is still
@@ -226,30 +277,27 @@ func (s *Store) byHealthFromOwner(order []*region) []*region {
 }
 
 // ensureCopies writes p to the regions of order, in order (healthy ones first), until Copies of
-// them hold it (held, when not nil, already does), and returns p; fewer is ErrUnavailable, and
-// the publish is not acknowledged (a retry finds p and copies it on).
-func (s *Store) ensureCopies(ctx context.Context, order []*region, internal int64, p string, held *region) (string, error) {
-	copies := 0
-	var holders []*region
-	if held != nil {
-		copies, holders = 1, []*region{held}
-	}
+// them hold it (held already do), and returns p; fewer is ErrUnavailable, and the publish is not
+// acknowledged (a retry finds p and copies it on).
+func (s *Store) ensureCopies(ctx context.Context, order []*region, internal int64, p string, held []*region) (string, error) {
+	holders := slices.Clone(held)
+	copies := len(holders)
 	defer func() { s.repairLater(order, internal, p, holders) }()
 	for _, r := range s.byHealth(order) {
 		if copies >= s.Copies() {
 			break
 		}
-		if r == held {
+		if slices.Contains(held, r) {
 			continue
 		}
 		got, err := call(s, ctx, r, "copy", func(ctx context.Context, rep mapping.Replica) (string, error) {
 			return rep.Copy(ctx, internal, p)
 		})
-		if errors.Is(err, mapping.ErrUnavailable) {
-			continue
-		}
-		if err != nil {
+		if errors.Is(err, mapping.ErrConflict) {
 			return "", err
+		}
+		if err != nil { // unavailable, or refused: another region takes its place
+			continue
 		}
 		if got != p {
 			s.m.publishes.WithLabelValues("two_public_ids").Inc()

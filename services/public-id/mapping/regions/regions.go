@@ -57,8 +57,13 @@ import (
 // ErrFilling is mapping.ErrFilling: the local region is being filled.
 var ErrFilling = mapping.ErrFilling
 
-// FillNote is the name of the note that holds a region's fill.
-const FillNote = "fill"
+// FillNote is the name of the note that says a region is filled; FillProgressNote holds a fill's
+// progress until then. They are apart so that a fill still under way in another process can
+// never write over the note that ends it.
+const (
+	FillNote         = "fill"
+	FillProgressNote = "fill-progress"
+)
 
 // Options tunes a Store; zero values take the defaults in the comments.
 type Options struct {
@@ -349,7 +354,11 @@ func (s *Store) readNote(ctx context.Context, r *region) (bool, error) {
 }
 
 func (s *Store) note(ctx context.Context, r *region) (fillNote, error) {
-	b, err := call(s, ctx, r, "note", func(ctx context.Context, rep mapping.Replica) ([]byte, error) { return rep.Note(ctx, FillNote) })
+	return s.noteNamed(ctx, r, FillNote)
+}
+
+func (s *Store) noteNamed(ctx context.Context, r *region, name string) (fillNote, error) {
+	b, err := call(s, ctx, r, "note", func(ctx context.Context, rep mapping.Replica) ([]byte, error) { return rep.Note(ctx, name) })
 	var n fillNote
 	switch {
 	case errors.Is(err, mapping.ErrNotFound):

@@ -205,6 +205,16 @@ func TestSameInternalIDEverywhereAtOnce(t *testing.T) {
 		wg.Wait()
 		for i := range got {
 			if got[i] != got[0] {
+				for _, v := range views {
+					mfs, _ := v.reg.Gather()
+					for _, mf := range mfs {
+						for _, m := range mf.GetMetric() {
+							if m.GetCounter().GetValue() > 0 && !strings.Contains(mf.GetName(), "fanouts") {
+								t.Log(v.Local(), mf.GetName(), m.GetLabel(), m.GetCounter().GetValue())
+							}
+						}
+					}
+				}
 				t.Fatalf("internal ID %d: %s got %s, %s got %s", id, names[0], got[0], names[i], got[i])
 			}
 		}
