@@ -225,10 +225,19 @@ func (s *stack) startDynalite(ctx context.Context, name string, port int) (*proc
 	if _, err := os.Stat(cli); err != nil {
 		return nil, fmt.Errorf("gameday: %s is missing: run make setup (npm ci)", cli)
 	}
-	return s.start(ctx, proc.Spec{Name: name, Bin: "node", Group: true,
+	// Healthy once this process says it listens: its port was picked before, and a process
+	// started meanwhile can hold it, answering the address while this one fails to listen.
+	logFile := filepath.Join(s.logs, name+".log")
+	listening := func(context.Context) error {
+		if b, _ := os.ReadFile(logFile); !strings.Contains(string(b), "Dynalite listening at") {
+			return fmt.Errorf("gameday: %s does not say it listens yet", name)
+		}
+		return nil
+	}
+	return s.start(ctx, proc.Spec{Name: name, Bin: "node", Group: true, Log: logFile,
 		Args: []string{filepath.Join(s.root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
 			"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
-		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port)})
+		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port), Health: listening})
 }
 
 // startPublicStore starts r's store of record, empty (in memory), and makes its table.
