@@ -14,7 +14,7 @@ import (
 // every host; the local stack and the tests write it from the same plan.
 //
 //	{"region": "eu-west-1", "copies": 2, "schedule": "v2",
-//	 "regions": [{"name": "us-east-1", "number": 1, "peer": "eu-west-1",
+//	 "regions": [{"name": "us-east-1", "number": 0, "peer": "us-west-2",
 //	              "endpoint": "https://dynamodb.us-east-1.amazonaws.com", "table": "idgen-public-ids"}, …]}
 type File struct {
 	// Region is the region this process runs in; it must be one of Regions.

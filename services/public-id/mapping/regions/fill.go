@@ -22,8 +22,8 @@ type FillResult struct {
 
 // Fill fills the local region's store from the others' and marks it filled (its note), unless it
 // is already: it copies every mapping whose owner or owner's peer is the local region, from every
-// other region's store, reads each one back, and records its progress in the note after every
-// page, so a fill that stops (a crash, ctx) goes on from there. A region that does not answer is
+// other region's store, reads each one back, and records its progress in FillProgressNote after
+// every page, so a fill that stops (a crash, ctx) goes on from there. A region that does not answer is
 // tried again after retry until ctx ends; until every region has been copied from, the local
 // region is not filled.
 func (s *Store) Fill(ctx context.Context, retry time.Duration) (FillResult, error) {

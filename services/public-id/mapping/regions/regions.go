@@ -31,8 +31,9 @@
 // A region that comes back empty. A region's store holds a note, "fill", that says it holds every
 // mapping it should: Fill (run by the internal API's processes) copies, from every other region,
 // each mapping whose owner or owner's peer is the region, reads each back, records its progress in
-// the note after every page (a stopped fill goes on where it stopped), and marks the region
-// filled. Until then the region's store neither chooses public IDs nor counts as having answered
+// a note of its own, "fill-progress", after every page (a stopped fill goes on where it stopped),
+// and marks the region filled; the internal API's processes then watch the note and fill the
+// region again if its store is made again empty while they run. Until then the region's store neither chooses public IDs nor counts as having answered
 // a miss, for its own processes and for every other region's, and its own processes acknowledge
 // no publish (ErrFilling) and report not ready.
 //
