@@ -33,6 +33,7 @@ type storeDoc struct {
 		Peer     string `json:"peer"`
 		Endpoint string `json:"endpoint"`
 		Table    string `json:"table"`
+		Absent   bool   `json:"absent"`
 	} `json:"regions"`
 }
 
@@ -125,6 +126,9 @@ func TestPublicIDStoreFile(t *testing.T) {
 			want := fmt.Sprintf("%d %s %s %s", numbers[r.Name], peers[r.Name], endpoints[r.Name], publicIDTable)
 			if got := fmt.Sprintf("%d %s %s %s", r.Number, r.Peer, r.Endpoint, r.Table); got != want {
 				t.Errorf("%s: region %s is %q, want %q", in.addr, r.Name, got, want)
+			}
+			if notApplied := strings.HasSuffix(endpoints[r.Name], ".not-applied.invalid"); r.Absent != notApplied {
+				t.Errorf("%s: region %s absent %v, want %v (absent exactly when its endpoint is not known)", in.addr, r.Name, r.Absent, notApplied)
 			}
 			// The hosts reach no public endpoint of DynamoDB but their own region's, through the
 			// gateway endpoint, which the programs are not given: every table is named at an
@@ -279,6 +283,9 @@ func TestPublicIDStoreFileFirstApply(t *testing.T) {
 				}
 				if r.Endpoint != want {
 					t.Errorf("region %s at %s, want %s", r.Name, r.Endpoint, want)
+				}
+				if r.Absent != (r.Name != "eu-west-1") {
+					t.Errorf("region %s absent %v; want absent exactly when its endpoint is not known", r.Name, r.Absent)
 				}
 			}
 			if len(doc.Regions) != len(numbers) {

@@ -20,8 +20,10 @@ locals {
   table_arns = [for r in sort(keys(var.regions)) : "arn:${data.aws_partition.current.partition}:dynamodb:${r}:${data.aws_caller_identity.current.account_id}:table/${local.table}"]
 
   # A region whose DynamoDB interface endpoint is not known yet (its root not applied: null in
-  # dynamodb_endpoints) is in the store file all the same, as every region must be, at a name that
-  # never resolves (.invalid, RFC 6761): each call to it fails, as to a region that is down.
+  # dynamodb_endpoints) is in the store file all the same, as every region must be (the peers name
+  # it), marked absent: the programs never ask it, never make it a copy's home, and do not count
+  # it as a region that did not answer. Its endpoint is a name that never resolves (.invalid,
+  # RFC 6761), never called.
   not_applied_endpoint = { for r in keys(var.regions) : r => "https://dynamodb.${r}.not-applied.invalid" }
 
   # The store file both programs read (--store regions:/etc/idgen/public-id/regions.json).
@@ -35,6 +37,7 @@ locals {
       peer     = var.regions[r].peer
       endpoint = coalesce(try(var.dynamodb_endpoints[r], null), local.not_applied_endpoint[r])
       table    = local.table
+      absent   = try(var.dynamodb_endpoints[r], null) == null
     }]
   })
 

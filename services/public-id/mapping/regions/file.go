@@ -41,6 +41,11 @@ type FileRegion struct {
 	Endpoint string `json:"endpoint"`
 	// Table is the region's table (dynamomap.DefaultTable when empty).
 	Table string `json:"table,omitempty"`
+	// Absent marks a region of the topology whose table does not exist yet (its Terraform root
+	// not applied): it is listed, so that every peer is, but never asked, never a copy's home and
+	// never counted as a region that did not answer. Once it exists, a new file without the mark
+	// and a restart take it in.
+	Absent bool `json:"absent,omitempty"`
 }
 
 // ReadFile reads and checks a regions file.
@@ -115,6 +120,9 @@ func (f File) Check() error {
 	if !names[f.Region] {
 		return fmt.Errorf("region %q is not one of the file's regions", f.Region)
 	}
+	if r, _ := f.region(f.Region); r.Absent {
+		return fmt.Errorf("region %s is this process's region and cannot be absent", f.Region)
+	}
 	return nil
 }
 
@@ -130,4 +138,14 @@ func (f File) schedule() string {
 		return "v2"
 	}
 	return f.Schedule
+}
+
+// region returns the named region of the file.
+func (f File) region(name string) (FileRegion, bool) {
+	for _, r := range f.Regions {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return FileRegion{}, false
 }

@@ -24,6 +24,9 @@ func Open(ctx context.Context, f File, o Options) (*Store, error) {
 		}
 	}
 	for _, r := range f.Regions {
+		if r.Absent {
+			continue
+		}
 		db, err := dynamo.NewClient(ctx, r.Endpoint)
 		if err != nil {
 			closeAll()

@@ -234,3 +234,46 @@ func TestPublishWhileTheOwnerIsFrozen(t *testing.T) {
 		}
 	}
 }
+
+// TestAbsentRegion: a region of the topology whose table does not exist yet (absent in the file,
+// its server not even running) is never asked: the others fill, publish with two copies, and
+// answer an unknown ID not found.
+func TestAbsentRegion(t *testing.T) {
+	p := newPlatform(t)
+	p.srv["r3"].Kill()
+	absent := func(f *regions.File) {
+		for i := range f.Regions {
+			f.Regions[i].Absent = f.Regions[i].Name == "r3"
+		}
+	}
+	var views []*view
+	for _, n := range []string{"r1", "r2"} {
+		v := p.openWith(n, absent)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := v.Fill(ctx, 50*time.Millisecond); err != nil {
+			t.Fatalf("%s's fill with r3 absent: %v", n, err)
+		}
+		cancel()
+		views = append(views, v)
+	}
+	settle(t, views...)
+	id := p.id("r3") // r3's number: owned by the lowest present region
+	pub := publish(t, views[1], p, id)
+	for _, v := range views {
+		if got, err := resolve(v, pub); err != nil || got != id {
+			t.Fatalf("%s: %d, %v", v.Local(), got, err)
+		}
+	}
+	unknown, _ := p.newPublic()
+	if _, err := resolve(views[0], unknown); !errors.Is(err, mapping.ErrNotFound) {
+		t.Fatalf("unknown with r3 absent: %v, want not found", err)
+	}
+	if n := sumOf(t, views[0].reg, "idgen_publicid_region_calls_total", "store_region", "r3"); n != 0 {
+		t.Errorf("r3, absent, was asked %v times", n)
+	}
+	f := p.file("r3", func(n string) string { return p.srv[n].Endpoint })
+	absent(&f)
+	if err := f.Check(); err == nil {
+		t.Error("a file whose own region is absent passes its check")
+	}
+}

@@ -178,6 +178,9 @@ func New(ctx context.Context, f File, stores map[string]mapping.Replica, o Optio
 		fanouts: make(chan struct{}, o.MaxFanOuts)}
 	s.neg = negCache{ttl: o.NegativeTTL, max: o.NegativeMax, m: map[string]time.Time{}, now: o.now}
 	for _, fr := range f.Regions {
+		if fr.Absent {
+			continue // its table does not exist yet: not a region of this store until it does
+		}
 		rep := stores[fr.Name]
 		if rep == nil {
 			return nil, fmt.Errorf("regions: no store for region %s", fr.Name)
