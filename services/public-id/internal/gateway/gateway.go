@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -162,17 +163,17 @@ type routeLimits struct {
 // New builds the gateway. It takes the mapping store through its interface, so a decorator of
 // the store (a cache, say) serves the gateway as the store itself does.
 func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prometheus.Registerer, o Options) (*Gateway, error) {
-	o.UpstreamTimeout = cmp(o.UpstreamTimeout, 5*time.Second)
-	o.MaxBody = cmp(o.MaxBody, 1<<20)
-	o.MaxDepth = cmp(o.MaxDepth, 64)
-	o.MaxIDs = cmp(o.MaxIDs, 1000)
-	o.MaxNewIDs = cmp(o.MaxNewIDs, 100)
-	o.MaxInFlight = cmp(o.MaxInFlight, 1024)
-	o.MaxRewrites = cmp(o.MaxRewrites, 8)
-	o.RewriteWait = cmp(o.RewriteWait, time.Second)
-	o.RateTableSize = cmp(o.RateTableSize, 1<<16)
-	o.RateRedisTimeout = cmp(o.RateRedisTimeout, 50*time.Millisecond)
-	o.BodyBudget = cmp(o.BodyBudget, 16*o.MaxBody)
+	o.UpstreamTimeout = cmp.Or(o.UpstreamTimeout, 5*time.Second)
+	o.MaxBody = cmp.Or(o.MaxBody, 1<<20)
+	o.MaxDepth = cmp.Or(o.MaxDepth, 64)
+	o.MaxIDs = cmp.Or(o.MaxIDs, 1000)
+	o.MaxNewIDs = cmp.Or(o.MaxNewIDs, 100)
+	o.MaxInFlight = cmp.Or(o.MaxInFlight, 1024)
+	o.MaxRewrites = cmp.Or(o.MaxRewrites, 8)
+	o.RewriteWait = cmp.Or(o.RewriteWait, time.Second)
+	o.RateTableSize = cmp.Or(o.RateTableSize, 1<<16)
+	o.RateRedisTimeout = cmp.Or(o.RateRedisTimeout, 50*time.Millisecond)
+	o.BodyBudget = cmp.Or(o.BodyBudget, 16*o.MaxBody)
 	if o.BodyBudget/2 < o.MaxBody+1 {
 		return nil, fmt.Errorf("gateway: a body budget of %d bytes is too small: each route gets half, and needs room for one body of MaxBody (%d) bytes", o.BodyBudget, o.MaxBody)
 	}
@@ -234,9 +235,9 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 			return nil, fmt.Errorf("gateway: route %q: max_rewrites %d is above the gateway's %d", r.Name, r.MaxRewrites, o.MaxRewrites)
 		}
 		perRoute[r] = &routeLimits{
-			timeout:  cmp(r.TimeoutDuration(), o.UpstreamTimeout),
-			inFlight: make(chan struct{}, cmp(r.MaxInFlight, max(o.MaxInFlight/2, 1))),
-			rewrites: make(chan struct{}, cmp(r.MaxRewrites, max(o.MaxRewrites/2, 1))),
+			timeout:  cmp.Or(r.TimeoutDuration(), o.UpstreamTimeout),
+			inFlight: make(chan struct{}, cmp.Or(r.MaxInFlight, max(o.MaxInFlight/2, 1))),
+			rewrites: make(chan struct{}, cmp.Or(r.MaxRewrites, max(o.MaxRewrites/2, 1))),
 			bodies:   semaphore.NewWeighted(o.BodyBudget / 2),
 		}
 		if r.RatePerClient > 0 {
@@ -265,11 +266,4 @@ func New(c *routes.Config, maker *publicid.Maker, store mapping.Store, reg prome
 	}
 	g.register(reg, c.Routes)
 	return g, nil
-}
-
-func cmp[T int | int64 | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }

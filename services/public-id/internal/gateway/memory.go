@@ -1,5 +1,7 @@
 package gateway
 
+import "cmp"
+
 // memoryAllowance is what the gateway's heap holds besides response bodies, its rate tables and
 // the mapping cache: the runtime, the route table, connections and their buffers, goroutine
 // stacks.
@@ -24,9 +26,9 @@ func MemoryLimit(o Options, rateTables int, cacheBytes uint64) int64 {
 	if o.MemoryLimit > 0 {
 		return o.MemoryLimit
 	}
-	maxBody := cmp(o.MaxBody, 1<<20)
-	tables := int64(rateTables) * int64(cmp(o.RateTableSize, 1<<16)) * rateEntryBytes
-	return cmp(o.BodyBudget, 16*maxBody) + 2*int64(cmp(o.MaxRewrites, 8))*maxBody + tables + int64(cacheBytes) + memoryAllowance
+	maxBody := cmp.Or(o.MaxBody, 1<<20)
+	tables := int64(rateTables) * int64(cmp.Or(o.RateTableSize, 1<<16)) * rateEntryBytes
+	return cmp.Or(o.BodyBudget, 16*maxBody) + 2*int64(cmp.Or(o.MaxRewrites, 8))*maxBody + tables + int64(cacheBytes) + memoryAllowance
 }
 
 // memoryHeadroom is what LiveMemoryLimit leaves for the cache and the rate tables to grow by

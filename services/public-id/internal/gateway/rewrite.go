@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,9 +112,9 @@ func (rw *Rewritten) IDs() (ids []int64, resources []string) {
 // that looks like an internal ID (Detector) makes the body unsafe, as does any break of the
 // declared type, nesting deeper than the limit, or anything after the value.
 func Rewrite(body []byte, t *routes.Type, d Detector, l Limits) (*Rewritten, error) {
-	l.MaxDepth = cmp(l.MaxDepth, 64)
-	l.MaxIDs = cmp(l.MaxIDs, 10_000)
-	l.MaxOut = cmp(l.MaxOut, 4<<20)
+	l.MaxDepth = cmp.Or(l.MaxDepth, 64)
+	l.MaxIDs = cmp.Or(l.MaxIDs, 10_000)
+	l.MaxOut = cmp.Or(l.MaxOut, 4<<20)
 	r := &rewriter{scan: d.scanner(), maxDepth: l.MaxDepth, maxIDs: l.MaxIDs, maxOut: l.MaxOut, out: make([]byte, 0, min(len(body)+64, 4096))}
 	r.dec.Reset(bytes.NewBuffer(body)) // a bytes.Buffer is parsed in place, without a copy
 	if r.now = d.Now; r.now == nil {

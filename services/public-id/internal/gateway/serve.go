@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func (g *Gateway) failed(route string, f *failure) *answer {
 	case row.logged:
 		g.log.Warn("gateway request failed", "route", route, "outcome", row.label, "error", redacted(f.err))
 	}
-	status, msg := cmp(f.status, row.status), f.msg
+	status, msg := cmp.Or(f.status, row.status), f.msg
 	if msg == "" {
 		msg = row.msg
 	}
