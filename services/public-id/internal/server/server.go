@@ -49,7 +49,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	s.metrics = serve.NewRequestMetrics(s.reg)
 	s.mapped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "idgen_publicid_store_calls_total",
-		Help: "Publishes and resolves of the internal API, by outcome (ok, not_found, store_unavailable, store_volatile, error)."}, []string{"op", "outcome"})
+		Help: "Publishes and resolves of the internal API, by outcome (ok, not_found, store_unavailable, store_volatile, region_filling, error)."}, []string{"op", "outcome"})
 	s.reg.MustRegister(s.mapped)
 	for _, op := range []string{"publish", "resolve"} {
 		for _, o := range []string{"ok", "not_found", "store_unavailable", "store_volatile", "error"} {
