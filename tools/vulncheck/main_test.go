@@ -21,11 +21,15 @@ func TestCalledVulns(t *testing.T) {
 
 func TestAllowNeedsAReason(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "allow.txt")
-	_ = os.WriteFile(p, []byte("# c\nGO-1\n"), 0o600)
+	if err := os.WriteFile(p, []byte("# c\nGO-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := readAllow(p); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Fatalf("an exception without a reason: %v", err)
 	}
-	_ = os.WriteFile(p, []byte("GO-1 not used here\n"), 0o600)
+	if err := os.WriteFile(p, []byte("GO-1 not used here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if m, err := readAllow(p); err != nil || m["GO-1"] != "not used here" {
 		t.Fatalf("%v %v", m, err)
 	}

@@ -47,7 +47,9 @@ func TestLoadCallers(t *testing.T) {
 	dir := t.TempDir()
 	write := func(s string) string {
 		p := filepath.Join(dir, "c.json")
-		_ = os.WriteFile(p, []byte(s), 0o600)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	c, err := auth.LoadCallers(write(`{"trust_domain":"idgen.test","callers":[{"name":"orders","ids_per_second":5000},{"name":"small","ids_per_second":10}]}`))

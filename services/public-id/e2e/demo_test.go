@@ -32,7 +32,9 @@ func TestLocalDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	routesPath := filepath.Join(dir, "routes.json")
-	_ = os.WriteFile(routesPath, []byte(strings.ReplaceAll(string(routes), "127.0.0.1:7005", fmt.Sprintf("127.0.0.1:%d", demoPort))), 0o600)
+	if err := os.WriteFile(routesPath, []byte(strings.ReplaceAll(string(routes), "127.0.0.1:7005", fmt.Sprintf("127.0.0.1:%d", demoPort))), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r := testenv.StartRedis(t, t.TempDir())
 	g := startGateway(t, r.Addr, routesPath)
 	// The demo orders' generators from a client config file, as the local stack's: us-east-1's

@@ -29,7 +29,9 @@ func TestRegionsCopy(t *testing.T) {
 		t.Fatalf("readCopy = %+v, %v", c, err)
 	}
 	garbled := filepath.Join(dir, "garbled.json")
-	_ = os.WriteFile(garbled, []byte(`{"regions": [`), 0o644)
+	if err := os.WriteFile(garbled, []byte(`{"regions": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		path, registry string
 		now            time.Time

@@ -387,8 +387,10 @@ func TestHealthNoLease(t *testing.T) {
 
 func TestGeneratorRefusesBadRegion(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "regions.json")
-	_ = os.WriteFile(reg, []byte(`{"regions":[{"number":0,"name":"us-east-1","peer":"us-west-2","status":"retired"},
-		{"number":1,"name":"us-west-2","peer":"us-east-1","status":"active"}]}`), 0o644)
+	if err := os.WriteFile(reg, []byte(`{"regions":[{"number":0,"name":"us-east-1","peer":"us-west-2","status":"retired"},
+		{"number":1,"name":"us-west-2","peer":"us-east-1","status":"active"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		region string
 		number int

@@ -33,9 +33,13 @@ func startTLS(t *testing.T, callers string) *tlsEnv {
 	root := testenv.NewCA(t, "idgen test CA")
 	certFile, keyFile := testenv.WritePEM(t, dir, "server", root.Server(t))
 	caFile := filepath.Join(dir, "ca.pem")
-	_ = os.WriteFile(caFile, root.PEM, 0o600)
+	if err := os.WriteFile(caFile, root.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	callersFile := filepath.Join(dir, "callers.json")
-	_ = os.WriteFile(callersFile, []byte(callers), 0o600)
+	if err := os.WriteFile(callersFile, []byte(callers), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := baseConfig(t)
 	cfg.InsecureDev = false
 	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = certFile, keyFile, caFile, callersFile

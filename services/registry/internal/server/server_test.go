@@ -123,8 +123,12 @@ func TestAdminOnlyChanges(t *testing.T) {
 	ca := testenv.NewCA(t, "registry test CA")
 	certFile, keyFile := testenv.WritePEM(t, dir, "server", ca.Server(t))
 	caFile, callers := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "callers.json")
-	_ = os.WriteFile(caFile, ca.PEM, 0o600)
-	_ = os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600)
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
 		"--client-ca", caFile, "--callers", callers}, func(string) string { return "" }, io.Discard)
 	if err != nil {
