@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/conn/dynamo"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/libs/topology"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
@@ -106,7 +107,7 @@ func setupCustomers(sc *Scenario, tp *topology.Topology) (*customers, error) {
 		}
 		r := &custRegion{name: n, number: tr.Number, peer: tr.Peer, proxies: map[string]*proxy{}}
 		for _, port := range []*int{&r.storePort, &r.apiPort, &r.gwPort, &r.opsPort} {
-			p, err := freePort()
+			p, err := testenv.PickPort()
 			if err != nil {
 				return nil, err
 			}

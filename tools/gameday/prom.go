@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/dashboards"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
@@ -52,7 +53,7 @@ func startPrometheus(ctx context.Context, root, dir string, metricsPorts map[str
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := testenv.PickPort()
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -75,15 +74,6 @@ type generator struct {
 
 func (g *generator) proc() *proc.Proc { g.mu.Lock(); defer g.mu.Unlock(); return g.p }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // build compiles the programs once (proc.Build's cache).
 func (s *stack) build(ctx context.Context) error {
 	paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: s.root}, programs...)
@@ -117,7 +107,7 @@ func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
 // startRegistry starts the registry (SQLite, seeded with the five default regions) and reads its
 // regions: their numbers and peers are what the checks expect.
 func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, error) {
-	port, err := freePort()
+	port, err := testenv.PickPort()
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +142,7 @@ func (s *stack) registrySpec() proc.Spec {
 
 // startStore starts the region's dynalite and creates its lease and history tables.
 func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
-	port, err := freePort()
+	port, err := testenv.PickPort()
 	if err != nil {
 		return err
 	}
@@ -196,7 +186,7 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 	}
 	r.lb = lb
 	for i := range s.sc.GeneratorsPerRegion {
-		port, err := freePort()
+		port, err := testenv.PickPort()
 		if err != nil {
 			return err
 		}
