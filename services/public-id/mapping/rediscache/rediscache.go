@@ -278,10 +278,21 @@ func (s *Store) get(ctx context.Context, key string) (string, int) {
 		return "", corrupt
 	case errors.Is(err, redis.Nil):
 		return "", miss
-	case ctx.Err() == nil:
+	case !callerDone(ctx):
 		s.pausedUntil.Store(time.Now().Add(s.pause).UnixNano())
 	}
 	return "", failed
+}
+
+// callerDone reports whether the caller's context has ended or reached its deadline: go-redis
+// sets the connection's deadline from the context's, so a read can time out at the caller's
+// deadline a moment before the context says it is done, and that is no fault of Redis.
+func callerDone(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // Resolve implements mapping.Store.
