@@ -9,8 +9,6 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping"
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // FillResult is what a fill did.
 type FillResult struct {
 	// Copied counts the mappings copied into the local region (each read back: Verified), and

@@ -223,7 +223,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 	// No region that answered has one: the first region of the order that is filled and
 	// answers chooses it (not one that failed the lookup just now: asking it again would cost
 	// another call timeout).
-	for i, r := range s.byHealthFromOwner(order) {
+	for _, r := range s.byHealthFromOwner(order) {
 		if slices.Contains(failed, r) {
 			continue
 		}
@@ -238,7 +238,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 			return rep.Publish(ctx, internal, newPublic)
 		})
 		if errors.Is(err, mapping.ErrUnavailable) {
-			if i < len(order) && slices.Contains(order[:min(2, len(order))], r) && r == order[0] {
+			if r == order[0] {
 				// The owner answered the lookup a moment ago: it is busy (concurrent publishes of
 				// this ID), not unreachable, and choosing elsewhere would make a second public
 				// ID. Not acknowledged; a retry finds the owner's.
@@ -250,7 +250,7 @@ func (s *Store) Publish(ctx context.Context, internal int64, newPublic func() (s
 		if err != nil {
 			return "", err
 		}
-		if i > 0 || r != order[0] {
+		if r != order[0] {
 			s.m.publishes.WithLabelValues("chosen_away_from_owner").Inc()
 			s.o.Logger.Warn("a public id was chosen away from its owner region, which did not answer", "owner", order[0].name, "chosen_in", r.name)
 		}

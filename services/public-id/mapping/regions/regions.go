@@ -42,6 +42,7 @@ package regions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -370,7 +371,7 @@ func (s *Store) noteNamed(ctx context.Context, r *region, name string) (fillNote
 	case err != nil:
 		return n, err
 	}
-	if err := jsonUnmarshal(b, &n); err != nil {
+	if err := json.Unmarshal(b, &n); err != nil {
 		return n, fmt.Errorf("regions: %s's fill note: %w", r.name, err)
 	}
 	return n, nil
