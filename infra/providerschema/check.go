@@ -12,6 +12,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // Finding is one thing in a Terraform file that the provider's schema does not allow.
@@ -92,13 +95,14 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 	if sum == nil {
 		sum = &Summary{}
 	}
-	c := &checker{s: s, declared: map[string]string{}}
+	c := &checker{s: s, declared: map[string]string{}, src: map[string][]byte{}}
 	var bodies []*hclsyntax.Body
 	for _, f := range files {
 		body, ok := f.Body.(*hclsyntax.Body)
 		if !ok {
 			continue
 		}
+		c.src[body.SrcRange.Filename] = f.Bytes
 		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			if (b.Type == "resource" || b.Type == "data") && len(b.Labels) == 2 {
@@ -130,7 +134,9 @@ type checker struct {
 	// declared: the module's resources and data sources ("aws_x.name", "data.aws_x.name") and
 	// their types.
 	declared map[string]string
-	out      []Finding
+	// src: each file's text, by name.
+	src map[string][]byte
+	out []Finding
 }
 
 func (c *checker) add(r hcl.Range, format string, args ...any) {
@@ -151,34 +157,47 @@ func (c *checker) checkTop(b *hclsyntax.Block, kind string, types map[string]*Bl
 	c.checkBody(b.Body, sch, addr(b.Type, typ, b.Labels[1]), typ, "", resourceMetaArgs, resourceMetaBlocks)
 }
 
-// checkBody checks one body against its block's schema: every argument and block exists at this
-// level, the content of each dynamic block is that block's, and every required argument and
-// block is there. where names the block in the configuration (aws_lb.this.health_check); typ is
-// the resource type (or "the aws provider") and path the nested block's path in it ("" at the
-// top, health_check, health_check.inner).
+// checkBody checks one body against its block's schema: every argument and block exists at
+// this level, no computed-only attribute is set, each literal value is one Terraform can
+// convert to the argument's type, a block that may appear once does not appear twice, the
+// content of each dynamic block is that block's, and every required argument and block is
+// there. where names the block in the configuration (aws_lb.this.health_check); typ is the
+// resource type (or "the aws provider") and path the nested block's path in it ("" at the top,
+// health_check, health_check.inner).
 func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path string, metaArgs, metaBlocks map[string]bool) {
+	if sch.Opaque {
+		return
+	}
 	of := typ
 	if path != "" {
 		of = typ + "'s " + path + " block"
 	}
+	present := map[string]bool{}
 	for _, name := range sortedKeys(body.Attributes) {
 		a := body.Attributes[name]
+		attr := sch.Attr(name)
 		switch {
 		case metaArgs[name]:
-		case hasKey(sch.Args, name):
+		case attr != nil && attr.Computed:
+			present[name] = true
+			c.add(a.NameRange, "%s: %s is a computed-only attribute of %s: the provider sets it, it cannot be set", where, name, of)
+		case attr != nil:
+			present[name] = true
+			c.checkValue(a, attr.Type, where)
 		case sch.Blocks[name] != nil:
 			c.add(a.NameRange, "%s: %s is a block, not an argument: write %s { … }", where, name, name)
 		default:
-			c.add(a.NameRange, "%s: no argument %s in %s%s", where, name, of, suggest(name, append(keys(sch.Args), keys(sch.Blocks)...)))
+			c.add(a.NameRange, "%s: no argument %s in %s%s", where, name, of, suggest(name, append(settable(sch), keys(sch.Blocks)...)))
 		}
 	}
-	present := map[string]bool{}
+	first := map[string]int{} // a once-only block's first static occurrence: its line
 	for _, nb := range body.Blocks {
 		name, content := nb.Type, nb.Body
 		if metaBlocks[name] {
 			continue
 		}
-		if name == "dynamic" {
+		dynamic := name == "dynamic"
+		if dynamic {
 			if len(nb.Labels) != 1 {
 				continue
 			}
@@ -191,19 +210,35 @@ func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path s
 		}
 		present[name] = true
 		nested := sch.Blocks[name]
+		attr := sch.Attr(name)
+		inner := strings.TrimPrefix(path+"."+name, ".")
 		switch {
 		case nested != nil:
-			if content != nil {
-				c.checkBody(content, &nested.Block, where+"."+name, typ, strings.TrimPrefix(path+"."+name, "."), nil, nil)
+			if nested.MaxOne && !dynamic {
+				if line, ok := first[name]; ok {
+					c.add(nb.DefRange(), "%s: block %s may appear only once in %s; it appears again here (first at line %d)", where, name, of, line)
+				} else {
+					first[name] = nb.DefRange().Start.Line
+				}
 			}
-		case hasKey(sch.Args, name):
+			if content != nil {
+				c.checkBody(content, &nested.Block, where+"."+name, typ, inner, nil, nil)
+			}
+		case attr != nil && attr.Computed:
+			c.add(nb.DefRange(), "%s: %s is a computed-only attribute of %s: the provider sets it, it cannot be set", where, name, of)
+		case attr != nil && attr.Object != nil:
+			// An attribute of a list or set of objects may be written as blocks, one per object.
+			if content != nil {
+				c.checkBody(content, attr.Object, where+"."+name, typ, inner, nil, nil)
+			}
+		case attr != nil:
 			c.add(nb.DefRange(), "%s: %s is an argument, not a block: write %s = …", where, name, name)
 		default:
-			c.add(nb.DefRange(), "%s: no block %s in %s%s", where, name, of, suggest(name, append(keys(sch.Blocks), keys(sch.Args)...)))
+			c.add(nb.DefRange(), "%s: no block %s in %s%s", where, name, of, suggest(name, append(keys(sch.Blocks), settable(sch)...)))
 		}
 	}
-	for _, name := range sortedKeys(sch.Args) {
-		if sch.Args[name] && body.Attributes[name] == nil {
+	for _, name := range sortedKeys(sch.Attrs) {
+		if sch.Attrs[name].Required && !present[name] {
 			c.add(body.SrcRange, "%s: missing required argument %s", where, name)
 		}
 	}
@@ -214,93 +249,222 @@ func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path s
 	}
 }
 
-// checkRefs checks every reference to a resource or data source of the module's: it is declared
-// here, and the attribute it reads is one its type has. It returns how many it checked.
-func (c *checker) checkRefs(body *hclsyntax.Body) int {
-	n := 0
-	check := func(tr hcl.Traversal, rest hcl.Traversal) {
-		prefix, name, attr, r, ok := split(tr, rest)
-		if !ok {
-			return
-		}
-		a := addr(prefix, name[0], name[1])
-		typ, declared := c.declared[a]
-		n++
-		if !declared {
-			c.add(tr.SourceRange(), "%s is not declared in this module", a)
-			return
-		}
-		if attr == "" {
-			return
-		}
-		types := c.s.Resources
-		if prefix == "data" {
-			types = c.s.DataSources
-		}
-		sch, ok := types[typ]
-		if !ok {
-			return // the type itself is reported where it is declared
-		}
-		if !sch.HasAttr(attr) {
-			c.add(r, "%s.%s: %s has no attribute %s in %s%s", a, attr, typ, attr, c.provider(), suggest(attr, sch.Attrs))
+// settable returns the names of the block's arguments: its attributes but the computed-only.
+func settable(b *Block) []string {
+	var out []string
+	for _, n := range keys(b.Attrs) {
+		if !b.Attrs[n].Computed {
+			out = append(out, n)
 		}
 	}
-	splatSources := map[*hclsyntax.ScopeTraversalExpr]bool{}
+	return out
+}
+
+// checkValue checks an argument's value against its type, as far as the value is literal: the
+// expression is evaluated with every variable, resource and function result unknown (of any
+// type), so what is left known is its literal structure, and that must convert to the type by
+// Terraform's rules (go-cty's convert, which Terraform uses): "5" is a number, "abc" is not, a
+// list is not a string, an object is not a list.
+func (c *checker) checkValue(a *hclsyntax.Attribute, ty cty.Type, where string) {
+	if ty == cty.DynamicPseudoType {
+		return
+	}
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: map[string]function.Function{}}
+	for _, tr := range a.Expr.Variables() {
+		ctx.Variables[tr.RootName()] = cty.DynamicVal
+	}
+	_ = hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		if f, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+			ctx.Functions[f.Name] = unknownFunc
+		}
+		return nil
+	})
+	v, diags := a.Expr.Value(ctx)
+	if diags.HasErrors() || v.IsNull() {
+		return // not decidable here, or an error Terraform reports by itself
+	}
+	if _, err := convert.Convert(v, ty); err != nil {
+		c.add(a.Expr.Range(), "%s: %s = %s: Terraform cannot convert %s to %s (%s)", where, a.Name, c.source(a.Expr.Range()), describe(v), ty.FriendlyName(), err)
+	}
+}
+
+// unknownFunc stands for every function in checkValue: any arguments, a result of unknown type.
+var unknownFunc = function.New(&function.Spec{
+	VarParam: &function.Parameter{Name: "args", Type: cty.DynamicPseudoType, AllowNull: true, AllowUnknown: true, AllowDynamicType: true, AllowMarked: true},
+	Type:     function.StaticReturnType(cty.DynamicPseudoType),
+	Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+		return cty.DynamicVal, nil
+	},
+})
+
+// describe names a value's kind for a finding: a string, a number, a list (tuple), an object.
+func describe(v cty.Value) string {
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return "a string"
+	case t == cty.Number:
+		return "a number"
+	case t == cty.Bool:
+		return "a bool"
+	case t.IsTupleType() || t.IsListType() || t.IsSetType():
+		return "a list"
+	case t.IsObjectType() || t.IsMapType():
+		return "an object"
+	}
+	return t.FriendlyName()
+}
+
+// source returns the text of a range (cut short when long), for findings.
+func (c *checker) source(r hcl.Range) string {
+	b := c.src[r.Filename]
+	if r.End.Byte > len(b) || r.Start.Byte > r.End.Byte {
+		return "…"
+	}
+	s := strings.Join(strings.Fields(string(b[r.Start.Byte:r.End.Byte])), " ")
+	if len(s) > 40 {
+		s = s[:37] + "…"
+	}
+	return s
+}
+
+// step is one step of a reference after its root: an attribute's name, or an index or splat.
+type step struct {
+	name  string // "" for an index or a splat
+	splat bool
+	r     hcl.Range
+}
+
+// chain reads an expression that is a reference with indexes, splats and attributes after it
+// (aws_x.name[0].attr, aws_x.name[*].attr, aws_x.name[count.index].attr): its root traversal's
+// steps, and the expressions that make it up. ok is false for anything else.
+func chain(e hclsyntax.Expression) (steps []step, parts []hclsyntax.Expression, ok bool) {
+	switch e := e.(type) {
+	case *hclsyntax.ScopeTraversalExpr:
+		return traversalSteps(e.Traversal), []hclsyntax.Expression{e}, true
+	case *hclsyntax.RelativeTraversalExpr:
+		steps, parts, ok = chain(e.Source)
+		return append(steps, traversalSteps(e.Traversal)...), append(parts, e), ok
+	case *hclsyntax.IndexExpr:
+		steps, parts, ok = chain(e.Collection)
+		return append(steps, step{r: e.Key.Range()}), append(parts, e), ok
+	case *hclsyntax.SplatExpr:
+		steps, parts, ok = chain(e.Source)
+		steps = append(steps, step{splat: true, r: e.MarkerRange})
+		// Each applies to every element: a chain from the splat's anonymous symbol.
+		each, eachParts, eachOK := chain(e.Each)
+		if eachOK {
+			steps, parts = append(steps, each...), append(parts, eachParts...)
+		}
+		return steps, append(parts, e), ok
+	case *hclsyntax.AnonSymbolExpr:
+		return nil, []hclsyntax.Expression{e}, true
+	}
+	return nil, nil, false
+}
+
+func traversalSteps(tr hcl.Traversal) []step {
+	var out []step
+	for _, s := range tr {
+		switch s := s.(type) {
+		case hcl.TraverseRoot:
+			out = append(out, step{name: s.Name, r: s.SrcRange})
+		case hcl.TraverseAttr:
+			out = append(out, step{name: s.Name, r: s.SrcRange})
+		case hcl.TraverseIndex:
+			out = append(out, step{r: s.SrcRange})
+		case hcl.TraverseSplat:
+			out = append(out, step{splat: true, r: s.SrcRange})
+		}
+	}
+	return out
+}
+
+// checkRefs checks every reference to a resource or data source of the module's: it is declared
+// here, and the attribute path it reads (through indexes and splats, into nested blocks and
+// objects) is one its type has. It returns how many it checked.
+func (c *checker) checkRefs(body *hclsyntax.Body) int {
+	n := 0
+	done := map[hclsyntax.Expression]bool{}
 	_ = hclsyntax.VisitAll(body, func(node hclsyntax.Node) hcl.Diagnostics {
-		switch e := node.(type) {
-		case *hclsyntax.ScopeTraversalExpr:
-			if !splatSources[e] {
-				check(e.Traversal, nil)
-			}
-		case *hclsyntax.SplatExpr:
-			// aws_x.name[*].attr: the source is aws_x.name, the attribute is in Each (a splat is
-			// visited before its source).
-			if src, ok := e.Source.(*hclsyntax.ScopeTraversalExpr); ok {
-				splatSources[src] = true
-				var each hcl.Traversal
-				if rel, ok := e.Each.(*hclsyntax.RelativeTraversalExpr); ok {
-					each = rel.Traversal
-				}
-				check(src.Traversal, append(hcl.Traversal{hcl.TraverseSplat{}}, each...))
-			}
+		e, ok := node.(hclsyntax.Expression)
+		if !ok || done[e] {
+			return nil
+		}
+		steps, parts, ok := chain(e)
+		if !ok {
+			return nil
+		}
+		// The outermost expression of a chain is visited first: its parts are not checked again.
+		for _, p := range parts {
+			done[p] = true
+		}
+		if c.checkRef(steps) {
+			n++
 		}
 		return nil
 	})
 	return n
 }
 
-// split reads a reference to an AWS resource (aws_x.name…) or data source (data.aws_x.name…):
-// its prefix ("resource" or "data"), type and name, and the first attribute it reads after an
-// optional index or splat ("" for the whole object). rest continues the traversal (a splat's).
-func split(tr, rest hcl.Traversal) (prefix string, name [2]string, attr string, r hcl.Range, ok bool) {
-	var steps []string
-	var ranges []hcl.Range
-	for _, s := range append(append(hcl.Traversal{}, tr...), rest...) {
-		switch s := s.(type) {
-		case hcl.TraverseRoot:
-			steps, ranges = append(steps, s.Name), append(ranges, s.SrcRange)
-		case hcl.TraverseAttr:
-			steps, ranges = append(steps, s.Name), append(ranges, s.SrcRange)
-		case hcl.TraverseIndex, hcl.TraverseSplat:
-			steps, ranges = append(steps, "[]"), append(ranges, hcl.Range{})
+// checkRef checks one reference; it reports whether it was one to an AWS resource or data source.
+func (c *checker) checkRef(steps []step) bool {
+	prefix := "resource"
+	if len(steps) > 0 && steps[0].name == "data" {
+		prefix, steps = "data", steps[1:]
+	}
+	if len(steps) < 2 || !isAWS(steps[0].name) || steps[1].name == "" {
+		return false
+	}
+	a := addr(prefix, steps[0].name, steps[1].name)
+	typ, declared := c.declared[a]
+	if !declared {
+		c.add(steps[0].r, "%s is not declared in this module", a)
+		return true
+	}
+	types := c.s.Resources
+	if prefix == "data" {
+		types = c.s.DataSources
+	}
+	sch, ok := types[typ]
+	if !ok {
+		return true // the type itself is reported where it is declared
+	}
+	rest := steps[2:]
+	if len(rest) > 0 && rest[0].name == "" {
+		rest = rest[1:] // the instance: [0], ["key"], [*]
+	}
+	ref := a   // the reference as far as it is read, for findings
+	of := typ  // what the block is: aws_lb, aws_lb's subnet_mapping block
+	path := "" // the nested block's path
+	for len(rest) > 0 {
+		s := rest[0]
+		if s.name == "" {
+			return true // an index into a list, map or set attribute: not decided here
+		}
+		ref += "." + s.name
+		path = strings.TrimPrefix(path+"."+s.name, ".")
+		if nb := sch.Blocks[s.name]; nb != nil {
+			if nb.Opaque {
+				return true
+			}
+			sch, of = &nb.Block, typ+"'s "+path+" block"
+		} else if at := sch.Attr(s.name); at != nil {
+			if at.Object == nil {
+				return true // a map's keys, a list's elements: not decided here
+			}
+			sch, of = at.Object, typ+"'s "+path
+		} else {
+			c.add(s.r, "%s: %s has no attribute %s in %s%s", ref, of, s.name, c.provider(), suggest(s.name, append(keys(sch.Attrs), keys(sch.Blocks)...)))
+			return true
+		}
+		rest = rest[1:]
+		if len(rest) > 0 && rest[0].name == "" {
+			ref += "[…]"
+			rest = rest[1:] // the block's element: [0], [*]
 		}
 	}
-	prefix = "resource"
-	if len(steps) > 0 && steps[0] == "data" {
-		prefix, steps, ranges = "data", steps[1:], ranges[1:]
-	}
-	if len(steps) < 2 || !isAWS(steps[0]) || steps[1] == "[]" {
-		return "", name, "", r, false
-	}
-	name = [2]string{steps[0], steps[1]}
-	i := 2
-	if i < len(steps) && steps[i] == "[]" {
-		i++
-	}
-	if i < len(steps) && steps[i] != "[]" {
-		attr, r = steps[i], ranges[i]
-	}
-	return prefix, name, attr, r, true
+	return true
 }
 
 func addr(prefix, typ, name string) string {
