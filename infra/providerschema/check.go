@@ -95,7 +95,7 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 	if sum == nil {
 		sum = &Summary{}
 	}
-	c := &checker{s: s, declared: map[string]string{}, src: map[string][]byte{}}
+	c := &checker{s: s, declared: map[string]declared{}, src: map[string][]byte{}}
 	var bodies []*hclsyntax.Body
 	for _, f := range files {
 		body, ok := f.Body.(*hclsyntax.Body)
@@ -106,7 +106,13 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			if (b.Type == "resource" || b.Type == "data") && len(b.Labels) == 2 {
-				c.declared[addr(b.Type, b.Labels[0], b.Labels[1])] = b.Labels[0]
+				d := declared{typ: b.Labels[0]}
+				for _, meta := range []string{"count", "for_each"} {
+					if b.Body.Attributes[meta] != nil {
+						d.repeat = meta
+					}
+				}
+				c.declared[addr(b.Type, b.Labels[0], b.Labels[1])] = d
 			}
 		}
 	}
@@ -131,13 +137,16 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 
 type checker struct {
 	s *Schema
-	// declared: the module's resources and data sources ("aws_x.name", "data.aws_x.name") and
-	// their types.
-	declared map[string]string
+	// declared: the module's resources and data sources ("aws_x.name", "data.aws_x.name").
+	declared map[string]declared
 	// src: each file's text, by name.
 	src map[string][]byte
 	out []Finding
 }
+
+// declared is a resource or data source of the module: its type, and "count" or "for_each"
+// when it has one.
+type declared struct{ typ, repeat string }
 
 func (c *checker) add(r hcl.Range, format string, args ...any) {
 	c.out = append(c.out, Finding{File: r.Filename, Line: r.Start.Line, Msg: fmt.Sprintf(format, args...)})
@@ -382,11 +391,22 @@ func traversalSteps(tr hcl.Traversal) []step {
 
 // checkRefs checks every reference to a resource or data source of the module's: it is declared
 // here, and the attribute path it reads (through indexes and splats, into nested blocks and
-// objects) is one its type has. It returns how many it checked.
+// objects) is one its type has; and it is indexed if and only if the resource has count or
+// for_each (as Terraform requires, but in moved, import and removed blocks, which name
+// instances of the past). It returns how many it checked.
 func (c *checker) checkRefs(body *hclsyntax.Body) int {
 	n := 0
+	for _, b := range body.Blocks {
+		past := b.Type == "moved" || b.Type == "import" || b.Type == "removed"
+		n += c.checkRefsIn(b, !past)
+	}
+	return n
+}
+
+func (c *checker) checkRefsIn(b *hclsyntax.Block, instances bool) int {
+	n := 0
 	done := map[hclsyntax.Expression]bool{}
-	_ = hclsyntax.VisitAll(body, func(node hclsyntax.Node) hcl.Diagnostics {
+	_ = hclsyntax.VisitAll(b, func(node hclsyntax.Node) hcl.Diagnostics {
 		e, ok := node.(hclsyntax.Expression)
 		if !ok || done[e] {
 			return nil
@@ -399,7 +419,7 @@ func (c *checker) checkRefs(body *hclsyntax.Body) int {
 		for _, p := range parts {
 			done[p] = true
 		}
-		if c.checkRef(steps) {
+		if c.checkRef(steps, instances) {
 			n++
 		}
 		return nil
@@ -407,8 +427,9 @@ func (c *checker) checkRefs(body *hclsyntax.Body) int {
 	return n
 }
 
-// checkRef checks one reference; it reports whether it was one to an AWS resource or data source.
-func (c *checker) checkRef(steps []step) bool {
+// checkRef checks one reference (and its instance key, with instances); it reports whether it
+// was one to an AWS resource or data source.
+func (c *checker) checkRef(steps []step, instances bool) bool {
 	prefix := "resource"
 	if len(steps) > 0 && steps[0].name == "data" {
 		prefix, steps = "data", steps[1:]
@@ -417,8 +438,9 @@ func (c *checker) checkRef(steps []step) bool {
 		return false
 	}
 	a := addr(prefix, steps[0].name, steps[1].name)
-	typ, declared := c.declared[a]
-	if !declared {
+	d, isDeclared := c.declared[a]
+	typ := d.typ
+	if !isDeclared {
 		c.add(steps[0].r, "%s is not declared in this module", a)
 		return true
 	}
@@ -431,6 +453,14 @@ func (c *checker) checkRef(steps []step) bool {
 		return true // the type itself is reported where it is declared
 	}
 	rest := steps[2:]
+	switch {
+	case instances && d.repeat == "" && len(rest) > 0 && rest[0].name == "" && !rest[0].splat:
+		c.add(rest[0].r, "%s has neither count nor for_each: it is one instance, a reference to it takes no index", a)
+		return true
+	case instances && d.repeat != "" && len(rest) > 0 && rest[0].name != "":
+		c.add(rest[0].r, "%s.%s: %s has %s: read the attribute of one instance (%s[…].%s) or of all (%s[*].%s)", a, rest[0].name, a, d.repeat, a, rest[0].name, a, rest[0].name)
+		return true
+	}
 	if len(rest) > 0 && rest[0].name == "" {
 		rest = rest[1:] // the instance: [0], ["key"], [*]
 	}

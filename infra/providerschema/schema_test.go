@@ -317,6 +317,18 @@ resource "aws_gadget" "g" {}`, []string{
 		{"splat of a splat", `aws_widget.a[0].rule[*].rule_id`, `aws_widget.a[*].rule[*].rule_ids`, []string{
 			"aws_widget.a.rule[…].rule_ids: aws_widget's rule block has no attribute rule_ids",
 		}},
+		{"an index to one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[0].setting, aws_widget.a,`, []string{
+			"main.tf:58: aws_big_thing.b has neither count nor for_each: it is one instance, a reference to it takes no index",
+		}},
+		{"a splat of one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[*].setting, aws_widget.a,`, nil},
+		{"no index to counted instances", `value = aws_widget.a[1].size`, `value = aws_widget.a.size`, []string{
+			"main.tf:63: aws_widget.a.size: aws_widget.a has count: read the attribute of one instance (aws_widget.a[…].size) or of all (aws_widget.a[*].size)",
+		}},
+		{"moved blocks name past instances", `output "o" {`, `moved {
+  from = aws_big_thing.b[0]
+  to   = aws_big_thing.b
+}
+output "o" {`, nil},
 		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:63: aws_widget.c is not declared in this module"}},
 		{"provider argument", `  region = "us-east-1"`, `  regoin = "us-east-1"`, []string{"provider aws: no argument regoin in the aws provider (did you mean region?)"}},
 	} {
