@@ -106,13 +106,21 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			if (b.Type == "resource" || b.Type == "data") && len(b.Labels) == 2 {
-				d := declared{typ: b.Labels[0]}
+				a := addr(b.Type, b.Labels[0], b.Labels[1])
+				if prev, dup := c.declared[a]; dup {
+					c.add(b.DefRange(), "%s is declared twice in this module (first at %s:%d)", a, prev.at.Filename, prev.at.Start.Line)
+					continue
+				}
+				d := declared{typ: b.Labels[0], at: b.DefRange()}
 				for _, meta := range []string{"count", "for_each"} {
 					if b.Body.Attributes[meta] != nil {
 						d.repeat = meta
 					}
 				}
-				c.declared[addr(b.Type, b.Labels[0], b.Labels[1])] = d
+				if b.Body.Attributes["count"] != nil && b.Body.Attributes["for_each"] != nil {
+					c.add(b.Body.Attributes["for_each"].NameRange, "%s: count and for_each exclude each other", a)
+				}
+				c.declared[a] = d
 			}
 		}
 	}
@@ -146,7 +154,10 @@ type checker struct {
 
 // declared is a resource or data source of the module: its type, and "count" or "for_each"
 // when it has one.
-type declared struct{ typ, repeat string }
+type declared struct {
+	typ, repeat string
+	at          hcl.Range
+}
 
 func (c *checker) add(r hcl.Range, format string, args ...any) {
 	c.out = append(c.out, Finding{File: r.Filename, Line: r.Start.Line, Msg: fmt.Sprintf(format, args...)})
@@ -163,7 +174,54 @@ func (c *checker) checkTop(b *hclsyntax.Block, kind string, types map[string]*Bl
 		c.add(b.LabelRanges[0], "%s type %s does not exist in %s%s", kind, typ, c.provider(), suggest(typ, keys(types)))
 		return
 	}
-	c.checkBody(b.Body, sch, addr(b.Type, typ, b.Labels[1]), typ, "", resourceMetaArgs, resourceMetaBlocks)
+	where := addr(b.Type, typ, b.Labels[1])
+	c.checkBody(b.Body, sch, where, typ, "", resourceMetaArgs, resourceMetaBlocks)
+	for _, lc := range b.Body.Blocks {
+		if lc.Type == "lifecycle" {
+			c.checkLifecycle(lc.Body, sch, where, typ, b.Type == "data")
+		}
+	}
+}
+
+// Terraform's own lifecycle arguments and blocks (a data source's lifecycle has only the blocks).
+var (
+	lifecycleArgs   = set("create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by")
+	lifecycleBlocks = set("precondition", "postcondition")
+)
+
+// checkLifecycle checks a lifecycle block: its arguments and blocks are Terraform's, and every
+// ignore_changes entry names an attribute or block of the resource type.
+func (c *checker) checkLifecycle(body *hclsyntax.Body, sch *Block, where, typ string, data bool) {
+	where += ".lifecycle"
+	for _, name := range sortedKeys(body.Attributes) {
+		a := body.Attributes[name]
+		if data || !lifecycleArgs[name] {
+			c.add(a.NameRange, "%s: no argument %s in a lifecycle block%s", where, name, suggest(name, keys(lifecycleArgs)))
+			continue
+		}
+		if name != "ignore_changes" {
+			continue
+		}
+		tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr)
+		if !ok {
+			continue // all, or not a list: Terraform reports it
+		}
+		for _, e := range tuple.Exprs {
+			tr, diags := hcl.AbsTraversalForExpr(e)
+			if diags.HasErrors() || len(tr) == 0 {
+				continue
+			}
+			name := tr.RootName()
+			if !sch.HasAttr(name) {
+				c.add(e.Range(), "%s: ignore_changes names %s, which %s does not have%s", where, name, typ, suggest(name, sch.AttrNames()))
+			}
+		}
+	}
+	for _, nb := range body.Blocks {
+		if !lifecycleBlocks[nb.Type] {
+			c.add(nb.DefRange(), "%s: no block %s in a lifecycle block%s", where, nb.Type, suggest(nb.Type, keys(lifecycleBlocks)))
+		}
+	}
 }
 
 // checkBody checks one body against its block's schema: every argument and block exists at
@@ -479,6 +537,12 @@ func (c *checker) checkRef(steps []step, instances bool) bool {
 				return true
 			}
 			sch, of = &nb.Block, typ+"'s "+path+" block"
+			if !nb.MaxOne && (len(rest) < 2 || rest[1].name != "") {
+				if len(rest) >= 2 {
+					c.add(rest[1].r, "%s.%s: %s is a list of %s blocks: read one's attribute (%s[0].%s) or all of theirs (%s[*].%s)", ref, rest[1].name, ref, s.name, s.name, rest[1].name, s.name, rest[1].name)
+				}
+				return true
+			}
 		} else if at := sch.Attr(s.name); at != nil {
 			if at.Object == nil {
 				return true // a map's keys, a list's elements: not decided here

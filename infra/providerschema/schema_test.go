@@ -222,6 +222,7 @@ resource "aws_widget" "a" {
   }
   lifecycle {
     prevent_destroy = true
+    ignore_changes  = [tags["n"], rule]
   }
 }
 resource "aws_widget" "b" {
@@ -307,29 +308,47 @@ resource "aws_gadget" "g" {}`, []string{
 		}},
 		{"nested attributes that do not exist", `aws_widget.a[0].rule[0].target[0].cidr, aws_widget.a[0].rule[*].rule_id, aws_widget.a[count.index].status[0].code`,
 			`aws_widget.a[0].rule[0].target[0].cdir, aws_widget.a[0].rule[*].rule, aws_widget.a[count.index].status[0].cod`, []string{
-				"main.tf:59: aws_widget.a.rule[…].target[…].cdir: aws_widget's rule.target block has no attribute cdir in hashicorp/aws 9.9.9 (did you mean cidr?)",
-				"main.tf:59: aws_widget.a.rule[…].rule: aws_widget's rule block has no attribute rule",
-				"main.tf:59: aws_widget.a.status[…].cod: aws_widget's status has no attribute cod",
+				"main.tf:60: aws_widget.a.rule[…].target[…].cdir: aws_widget's rule.target block has no attribute cdir in hashicorp/aws 9.9.9 (did you mean cidr?)",
+				"main.tf:60: aws_widget.a.rule[…].rule: aws_widget's rule block has no attribute rule",
+				"main.tf:60: aws_widget.a.status[…].cod: aws_widget's status has no attribute cod",
 			}},
 		{"indexed by key", `aws_widget.b["x"].settings[0].mode`, `aws_widget.b["x"].setting`, []string{
-			`main.tf:60: aws_widget.b.setting: aws_widget has no attribute setting in hashicorp/aws 9.9.9 (did you mean settings?)`,
+			`main.tf:61: aws_widget.b.setting: aws_widget has no attribute setting in hashicorp/aws 9.9.9 (did you mean settings?)`,
 		}},
 		{"splat of a splat", `aws_widget.a[0].rule[*].rule_id`, `aws_widget.a[*].rule[*].rule_ids`, []string{
 			"aws_widget.a.rule[…].rule_ids: aws_widget's rule block has no attribute rule_ids",
 		}},
 		{"an index to one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[0].setting, aws_widget.a,`, []string{
-			"main.tf:58: aws_big_thing.b has neither count nor for_each: it is one instance, a reference to it takes no index",
+			"main.tf:59: aws_big_thing.b has neither count nor for_each: it is one instance, a reference to it takes no index",
 		}},
 		{"a splat of one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[*].setting, aws_widget.a,`, nil},
 		{"no index to counted instances", `value = aws_widget.a[1].size`, `value = aws_widget.a.size`, []string{
-			"main.tf:63: aws_widget.a.size: aws_widget.a has count: read the attribute of one instance (aws_widget.a[…].size) or of all (aws_widget.a[*].size)",
+			"main.tf:64: aws_widget.a.size: aws_widget.a has count: read the attribute of one instance (aws_widget.a[…].size) or of all (aws_widget.a[*].size)",
 		}},
 		{"moved blocks name past instances", `output "o" {`, `moved {
   from = aws_big_thing.b[0]
   to   = aws_big_thing.b
 }
 output "o" {`, nil},
-		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:63: aws_widget.c is not declared in this module"}},
+		{"a list of blocks read without an index", `aws_widget.a[0].rule[0].target[0].cidr,`, `aws_widget.a[0].rule.port,`, []string{
+			"main.tf:60: aws_widget.a.rule.port: aws_widget.a.rule is a list of rule blocks: read one's attribute (rule[0].port) or all of theirs (rule[*].port)",
+		}},
+		{"lifecycle argument misspelt", "    prevent_destroy = true\n", "    prevent_destory = true\n", []string{
+			"main.tf:45: aws_widget.a.lifecycle: no argument prevent_destory in a lifecycle block (did you mean prevent_destroy?)",
+		}},
+		{"ignore_changes of no such attribute", `ignore_changes  = [tags["n"], rule]`, `ignore_changes  = [tag, rule]`, []string{
+			"main.tf:46: aws_widget.a.lifecycle: ignore_changes names tag, which aws_widget does not have (did you mean tags?)",
+		}},
+		{"count and for_each", "  for_each = toset([\"x\"])\n", "  for_each = toset([\"x\"])\n  count    = 1\n", []string{
+			"main.tf:50: aws_widget.b: count and for_each exclude each other",
+		}},
+		{"declared twice", `resource "aws_big_thing" "b" {`, `resource "aws_big_thing" "b" {
+  setting {}
+}
+resource "aws_big_thing" "b" {`, []string{
+			"main.tf:58: aws_big_thing.b is declared twice in this module (first at main.tf:55)",
+		}},
+		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:64: aws_widget.c is not declared in this module"}},
 		{"provider argument", `  region = "us-east-1"`, `  regoin = "us-east-1"`, []string{"provider aws: no argument regoin in the aws provider (did you mean region?)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
