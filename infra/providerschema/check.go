@@ -176,9 +176,39 @@ func (c *checker) checkTop(b *hclsyntax.Block, kind string, types map[string]*Bl
 	}
 	where := addr(b.Type, typ, b.Labels[1])
 	c.checkBody(b.Body, sch, where, typ, "", resourceMetaArgs, resourceMetaBlocks)
+	if a := b.Body.Attributes["depends_on"]; a != nil {
+		c.checkDependsOn(a, where)
+	}
 	for _, lc := range b.Body.Blocks {
 		if lc.Type == "lifecycle" {
 			c.checkLifecycle(lc.Body, sch, where, typ, b.Type == "data")
+		}
+	}
+}
+
+// checkDependsOn checks that depends_on lists whole objects (aws_x.name, module.m, data.aws_x.name,
+// maybe with an instance key), as Terraform requires, not attributes of them.
+func (c *checker) checkDependsOn(a *hclsyntax.Attribute, where string) {
+	tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return
+	}
+	for _, e := range tuple.Exprs {
+		tr, diags := hcl.AbsTraversalForExpr(e)
+		if diags.HasErrors() {
+			continue
+		}
+		whole := 2 // aws_x.name, module.m, var.v, local.l
+		if tr.RootName() == "data" {
+			whole = 3
+		}
+		if len(tr) > whole {
+			if _, isKey := tr[whole].(hcl.TraverseIndex); isKey {
+				whole++
+			}
+		}
+		if len(tr) > whole && (isAWS(tr.RootName()) || tr.RootName() == "data") {
+			c.add(e.Range(), "%s: depends_on names %s, an attribute: it takes whole resources and data sources", where, c.source(e.Range()))
 		}
 	}
 }

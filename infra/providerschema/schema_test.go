@@ -348,6 +348,9 @@ output "o" {`, nil},
 resource "aws_big_thing" "b" {`, []string{
 			"main.tf:58: aws_big_thing.b is declared twice in this module (first at main.tf:55)",
 		}},
+		{"depends_on an attribute", "  depends_on = [data.aws_widget.w]\n", "  depends_on = [data.aws_widget.w.owner]\n", []string{
+			"main.tf:12: aws_widget.a: depends_on names data.aws_widget.w.owner, an attribute: it takes whole resources and data sources",
+		}},
 		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:64: aws_widget.c is not declared in this module"}},
 		{"provider argument", `  region = "us-east-1"`, `  regoin = "us-east-1"`, []string{"provider aws: no argument regoin in the aws provider (did you mean region?)"}},
 	} {
