@@ -278,6 +278,9 @@ func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path s
 		case attr != nil && attr.Computed:
 			present[name] = true
 			c.add(a.NameRange, "%s: %s is a computed-only attribute of %s: the provider sets it, it cannot be set", where, name, of)
+		case attr != nil && attr.Object != nil:
+			present[name] = true
+			c.checkObjectsValue(a, attr.Object, where, of+"'s "+name)
 		case attr != nil:
 			present[name] = true
 			c.checkValue(a, attr.Type, where)
@@ -366,23 +369,78 @@ func (c *checker) checkValue(a *hclsyntax.Attribute, ty cty.Type, where string) 
 	if ty == cty.DynamicPseudoType {
 		return
 	}
+	v, ok := literal(a.Expr)
+	if !ok || v.IsNull() {
+		return
+	}
+	if _, err := convert.Convert(v, ty); err != nil {
+		c.add(a.Expr.Range(), "%s: %s = %s: Terraform cannot convert %s to %s (%s)", where, a.Name, c.source(a.Expr.Range()), describe(v), ty.FriendlyName(), err)
+	}
+}
+
+// checkObjectsValue checks the value of an attribute of objects (or of a list or set of them)
+// written in attribute syntax, as far as it is literal: it is an object or a list of them, each
+// object's attributes are the type's, and each literal attribute value converts to its type.
+// (Which attributes an object must have is not known: cdktf marks them all optional.)
+func (c *checker) checkObjectsValue(a *hclsyntax.Attribute, ob *Block, where, of string) {
+	v, ok := literal(a.Expr)
+	if !ok || v.IsNull() || !v.IsKnown() {
+		return
+	}
+	bad := func(format string, args ...any) {
+		c.add(a.Expr.Range(), "%s: %s = %s: %s", where, a.Name, c.source(a.Expr.Range()), fmt.Sprintf(format, args...))
+	}
+	var objects []cty.Value
+	switch t := v.Type(); {
+	case t.IsTupleType() || t.IsListType() || t.IsSetType():
+		objects = v.AsValueSlice()
+	case t.IsObjectType() || t.IsMapType():
+		objects = []cty.Value{v}
+	default:
+		bad("Terraform cannot convert %s to objects", describe(v))
+		return
+	}
+	for _, o := range objects {
+		if o.IsNull() || !o.IsKnown() {
+			continue
+		}
+		if t := o.Type(); !t.IsObjectType() && !t.IsMapType() {
+			bad("Terraform cannot convert %s to an object", describe(o))
+			continue
+		}
+		for _, k := range sortedKeys(o.AsValueMap()) {
+			fv := o.GetAttr(k)
+			f := ob.Attr(k)
+			switch {
+			case f == nil:
+				bad("no attribute %s in the objects of %s%s", k, of, suggest(k, settable(ob)))
+			case f.Computed:
+				bad("%s is a computed-only attribute of the objects of %s: the provider sets it, it cannot be set", k, of)
+			case f.Type != cty.DynamicPseudoType && !fv.IsNull():
+				if _, err := convert.Convert(fv, f.Type); err != nil {
+					bad("%s: Terraform cannot convert %s to %s (%s)", k, describe(fv), f.Type.FriendlyName(), err)
+				}
+			}
+		}
+	}
+}
+
+// literal evaluates an expression with every variable, resource and function result unknown
+// (of any type), so that what is left known is its literal structure. ok is false when it
+// cannot be evaluated so (not decidable here, or an error Terraform reports by itself).
+func literal(e hclsyntax.Expression) (cty.Value, bool) {
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: map[string]function.Function{}}
-	for _, tr := range a.Expr.Variables() {
+	for _, tr := range e.Variables() {
 		ctx.Variables[tr.RootName()] = cty.DynamicVal
 	}
-	_ = hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		if f, ok := n.(*hclsyntax.FunctionCallExpr); ok {
 			ctx.Functions[f.Name] = unknownFunc
 		}
 		return nil
 	})
-	v, diags := a.Expr.Value(ctx)
-	if diags.HasErrors() || v.IsNull() {
-		return // not decidable here, or an error Terraform reports by itself
-	}
-	if _, err := convert.Convert(v, ty); err != nil {
-		c.add(a.Expr.Range(), "%s: %s = %s: Terraform cannot convert %s to %s (%s)", where, a.Name, c.source(a.Expr.Range()), describe(v), ty.FriendlyName(), err)
-	}
+	v, diags := e.Value(ctx)
+	return v, !diags.HasErrors()
 }
 
 // unknownFunc stands for every function in checkValue: any arguments, a result of unknown type.

@@ -351,6 +351,15 @@ resource "aws_big_thing" "b" {`, []string{
 		{"depends_on an attribute", "  depends_on = [data.aws_widget.w]\n", "  depends_on = [data.aws_widget.w.owner]\n", []string{
 			"main.tf:12: aws_widget.a: depends_on names data.aws_widget.w.owner, an attribute: it takes whole resources and data sources",
 		}},
+		{"objects", `ingress  = [{ from_port = 1 }]`, `ingress  = [{ from_port = "443" }, { from_port = var.p }, var.o]`, nil},
+		{"objects of the wrong type", `ingress  = [{ from_port = 1 }]`, `ingress  = [{ from_port = "a", to = 2 }, "x"]`, []string{
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: from_port: Terraform cannot convert a string to number (a number is required)`,
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: no attribute to in the objects of aws_widget's ingress`,
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: Terraform cannot convert a string to an object`,
+		}},
+		{"not objects", `ingress  = [{ from_port = 1 }]`, `ingress  = 443`, []string{
+			`main.tf:53: aws_widget.b: ingress = 443: Terraform cannot convert a number to objects`,
+		}},
 		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:64: aws_widget.c is not declared in this module"}},
 		{"provider argument", `  region = "us-east-1"`, `  regoin = "us-east-1"`, []string{"provider aws: no argument regoin in the aws provider (did you mean region?)"}},
 	} {
