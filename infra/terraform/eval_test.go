@@ -285,7 +285,7 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 	obj := func(addr string) cty.Value {
 		attrs := map[string]cty.Value{}
 		if sch := types[b.Labels[0]]; sch != nil {
-			for _, a := range sch.Attrs {
+			for _, a := range sch.AttrNames() {
 				attrs[a] = cty.StringVal(addr + "." + a)
 				if fields := nestedAttrs[b.Labels[0]][a]; fields != nil {
 					elem := map[string]cty.Value{}
