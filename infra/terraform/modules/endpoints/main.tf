@@ -166,6 +166,8 @@ resource "aws_vpc_endpoint" "dynamodb" {
 ################################################################################
 
 # Private DNS of the interface endpoints needs the VPC's DNS support and DNS hostnames.
+# Read for its postconditions alone.
+# tflint-ignore: terraform_unused_declarations
 data "aws_vpc" "this" {
   id = var.vpc_id
 
@@ -200,6 +202,8 @@ data "aws_subnet" "this" {
 
 # Every interface endpoint's service (and the DynamoDB interface endpoint's) is offered in the
 # zone of every subnet its network interfaces go in.
+# Read for its postconditions alone.
+# tflint-ignore: terraform_unused_declarations
 data "aws_vpc_endpoint_service" "interface" {
   for_each = toset(concat(var.interface_services, var.dynamodb_interface ? ["dynamodb"] : []))
 

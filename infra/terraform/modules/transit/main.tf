@@ -73,7 +73,7 @@ resource "aws_ec2_transit_gateway_route_table" "this" {
 
   lifecycle {
     precondition {
-      condition     = length(local.ambiguous) == 0
+      condition     = length(keys(local.ambiguous)) == 0
       error_message = "routed to more than one place: ${join("; ", [for c, ps in local.ambiguous : "${c} (${join(", ", c == local.vpc_cidr ? concat(["this VPC"], ps) : ps)})"])}: each peer's VPC and callers' networks must be its own."
     }
   }
