@@ -65,9 +65,20 @@ func transitViewOf(region string, in *instance) *transitView {
 		// two equal in a real plan).
 		v.attachments[str(o.self.GetAttr("id"))] = [2]string{p, str(peers.Index(cty.StringVal(p)).GetAttr("attachment_id"))}
 	}
+	// The accepter accepts the attachment it reads (and checks) first, the one it is given.
+	given := map[string]string{}
+	read, problems := objInstances(in, "data", "aws_ec2_transit_gateway_peering_attachment", "accepting")
+	v.problems = append(v.problems, problems...)
+	for _, o := range read {
+		given[str(o.self.GetAttr("id"))] = str(o.attr(in, "id"))
+	}
 	for _, o := range insts("aws_ec2_transit_gateway_peering_attachment_accepter", "this") {
 		p := o.extra["each"].GetAttr("key").AsString()
-		v.attachments[str(o.self.GetAttr("transit_gateway_attachment_id"))] = [2]string{p, str(o.attr(in, "transit_gateway_attachment_id"))}
+		id, ok := given[str(o.attr(in, "transit_gateway_attachment_id"))]
+		if !ok {
+			v.problems = append(v.problems, fmt.Sprintf("%s: %s accepts %s, not the attachment it reads", region, o.addr, str(o.attr(in, "transit_gateway_attachment_id"))))
+		}
+		v.attachments[str(o.self.GetAttr("transit_gateway_attachment_id"))] = [2]string{p, id}
 	}
 	for _, o := range insts("aws_ec2_transit_gateway_route", "peers") {
 		dst := str(o.attr(in, "destination_cidr_block"))
@@ -394,13 +405,18 @@ func transitExample(t *testing.T, answers map[string]map[string]map[string]cty.V
 		t.Errorf("problem: %s", p)
 	}
 	var conds []condition
-	for _, typ := range []string{"aws_ec2_transit_gateway", "aws_ec2_transit_gateway_route_table", "aws_ec2_transit_gateway_peering_attachment_accepter", "aws_ec2_transit_gateway_route_table_association"} {
+	for _, typ := range []string{"aws_ec2_transit_gateway", "aws_ec2_transit_gateway_route_table", "aws_ec2_transit_gateway_route_table_association"} {
 		c, problems := conditionsOf(tr, "resource", typ, "")
 		for _, p := range problems {
 			t.Error(p)
 		}
 		conds = append(conds, c...)
 	}
+	c, problems := conditionsOf(tr, "data", "aws_ec2_transit_gateway_peering_attachment", "accepting")
+	for _, p := range problems {
+		t.Error(p)
+	}
+	conds = append(conds, c...)
 	messages, unknown := failed(conds)
 	for _, u := range unknown {
 		t.Errorf("not evaluated: %s", u)
@@ -408,8 +424,8 @@ func transitExample(t *testing.T, answers map[string]map[string]map[string]cty.V
 	return messages
 }
 
-// TestTransitConditions: the accepter's postcondition fails on an attachment that is not the
-// peer's to this gateway; the requester's preconditions on an attachment ID that is not its own
+// TestTransitConditions: the accepter's check of the attachment it is given (at plan time, on
+// the data source) fails on one that is not the peer's to this gateway, or is rejected; the requester's preconditions on an attachment ID that is not its own
 // and on one not accepted yet; the route table's on a destination named for two peers, naming
 // each; and all hold on AWS's answers for the example.
 func TestTransitConditions(t *testing.T) {
@@ -420,9 +436,9 @@ func TestTransitConditions(t *testing.T) {
 	)
 	good := func() map[string]map[string]map[string]cty.Value {
 		return map[string]map[string]map[string]cty.Value{
-			"aws_ec2_transit_gateway_peering_attachment_accepter.this": {"us-east-1": {
+			"data.aws_ec2_transit_gateway_peering_attachment.accepting": {"us-east-1": {
 				"peer_region": cty.StringVal("us-east-1"), "transit_gateway_id": cty.StringVal("examples/basic." + tgw),
-				"peer_transit_gateway_id": cty.StringVal("tgw-0e100000000000001"), "transit_gateway_attachment_id": cty.StringVal(accepted),
+				"peer_transit_gateway_id": cty.StringVal("tgw-0e100000000000001"), "id": cty.StringVal(accepted), "state": cty.StringVal("pendingAcceptance"),
 			}},
 			"aws_ec2_transit_gateway_peering_attachment.this": {"ap-northeast-1": {
 				"id": cty.StringVal(request), "state": cty.StringVal("available"),
@@ -431,7 +447,7 @@ func TestTransitConditions(t *testing.T) {
 	}
 	// The placeholder of the created gateway's ID, which the accepter's answer must name.
 	fix := func(a map[string]map[string]map[string]cty.Value) map[string]map[string]map[string]cty.Value {
-		a["aws_ec2_transit_gateway_peering_attachment_accepter.this"]["us-east-1"]["transit_gateway_id"] = cty.StringVal(transitDir + "/examples/basic." + tgw)
+		a["data.aws_ec2_transit_gateway_peering_attachment.accepting"]["us-east-1"]["transit_gateway_id"] = cty.StringVal(transitDir + "/examples/basic." + tgw)
 		return a
 	}
 	for _, tc := range []struct {
@@ -442,11 +458,17 @@ func TestTransitConditions(t *testing.T) {
 	}{
 		{"as AWS answers", func(map[string]map[string]map[string]cty.Value) {}, nil, nil},
 		{"an attachment from another region", func(a map[string]map[string]map[string]cty.Value) {
-			a["aws_ec2_transit_gateway_peering_attachment_accepter.this"]["us-east-1"]["peer_region"] = cty.StringVal("us-west-2")
+			a["data.aws_ec2_transit_gateway_peering_attachment.accepting"]["us-east-1"]["peer_region"] = cty.StringVal("us-west-2")
 		}, nil, [][]string{{"the peering attachment " + accepted + " given for us-east-1 joins us-west-2's", "not us-east-1's to this region's"}}},
 		{"an attachment to another gateway", func(a map[string]map[string]map[string]cty.Value) {
-			a["aws_ec2_transit_gateway_peering_attachment_accepter.this"]["us-east-1"]["transit_gateway_id"] = cty.StringVal("tgw-0ff")
+			a["data.aws_ec2_transit_gateway_peering_attachment.accepting"]["us-east-1"]["transit_gateway_id"] = cty.StringVal("tgw-0ff")
 		}, nil, [][]string{{"given for us-east-1 joins us-east-1's tgw-0e100000000000001 to tgw-0ff"}}},
+		{"an attachment rejected", func(a map[string]map[string]map[string]cty.Value) {
+			a["data.aws_ec2_transit_gateway_peering_attachment.accepting"]["us-east-1"]["state"] = cty.StringVal("rejected")
+		}, nil, [][]string{{"the peering attachment " + accepted + " of us-east-1 with eu-west-1 is rejected: it cannot be accepted"}}},
+		{"an attachment accepted already", func(a map[string]map[string]map[string]cty.Value) {
+			a["data.aws_ec2_transit_gateway_peering_attachment.accepting"]["us-east-1"]["state"] = cty.StringVal("available")
+		}, nil, nil},
 		{"not accepted yet", func(a map[string]map[string]map[string]cty.Value) {
 			a["aws_ec2_transit_gateway_peering_attachment.this"]["ap-northeast-1"]["state"] = cty.StringVal("pendingAcceptance")
 		}, nil, [][]string{{"the peering attachment of eu-west-1 with ap-northeast-1 is pendingAcceptance, not available: apply ap-northeast-1's root"}}},

@@ -117,18 +117,30 @@ resource "aws_ec2_transit_gateway_peering_attachment" "this" {
   tags                    = merge(local.tags, { Name = "${var.name}-to-${each.key}" })
 }
 
-resource "aws_ec2_transit_gateway_peering_attachment_accepter" "this" {
+# The attachment given to accept, as this region sees it, checked before it is accepted: the
+# peer's request to this region's gateway, pending acceptance or accepted.
+data "aws_ec2_transit_gateway_peering_attachment" "accepting" {
   for_each = local.accepts
 
-  transit_gateway_attachment_id = each.value.attachment_id
-  tags                          = merge(local.tags, { Name = "${var.name}-from-${each.key}" })
+  id = each.value.attachment_id
 
   lifecycle {
     postcondition {
       condition     = self.peer_region == each.key && self.transit_gateway_id == local.transit_gateway_id
       error_message = "the peering attachment ${each.value.attachment_id} given for ${each.key} joins ${self.peer_region}'s ${self.peer_transit_gateway_id} to ${self.transit_gateway_id}, not ${each.key}'s to this region's ${local.transit_gateway_id}: give the ID that ${each.key}'s root outputs for ${var.region} (transit_peering_attachments)."
     }
+    postcondition {
+      condition     = contains(["pendingAcceptance", "available", "modifying"], self.state)
+      error_message = "the peering attachment ${each.value.attachment_id} of ${each.key} with ${var.region} is ${self.state}: it cannot be accepted; apply ${each.key}'s root again for a new one (its output transit_peering_attachments)."
+    }
   }
+}
+
+resource "aws_ec2_transit_gateway_peering_attachment_accepter" "this" {
+  for_each = local.accepts
+
+  transit_gateway_attachment_id = data.aws_ec2_transit_gateway_peering_attachment.accepting[each.key].id
+  tags                          = merge(local.tags, { Name = "${var.name}-from-${each.key}" })
 }
 
 # A peering attachment is associated with the route table of each side (peering attachments do
