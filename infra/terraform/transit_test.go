@@ -611,3 +611,57 @@ func TestZoneAssociations(t *testing.T) {
 		})
 	}
 }
+
+// outputPreconditions evaluates the preconditions of output name and returns the messages of
+// those that fail; one that cannot be evaluated is an error.
+func outputPreconditions(t *testing.T, in *instance, name string) []string {
+	t.Helper()
+	var failed []string
+	for _, b := range in.cfg.blocks("output", name) {
+		for _, pc := range b.Body.Blocks {
+			if pc.Type != "precondition" {
+				continue
+			}
+			cond := in.value(pc.Body.Attributes["condition"].Expr, nil, "")
+			if !cond.IsKnown() || cond.IsNull() || cond.Type() != cty.Bool {
+				t.Errorf("output %s: a precondition is not known: %#v", name, cond)
+				continue
+			}
+			if cond.False() {
+				failed = append(failed, str(in.value(pc.Body.Attributes["error_message"].Expr, nil, "")))
+			}
+		}
+	}
+	return failed
+}
+
+// TestTransitPeeringKeys: a region root's plan stops on a key of transit_peering_attachments that
+// names no peering of the topology (the accepter first, or not a pair), naming it, and goes on
+// with example.tfvars'.
+func TestTransitPeeringKeys(t *testing.T) {
+	tfvars, err := readTfvars(exampleTfvars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(regionRootsDir, "ap-northeast-1")
+	for _, tc := range []struct {
+		name  string
+		extra map[string]string
+		want  [][]string
+	}{
+		{"example.tfvars", nil, nil},
+		{"the accepter first", map[string]string{"eu-west-1:us-east-1": "tgw-attach-0e1000000000e3001"},
+			[][]string{{"transit_peering_attachments names no peering of the topology: eu-west-1:us-east-1 (keys are <requester>:<accepter>"}}},
+		{"not a region", map[string]string{"us-east-1:mars-1": "tgw-attach-0aa", "us-east-1:us-east-1": "tgw-attach-0bb"},
+			[][]string{{"names no peering of the topology: us-east-1:mars-1, us-east-1:us-east-1 ("}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tfvars["transit_peering_attachments"].AsValueMap()
+			for k, v := range tc.extra {
+				m[k] = cty.StringVal(v)
+			}
+			root := evalRoot(t, dir, tfvars, map[string]cty.Value{"transit_peering_attachments": cty.MapVal(m)})
+			wantMessages(t, outputPreconditions(t, root, "transit_peering_attachments"), tc.want...)
+		})
+	}
+}

@@ -60,7 +60,7 @@ variable "transit_gateways" {
 }
 
 variable "transit_peering_attachments" {
-  description = "Per peering, keyed <requester>:<accepter> (the requester being the lower-numbered region), its attachment's ID (the requester root's output transit_peering_attachments). The accepter's root accepts it; both roots route to each other once it is here (the requester's plan stops if its attachment is not accepted yet). Region roots only."
+  description = "Per peering, keyed <requester>:<accepter> (the requester being the lower-numbered region), its attachment's ID (the requester root's output transit_peering_attachments). The accepter's root accepts it; both roots route to each other once it is here (the requester's plan stops if its attachment is not accepted yet). A key that names no peering of the topology stops the plan. Region roots only."
   type        = map(string)
   default     = {}
 
@@ -89,4 +89,11 @@ output "transit_route_table_id" {
 output "transit_peering_attachments" {
   description = "The peerings this region requested (of the regions of higher number), keyed <this region>:<peer>, with their attachments' IDs: put them in transit_peering_attachments (live/idgen.tfvars) for the peers to accept."
   value       = { for p, id in module.transit.peering_attachment_ids : "${local.region}:${p}" => id }
+
+  # A key that names no peering would be passed over by every root: the pair's routes would be
+  # missing without a word.
+  precondition {
+    condition     = length(setsubtract(keys(var.transit_peering_attachments), flatten([for r, ps in module.topology.transit_peers : [for p, t in ps : "${r}:${p}" if t.request]]))) == 0
+    error_message = "transit_peering_attachments names no peering of the topology: ${join(", ", setsubtract(keys(var.transit_peering_attachments), flatten([for r, ps in module.topology.transit_peers : [for p, t in ps : "${r}:${p}" if t.request]])))} (keys are <requester>:<accepter>, the requester the lower-numbered region of the pair)."
+  }
 }
