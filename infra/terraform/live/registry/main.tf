@@ -98,6 +98,9 @@ module "registry" {
   tls_key_s3_uri   = "${local.tls}/registry.key"
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
+
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 }
 
 ################################################################################

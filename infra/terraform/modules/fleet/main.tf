@@ -38,6 +38,8 @@ locals {
     refresh_interval  = var.certificate_refresh_interval
     reload_signal     = coalesce(var.certificate_reload_signal, "none")
     exec_args         = join(" ", var.service_args)
+    # The collectors' boot step (monitoring.tf); empty without monitoring.
+    collector = local.collector_script
   })
 }
 

@@ -179,6 +179,9 @@ module "fleet" {
   dns_name          = local.host
 
   tags = merge(local.tags, { Peer = var.peer })
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }
 
 ################################################################################

@@ -105,4 +105,7 @@ module "fleet" {
   dns_name          = var.dns_name
 
   tags = local.tags
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }

@@ -131,7 +131,8 @@ module "region" {
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
 
-  alarm_actions = lookup(var.alarm_actions, local.region, [])
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 }
 
 ################################################################################
@@ -179,7 +180,8 @@ module "public_id" {
   client_ca_s3_uri          = "${local.tls}/client-ca.pem"
   s3_kms_key_arn            = local.s3_kms_key
 
-  alarm_actions = lookup(var.alarm_actions, local.region, [])
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 }
 
 # This region's latency record of the customer hostname, in the public zone.
