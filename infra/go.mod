@@ -10,6 +10,7 @@ require (
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
 	github.com/zclconf/go-cty v1.19.0
+	go.yaml.in/yaml/v3 v3.0.5
 )
 
 require (
