@@ -28,11 +28,6 @@ variable "monitoring" {
     log_retention_days      = optional(number, 90)
   })
   default = null
-
-  validation {
-    condition     = var.monitoring == null || try(var.monitoring.region == var.region, false)
-    error_message = "monitoring is another region's: each region's hosts write to their own region's workspace, through their VPC's endpoint."
-  }
 }
 
 locals {
@@ -94,6 +89,13 @@ resource "aws_cloudwatch_log_group" "service" {
   retention_in_days = var.monitoring.log_retention_days
   kms_key_id        = var.monitoring.log_kms_key_arn
   tags              = local.tags
+
+  lifecycle {
+    precondition {
+      condition     = var.monitoring.region == var.region
+      error_message = "monitoring is ${var.monitoring.region}'s, the fleet is in ${var.region}: each region's hosts write to their own region's workspace, through their VPC's endpoint."
+    }
+  }
 }
 
 # The collectors' grants: remote write to the region's workspace, the service's log group, and the

@@ -52,7 +52,8 @@ data "aws_iam_policy_document" "key" {
     }
   }
 
-  # CloudWatch alarms and the workspace's alert manager publish to the encrypted topic.
+  # CloudWatch alarms and the workspace's alert manager publish to the encrypted topic (SNS
+  # encrypts on their behalf; the topic's policy, below, admits only this account's).
   statement {
     sid       = "AlarmPublishers"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -61,12 +62,6 @@ data "aws_iam_policy_document" "key" {
     principals {
       type        = "Service"
       identifiers = ["cloudwatch.amazonaws.com", "aps.amazonaws.com"]
-    }
-
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [local.account]
     }
   }
 
@@ -133,6 +128,8 @@ data "aws_iam_policy_document" "topic" {
     }
   }
 
+  # CloudWatch alarms of this account, and its workspaces' alert managers (which read the topic's
+  # attributes before they publish).
   statement {
     sid       = "AlarmPublishers"
     actions   = ["sns:Publish"]
@@ -141,6 +138,23 @@ data "aws_iam_policy_document" "topic" {
     principals {
       type        = "Service"
       identifiers = ["cloudwatch.amazonaws.com", "aps.amazonaws.com"]
+    }
+
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account]
+    }
+  }
+
+  statement {
+    sid       = "AlertManagerReads"
+    actions   = ["sns:GetTopicAttributes"]
+    resources = [aws_sns_topic.alarms.arn]
+
+    principals {
+      type        = "Service"
+      identifiers = ["aps.amazonaws.com"]
     }
 
     condition {
