@@ -39,7 +39,7 @@ variable "log_retention_days" {
 }
 
 variable "prometheus_s3_uri" {
-  description = "S3 URI of the Prometheus binary (linux/arm64, 2.x or later) the hosts run in agent mode, in the region's copy of the release (<artifacts_s3_prefix>/bin/prometheus)."
+  description = "S3 URI of the Prometheus binary (linux/arm64, 3.0 or later: its --agent flag) the hosts run in agent mode, in the region's copy of the release (<artifacts_s3_prefix>/bin/prometheus)."
   type        = string
 }
 
