@@ -465,14 +465,21 @@ func TestCollectors(t *testing.T) {
 		}
 	}
 
-	// The jobs the rules select on and the jobs of the local stack's Prometheus are the fleets'.
-	rules, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
+	// The jobs the rules and the dashboards select on, and the jobs of the local stack's
+	// Prometheus, are the fleets'.
+	selected, err := filepath.Glob("../../dashboards/grafana/*.json")
+	if err != nil || len(selected) == 0 {
+		t.Fatalf("no dashboards: %v", err)
 	}
-	for _, m := range regexp.MustCompile(`job="([^"]+)"`).FindAllStringSubmatch(string(rules), -1) {
-		if !jobs[m[1]] {
-			t.Errorf("the rules select job %q, which no collector scrapes", m[1])
+	for _, f := range append([]string{rulesFile}, selected...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`job=\\?"([^"\\]+)\\?"`).FindAllStringSubmatch(string(b), -1) {
+			if !jobs[m[1]] {
+				t.Errorf("%s selects job %q, which no collector scrapes", f, m[1])
+			}
 		}
 	}
 	observe, err := os.ReadFile(observeScript)
