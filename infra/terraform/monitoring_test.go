@@ -650,3 +650,31 @@ func TestMonitoringEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitoringEndpointsZones: the plan stops when aps-workspaces (or logs) is not offered in
+// the zone of one of the endpoints' subnets, naming the zone and the subnet; as for the other
+// interface services (TestEndpointsNetworkChecks).
+func TestMonitoringEndpointsZones(t *testing.T) {
+	inputs := map[string]cty.Value{
+		"name": cty.StringVal("idgen-eu-west-1"), "region": cty.StringVal("eu-west-1"),
+		"vpc_id": cty.StringVal(netVPC), "vpc_cidr": cty.StringVal("10.2.0.0/16"),
+		"subnet_ids": strs(netSubnets...), "route_table_ids": strs("rtb-0e3000000000000a1"),
+	}
+	services := []string{"dynamodb", "ec2messages", "kms", "monitoring", "ssm", "ssmmessages", "sts"}
+	for _, tc := range []struct {
+		name   string
+		change func(a awsAnswers)
+		want   [][]string
+	}{
+		{"offered everywhere", func(awsAnswers) {}, nil},
+		{"aps-workspaces not in a zone", func(a awsAnswers) {
+			a.each["data.aws_vpc_endpoint_service.monitoring"]["aps-workspaces"]["availability_zones"] = strSet("eu-west-1a", "eu-west-1c")
+		}, [][]string{{"com.amazonaws.eu-west-1.aps-workspaces is not offered in eu-west-1b (subnets " + netSubnets[1] + ")", "leave aps-workspaces out of monitoring_services"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := endpointsAnswers(services)
+			tc.change(a)
+			wantMessages(t, dataConditions(t, endpointsDir, inputs, a), tc.want...)
+		})
+	}
+}

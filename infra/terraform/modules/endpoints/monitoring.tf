@@ -35,3 +35,21 @@ output "monitoring_endpoint_ids" {
   description = "Per monitoring service (aps-workspaces, logs), the ID of its interface endpoint."
   value       = { for k, e in aws_vpc_endpoint.monitoring : k => e.id }
 }
+
+# The monitoring services are offered in the zone of every subnet, as the other interface services
+# are checked to be (main.tf): AMP's aps-workspaces endpoints are not in every zone of a region.
+# Read for its postconditions alone.
+# tflint-ignore: terraform_unused_declarations
+data "aws_vpc_endpoint_service" "monitoring" {
+  for_each = toset(var.monitoring_services)
+
+  service_name = "com.amazonaws.${var.region}.${each.key}"
+  service_type = "Interface"
+
+  lifecycle {
+    postcondition {
+      condition     = alltrue([for s in data.aws_subnet.this : contains(self.availability_zones, s.availability_zone)])
+      error_message = "the interface endpoint service com.amazonaws.${var.region}.${each.key} is not offered in ${join(", ", distinct([for id, s in data.aws_subnet.this : s.availability_zone if !contains(self.availability_zones, s.availability_zone)]))} (subnets ${join(", ", [for id, s in data.aws_subnet.this : id if !contains(self.availability_zones, s.availability_zone)])}); it is offered in ${join(", ", sort(self.availability_zones))}: give subnets in zones it is offered in, or leave ${each.key} out of monitoring_services."
+    }
+  }
+}
