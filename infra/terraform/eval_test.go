@@ -369,7 +369,7 @@ func (in *instance) standIn(b *hclsyntax.Block) map[string]cty.Value {
 			return nil
 		}
 		if n, ok := instanceVCPUs[v.AsString()]; ok {
-			return map[string]cty.Value{"default_vcpus": cty.NumberIntVal(n)}
+			return map[string]cty.Value{"default_vcpus": cty.NumberIntVal(n), "supported_architectures": cty.ListVal([]cty.Value{cty.StringVal("arm64")})}
 		}
 	case "aws_servicequotas_service_quota":
 		return map[string]cty.Value{"value": cty.NumberIntVal(standInQuota)}
