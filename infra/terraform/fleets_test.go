@@ -641,3 +641,27 @@ func TestBootRetries(t *testing.T) {
 		t.Errorf("restart waits %q, want %q", got, want)
 	}
 }
+
+// TestLeaseRulesNotApplied: no configuration writes a lease table's metadata row: the row names
+// the table's DynamoDB TableId, which aws_dynamodb_table does not expose (so an item written by
+// Terraform would name none, and read as a restored table), and idgenctl leases init, which
+// writes it, also checks that the table is new and records the rules in the history. The hosts
+// wait for it instead (the keeper retries its claims, unready; systemd restarts what exits).
+func TestLeaseRulesNotApplied(t *testing.T) {
+	s := awsSchema(t)
+	table := s.Resources["aws_dynamodb_table"]
+	if table == nil {
+		t.Fatal("no aws_dynamodb_table in the schema")
+	}
+	for _, a := range table.AttrNames() {
+		if strings.Contains(a, "table_id") {
+			t.Errorf("aws_dynamodb_table has %s now: the apply could write the lease table's metadata row as idgenctl leases init does", a)
+		}
+	}
+	for _, dir := range configDirs {
+		c := parseDir(t, dir)
+		for _, b := range c.blocks("resource", "aws_dynamodb_table_item") {
+			t.Errorf("%s: aws_dynamodb_table_item.%s: a lease table's metadata row is idgenctl leases init's to write", dir, b.Labels[1])
+		}
+	}
+}
