@@ -98,6 +98,15 @@ module "registry" {
   tls_key_s3_uri   = "${local.tls}/registry.key"
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
+
+  # The home region's pinned image and the registry's capacity (live/idgen.tfvars: fleets); the
+  # group waits for the home VPC's endpoints, and its quota check counts the home region root's
+  # fleets (vcpus_elsewhere's registry entry).
+  ami_id                = var.fleets[local.home].ami_id
+  capacity              = var.fleets[local.home].registry
+  boot_dependencies     = module.endpoints.boot_dependency_ids
+  quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, "registry", 0)
+  alarm_actions         = lookup(var.alarm_actions, local.home, [])
 }
 
 ################################################################################
