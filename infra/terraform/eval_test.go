@@ -312,6 +312,11 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 				}
 			}
 		}
+		if b.Type == "data" {
+			for attr, v := range in.standIn(b) {
+				attrs[attr] = v
+			}
+		}
 		return cty.ObjectVal(attrs)
 	}
 	if a := b.Body.Attributes["count"]; a != nil {
@@ -355,6 +360,39 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 // placeholder is a list of one object whose every field is a string naming it.
 var nestedAttrs = map[string]map[string][]string{
 	"aws_vpc_endpoint": {"dns_entry": {"dns_name", "hosted_zone_id"}},
+}
+
+// Stand-ins for what AWS answers to a few data sources at plan time, so that what the plan
+// computes from them (the vCPU quota check) is evaluated too: each instance type's vCPUs, the
+// region's EC2 quota of running On-Demand Standard instances (a test of the quota check sets it),
+// and the pinned image's architecture.
+var (
+	instanceVCPUs = map[string]int64{"c7g.large": 2, "c7g.xlarge": 4, "c7g.2xlarge": 8, "t4g.small": 2, "t4g.medium": 2, "m7g.large": 2}
+	standInQuota  = int64(1024)
+	standInArch   = "arm64"
+)
+
+// standIn returns the stand-in attributes of a data source block.
+func (in *instance) standIn(b *hclsyntax.Block) map[string]cty.Value {
+	switch b.Labels[0] {
+	case "aws_ec2_instance_type":
+		a := b.Body.Attributes["instance_type"]
+		if a == nil {
+			return nil
+		}
+		v := in.value(a.Expr, nil, "")
+		if !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		if n, ok := instanceVCPUs[v.AsString()]; ok {
+			return map[string]cty.Value{"default_vcpus": cty.NumberIntVal(n), "supported_architectures": cty.ListVal([]cty.Value{cty.StringVal("arm64")})}
+		}
+	case "aws_servicequotas_service_quota":
+		return map[string]cty.Value{"value": cty.NumberIntVal(standInQuota)}
+	case "aws_ami":
+		return map[string]cty.Value{"architecture": cty.StringVal(standInArch)}
+	}
+	return nil
 }
 
 // evalCall evaluates a module call: its arguments, then the called module for each instance.

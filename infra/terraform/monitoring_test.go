@@ -284,7 +284,7 @@ variable "actions" {
 }
 
 var (
-	collectorBlock = regexp.MustCompile(`(?s)cat > /usr/local/sbin/idgen-collector-setup <<'COLLECTOR'\n(.*?)\nCOLLECTOR\n`)
+	agentUnit      = regexp.MustCompile(`(?s)cat > /etc/systemd/system/idgen-prometheus-agent\.service <<'UNIT'\n(.*?)\nUNIT\n`)
 	promBlock      = regexp.MustCompile(`(?s)cat > /etc/idgen-collector/prometheus.yml <<PROM\n(.*?)\nPROM\n`)
 	cwagentBlock   = regexp.MustCompile(`(?s)<<'CWAGENT'\n(.*?)\nCWAGENT\n`)
 )
@@ -312,33 +312,51 @@ type promConfig struct {
 
 // collectorWant is what one fleet's collector must do.
 type collectorWant struct {
-	job, region, target, remoteWrite, logGroup, unit string
-	tls                                              bool
+	job, region, target, remoteWrite, logGroup, unit, parameter string
+	tls                                                         bool
 }
 
-// checkCollector: the boot script writes and runs the collector script (valid bash, run after the
-// service starts and not able to fail the boot), whose Prometheus scrapes exactly the service's
-// target with the job, region and instance labels the rules use and writes to the region's
-// workspace, and whose CloudWatch agent ships the service's journal to its log group.
-func checkCollector(script string, w collectorWant) []string {
+// checkCollector: the boot script (userData) reads the collectors' setup script from its SSM
+// parameter, with retry, and runs it after the service starts, unable to fail the boot; the setup
+// script (valid bash) makes every AWS call with the boot script's retry, keeps the Prometheus
+// agent restarted forever with the backoff, scrapes exactly the service's target with the job,
+// region and instance labels the rules use, writes to the region's workspace, and ships the
+// service's journal to its log group.
+func checkCollector(userData, setup string, w collectorWant) []string {
 	var problems []string
-	m := collectorBlock.FindStringSubmatch(script)
-	if m == nil {
-		return []string{"no collector script"}
+	if setup == "" {
+		return []string{"no collector setup script"}
 	}
-	body := m[1] + "\n"
+	body := setup
 	cmd := exec.Command("bash", "-n")
 	cmd.Stdin = strings.NewReader(body)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		problems = append(problems, fmt.Sprintf("the collector script is not valid bash: %v\n%s", err, out))
 	}
-	run := strings.Index(script, "\n/usr/local/sbin/idgen-collector-setup || ")
-	start := strings.Index(script, "\nsystemctl enable --now "+w.unit+".service\n")
+	read := regexp.MustCompile(`(?m)^if retry "[^"]*" aws --region '` + regexp.QuoteMeta(w.region) + `' ssm get-parameter --name '` + regexp.QuoteMeta(w.parameter) + `' --query Parameter.Value --output text >/usr/local/sbin/idgen-collector-setup; then$`).FindStringIndex(userData)
+	run := strings.Index(userData, "\n  /usr/local/sbin/idgen-collector-setup || ")
+	start := strings.Index(userData, "\nsystemctl enable --now "+w.unit+".service\n")
 	switch {
+	case read == nil || !strings.Contains(userData, "\nexport -f retry\n"):
+		problems = append(problems, fmt.Sprintf("the boot script does not read the setup script from %s with retry", w.parameter))
 	case run < 0:
 		problems = append(problems, "the collector script is not run, or its failure fails the boot (it must be run with ||)")
-	case start < 0 || run < start:
+	case start < 0 || read[0] < start:
 		problems = append(problems, "the collector script runs before the service starts")
+	}
+	for _, m := range awsCall.FindAllStringSubmatch(body, -1) {
+		if !strings.Contains(m[1], "retry ") {
+			problems = append(problems, "an AWS call of the setup script without retry: "+strings.TrimSpace(m[0]))
+		}
+	}
+	if u := agentUnit.FindStringSubmatch(body); u == nil {
+		problems = append(problems, "no Prometheus agent unit")
+	} else {
+		for _, want := range []string{"Restart=always", "StartLimitIntervalSec=0", "ExecStartPre=+/usr/local/sbin/idgen-restart-backoff idgen-prometheus-agent"} {
+			if !strings.Contains(u[1], "\n"+want) {
+				problems = append(problems, "the Prometheus agent's unit has no "+want)
+			}
+		}
 	}
 	pm := promBlock.FindStringSubmatch(body)
 	if pm == nil {
@@ -433,6 +451,7 @@ func wantOf(in *instance) collectorWant {
 		job: "idgen-" + service, region: region, target: fmt.Sprintf("127.0.0.1:%d", p), tls: tls,
 		remoteWrite: strOf(in.vars["monitoring"].GetAttr("remote_write_url")),
 		logGroup:    "/idgen/" + region + "/" + service, unit: "idgen-" + service,
+		parameter:   in.addr + ".aws_ssm_parameter.collector[0].name",
 	}
 }
 
@@ -448,14 +467,17 @@ func TestCollectors(t *testing.T) {
 			if strings.HasPrefix(in.addr, liveDir+"/") {
 				t.Errorf("%s: a fleet of a live root without monitoring", in.addr)
 			}
-			if strings.Contains(scripts[in.addr], "idgen-collector-setup") {
+			if strings.Contains(scripts[in.addr], "idgen-collector-setup") || strOf(in.locals["collector_setup"]) != "" {
 				t.Errorf("%s: no monitoring, but a collector", in.addr)
 			}
 			continue
 		}
 		w := wantOf(in)
 		jobs[w.job] = true
-		for _, p := range checkCollector(scripts[in.addr], w) {
+		if want := "/idgen/collector/" + strOf(in.vars["name"]); strOf(in.locals["collector_parameter"]) != want {
+			t.Errorf("%s: the setup script's parameter is %s, want %s", in.addr, strOf(in.locals["collector_parameter"]), want)
+		}
+		for _, p := range checkCollector(scripts[in.addr], strOf(in.locals["collector_setup"]), w) {
 			t.Errorf("%s: %s", in.addr, p)
 		}
 		if root, _, ok := strings.Cut(in.addr, ".module."); ok && strings.HasPrefix(root, liveDir+"/") {
@@ -497,45 +519,45 @@ func TestCollectors(t *testing.T) {
 }
 
 func TestCollectorsCatch(t *testing.T) {
-	var script string
+	var ud, setup string
 	var w collectorWant
 	for _, in := range fleets(t) {
 		if strings.HasSuffix(in.addr, ".module.region.module.fleet") && strings.HasPrefix(in.addr, liveDir+"/") {
-			script, w = renderedUserData(t)[in.addr], wantOf(in)
+			ud, setup, w = renderedUserData(t)[in.addr], strOf(in.locals["collector_setup"]), wantOf(in)
 			break
 		}
 	}
-	if script == "" {
-		t.Fatal("no generator fleet")
-	}
-	cases := []struct {
-		name, script string
-		want         []string
-	}{
-		{"as rendered", script, nil},
-		{"another job", strings.Replace(script, "job_name: "+w.job, "job_name: generator", 1), []string{"job \"generator\""}},
-		{"no region label", strings.Replace(script, "region: '"+w.region+"', ", "", 1), []string{"target label region"}},
-		{"instance the address", strings.Replace(script, "instance: '$instance'", "instance: '127.0.0.1'", 1), []string{"not the host's instance ID"}},
-		{"another workspace", strings.Replace(script, "url: '"+w.remoteWrite+"'", "url: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-x/api/v1/remote_write'", 1), []string{"remote_write is not exactly"}},
-		{"its failure fails the boot", strings.Replace(script, "\n/usr/local/sbin/idgen-collector-setup || ", "\n/usr/local/sbin/idgen-collector-setup && ", 1), []string{"is not run"}},
-		{"broken bash", strings.Replace(script, "if [ \"${1:-}\" = --certificates ]; then exit 0; fi", "if [ \"${1:-}\" = --certificates ]; then exit 0;", 1), []string{"not valid bash"}},
-		{"journal elsewhere", strings.Replace(script, `"log_group_name":"`+w.logGroup+`","log_stream_name":"{instance_id}"`, `"log_group_name":"/idgen/other","log_stream_name":"{instance_id}"`, 1), []string{"the journal goes to /idgen/other"}},
-		{"no collector", strings.Replace(script, "idgen-collector-setup <<'COLLECTOR'", "idgen-collector-setup <<'X'", 1), []string{"no collector script"}},
+	if setup == "" {
+		t.Fatal("no generator fleet with collectors")
 	}
 	// The service started only after the collectors is caught.
-	moved := strings.Replace(script, "\nsystemctl enable --now "+w.unit+".service\n", "\n", 1)
-	moved += "systemctl enable --now " + w.unit + ".service\n"
-	cases = append(cases, struct {
-		name, script string
-		want         []string
-	}{"run before the service", moved, []string{"runs before the service starts"}})
+	moved := strings.Replace(ud, "\nsystemctl enable --now "+w.unit+".service\n", "\n", 1) + "systemctl enable --now " + w.unit + ".service\n"
+	cases := []struct {
+		name, ud, setup string
+		want            []string
+	}{
+		{"as rendered", ud, setup, nil},
+		{"another job", ud, strings.Replace(setup, "job_name: "+w.job, "job_name: generator", 1), []string{"job \"generator\""}},
+		{"no region label", ud, strings.Replace(setup, "region: '"+w.region+"', ", "", 1), []string{"target label region"}},
+		{"instance the address", ud, strings.Replace(setup, "instance: '$instance'", "instance: '127.0.0.1'", 1), []string{"not the host's instance ID"}},
+		{"another workspace", ud, strings.Replace(setup, "url: '"+w.remoteWrite+"'", "url: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-x/api/v1/remote_write'", 1), []string{"remote_write is not exactly"}},
+		{"journal elsewhere", ud, strings.Replace(setup, `"log_group_name":"`+w.logGroup+`","log_stream_name":"{instance_id}"`, `"log_group_name":"/idgen/other","log_stream_name":"{instance_id}"`, 1), []string{"the journal goes to /idgen/other"}},
+		{"broken bash", ud, strings.Replace(setup, "if [ \"${1:-}\" = --certificates ]; then exit 0; fi", "if [ \"${1:-}\" = --certificates ]; then exit 0;", 1), []string{"not valid bash"}},
+		{"a copy without retry", ud, strings.Replace(setup, "retry \"copying ", "true \"copying ", 1), []string{"an AWS call of the setup script without retry"}},
+		{"an agent that gives up", ud, strings.Replace(setup, "StartLimitIntervalSec=0\n", "", 1), []string{"has no StartLimitIntervalSec=0"}},
+		{"no setup script", ud, "", []string{"no collector setup script"}},
+		{"read without retry", strings.Replace(ud, "if retry \"reading the collectors' setup\" aws", "if aws", 1), setup, []string{"does not read the setup script"}},
+		{"another parameter", strings.Replace(ud, "--name '"+w.parameter+"'", "--name '/idgen/other'", 1), setup, []string{"does not read the setup script from " + w.parameter}},
+		{"its failure fails the boot", strings.Replace(ud, "\n  /usr/local/sbin/idgen-collector-setup || ", "\n  /usr/local/sbin/idgen-collector-setup && ", 1), setup, []string{"is not run"}},
+		{"run before the service", moved, setup, []string{"runs before the service starts"}},
+	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { wantProblems(t, checkCollector(tc.script, w), tc.want...) })
+		t.Run(tc.name, func(t *testing.T) { wantProblems(t, checkCollector(tc.ud, tc.setup, w), tc.want...) })
 	}
 }
 
-// TestCollectorGrants: a fleet with monitoring grants its hosts aps:RemoteWrite on its
-// workspace, the log-stream actions on its service's log group (with retention and the
+// TestCollectorGrants: a fleet with monitoring grants its hosts ssm:GetParameter on its setup
+// script's parameter, aps:RemoteWrite on its workspace, the log-stream actions on its service's log group (with retention and the
 // monitoring key), and s3:GetObject on the collectors' objects: nothing else, nowhere else.
 func TestCollectorGrants(t *testing.T) {
 	for _, in := range fleets(t) {
@@ -587,6 +609,7 @@ func TestCollectorGrants(t *testing.T) {
 			objects[i] = "arn:" + in.addr + ".data.aws_partition.current.partition:s3:::" + strings.TrimPrefix(o, "s3://")
 		}
 		want := map[string][]string{
+			"ssm:GetParameter":        {in.addr + ".aws_ssm_parameter.collector[0].arn"},
 			"aps:RemoteWrite":         {strOf(mon.GetAttr("workspace_arn"))},
 			"logs:CreateLogStream":    {group, group + ":log-stream:*"},
 			"logs:DescribeLogStreams": {group, group + ":log-stream:*"},

@@ -22,13 +22,9 @@ import (
 // from IMDS in place of $instance, and the scraper's certificate at dir's copy of it. A remote-write
 // URL that is a plan-time placeholder (the workspace's endpoint is known after apply) becomes the
 // form AMP gives it.
-func hostConfig(t *testing.T, script, region, dir string) string {
+func hostConfig(t *testing.T, setup, region, dir string) string {
 	t.Helper()
-	m := collectorBlock.FindStringSubmatch(script)
-	if m == nil {
-		t.Fatal("no collector script")
-	}
-	pm := promBlock.FindStringSubmatch(m[1] + "\n")
+	pm := promBlock.FindStringSubmatch(setup)
 	if pm == nil {
 		t.Fatal("no Prometheus configuration")
 	}
@@ -58,14 +54,13 @@ func TestCollectorConfigPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal("promtool (make setup installs Debian's prometheus):", err)
 	}
-	scripts := renderedUserData(t)
 	checked := map[string]bool{}
 	for _, in := range fleets(t) {
 		if in.vars["monitoring"].IsNull() {
 			continue
 		}
 		dir := t.TempDir()
-		cfg := hostConfig(t, scripts[in.addr], strOf(in.vars["region"]), dir)
+		cfg := hostConfig(t, strOf(in.locals["collector_setup"]), strOf(in.vars["region"]), dir)
 		key := strings.ReplaceAll(cfg, dir, "")
 		if checked[key] {
 			continue
@@ -290,7 +285,7 @@ func TestCollectorRemoteWrite(t *testing.T) {
 	var w collectorWant
 	for _, in := range fleets(t) {
 		if strings.HasPrefix(in.addr, liveDir+"/regions/eu-west-1.") && strings.HasSuffix(in.addr, ".module.region.module.fleet") {
-			script, w = renderedUserData(t)[in.addr], wantOf(in)
+			script, w = strOf(in.locals["collector_setup"]), wantOf(in)
 		}
 	}
 	if script == "" {

@@ -80,6 +80,45 @@ gateway_upstreams = {
   "eu-west-1" = [{ description = "orders", cidr = "10.2.32.0/20", port = 80 }]
 }
 
+# Per region: the pinned AMI of its fleets (Amazon Linux 2023 arm64, an image of that region:
+# aws ssm get-parameter --region R --name /aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64
+# names the newest; changing ami_id rolls the region's fleets by instance refresh, gated on their
+# alarms), and each fleet's capacity (min, desired, max; omitted: the default). Scale a fleet here,
+# then plan and apply the region's root: a capacity set by hand is put back by the next apply.
+fleets = {
+  "us-east-1" = {
+    ami_id    = "ami-0e1a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+    public_id = { min = 3, desired = 3, max = 6 }
+    gateway   = { min = 3, desired = 3, max = 6 }
+    registry  = { min = 2, desired = 2, max = 3 }
+  }
+  "us-west-2" = {
+    ami_id    = "ami-0e2a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "eu-west-1" = {
+    ami_id    = "ami-0e3a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "ap-northeast-1" = {
+    ami_id    = "ami-0e4a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "ap-southeast-1" = {
+    ami_id    = "ami-0e5a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+}
+
+# What each root's vCPU quota check counts besides its own fleets, in its region: in the home
+# region, the registry root's output vcpus_at_max under "us-east-1" and the us-east-1 root's under
+# "registry" (0 until that root is applied), plus other workloads of the account.
+vcpus_elsewhere = {
+  "us-east-1" = 8
+  "registry"  = 94
+}
+
 # Every root makes its alarm topic (idgen-<region>-alarms; the registry root's idgen-registry-alarms,
 # from the home region's entry), which all its CloudWatch alarms and its Prometheus workspace's
 # alerts notify: here each region's topic is subscribed to the on-call service's SNS integration.

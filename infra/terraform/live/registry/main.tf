@@ -99,6 +99,16 @@ module "registry" {
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
 
+  # The home region's pinned image and the registry's capacity (live/idgen.tfvars: fleets); the
+  # group waits for the home VPC's endpoints, and its quota check counts the home region root's
+  # fleets (vcpus_elsewhere's registry entry).
+  ami_id                = var.fleets[local.home].ami_id
+  capacity              = var.fleets[local.home].registry
+  boot_dependencies     = module.endpoints.boot_dependency_ids
+  quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, "registry", 0)
+
+  # The registry's alarms notify the registry's alarm topic (monitoring.tf); its hosts' collectors
+  # write to the registry's workspace.
   alarm_actions = local.alarm_actions
   monitoring    = module.monitoring.collector
 }

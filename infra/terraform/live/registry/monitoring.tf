@@ -12,12 +12,6 @@ variable "alarm_subscriptions" {
   default = {}
 }
 
-variable "alarm_actions" {
-  description = "Per region name, more SNS topic ARNs (in that region) that the region's alarms notify besides its alarm topic; the registry root uses the home region's entry."
-  type        = map(list(string))
-  default     = {}
-}
-
 variable "log_retention_days" {
   description = "Days CloudWatch Logs keeps the hosts' logs (/idgen/<region>/<service>) and the Prometheus workspaces' logs."
   type        = number

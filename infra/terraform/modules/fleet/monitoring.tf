@@ -4,8 +4,10 @@
 # endpoint), where the alert rules are evaluated; the CloudWatch agent ships the service's journal
 # (and the boot log) to the log group /idgen/<region>/<service>. Both binaries come from the
 # region's copy of the release, like the service's: the hosts have no way to the internet. Their
-# boot step is rendered from collector.sh.tftpl into the user data, after the service has started,
-# and a collector that fails to start leaves the service running.
+# setup script (collector-setup.sh.tftpl) is kept in SSM Parameter Store, /idgen/collector/<name>;
+# the boot step rendered from collector.sh.tftpl into the user data reads it and runs it after the
+# service has started (with the boot script's retry on every AWS call), and a collector that fails
+# to start leaves the service running. A changed script reaches the hosts that boot after it.
 #
 # The scrape: job idgen-<service> (the jobs of the rules and of scripts/observe.sh), the target
 # labelled with the region and instance = the host's instance ID (as the runbooks name hosts), and
@@ -67,7 +69,10 @@ locals {
     }
   })
 
-  collector_script = var.monitoring == null ? "" : templatefile("${path.module}/collector.sh.tftpl", {
+  # The setup script, kept in SSM Parameter Store (it does not fit EC2's 16 KB of user data beside
+  # the rest), and the boot step that reads and runs it.
+  collector_parameter = "/idgen/collector/${var.name}"
+  collector_setup = var.monitoring == null ? "" : templatefile("${path.module}/collector-setup.sh.tftpl", {
     service          = var.service
     unit             = local.unit
     region           = var.region
@@ -80,6 +85,22 @@ locals {
     cwagent_uri      = var.monitoring.cloudwatch_agent_s3_uri
     cwagent_config   = local.cloudwatch_agent_config
   })
+  collector_script = var.monitoring == null ? "" : templatefile("${path.module}/collector.sh.tftpl", {
+    region    = var.region
+    parameter = aws_ssm_parameter.collector[0].name
+  })
+}
+
+resource "aws_ssm_parameter" "collector" {
+  count = local.collector ? 1 : 0
+
+  name        = local.collector_parameter
+  description = "idgen ${var.service} (${var.name}): the collectors' setup script, which every host runs at boot."
+  type        = "String"
+  # Standard parameters hold 4 KB; the script of a fleet scraping over mutual TLS is longer.
+  tier  = length(local.collector_setup) > 4096 ? "Advanced" : "Standard"
+  value = local.collector_setup
+  tags  = local.tags
 }
 
 resource "aws_cloudwatch_log_group" "service" {
@@ -119,6 +140,16 @@ data "aws_iam_policy_document" "collector" {
       sid       = "ServiceLogs"
       actions   = ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
       resources = [statement.value, "${statement.value}:log-stream:*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.collector ? aws_ssm_parameter.collector[*].arn : []
+
+    content {
+      sid       = "CollectorSetup"
+      actions   = ["ssm:GetParameter"]
+      resources = [statement.value]
     }
   }
 

@@ -49,7 +49,7 @@ variable "cloudwatch_agent_s3_uri" {
 }
 
 variable "scraper_cert_s3_uri" {
-  description = "S3 URI of the client certificate (PEM) with which the collector scrapes /metrics on the mutual-TLS port of the services without a plaintext one (registry, public-id): a caller marked \"scraper\": true in their callers files."
+  description = "S3 URI of the client certificate (PEM) with which the collector scrapes /metrics on the mutual-TLS port of the services without a plaintext one (the internal public-ID API): a caller marked \"scraper\": true in their callers files."
   type        = string
 }
 

@@ -97,6 +97,14 @@ data "aws_security_group" "home_dynamodb_endpoint" {
 }
 
 locals {
+  # The region's fleets: its pinned image and each fleet's capacity.
+  fleets = var.fleets[local.region]
+  # What the hosts need at boot that this root makes: the VPC's endpoints (none in the home VPC,
+  # whose endpoints the registry root made before).
+  boot_dependencies = local.shares_home_vpc ? [] : module.endpoints[0].boot_dependency_ids
+}
+
+locals {
   # This region's DynamoDB interface endpoint: its URL (this root's output, which the other roots
   # are given in public_id_dynamodb_endpoints) and its security group.
   dynamodb_endpoint                   = local.shares_home_vpc ? "https://${data.aws_vpc_endpoint.home_dynamodb[0].dns_entry[0].dns_name}" : module.endpoints[0].dynamodb_endpoint_url
@@ -133,6 +141,15 @@ module "region" {
 
   alarm_actions = local.alarm_actions
   monitoring    = module.monitoring.collector
+
+  # The region's pinned image and the fleet's capacity (live/idgen.tfvars: fleets); the group
+  # waits for the VPC's endpoints this root makes, and its quota check counts the region's
+  # other fleets (the public-ID programs', and what vcpus_elsewhere names: the registry's in the
+  # home region).
+  ami_id                = local.fleets.ami_id
+  capacity              = local.fleets.generator
+  boot_dependencies     = local.boot_dependencies
+  quota_vcpus_elsewhere = module.public_id.vcpus_at_max + lookup(var.vcpus_elsewhere, local.region, 0)
 }
 
 ################################################################################
@@ -182,6 +199,12 @@ module "public_id" {
 
   alarm_actions = local.alarm_actions
   monitoring    = module.monitoring.collector
+
+  ami_id                = local.fleets.ami_id
+  public_id_capacity    = local.fleets.public_id
+  gateway_capacity      = local.fleets.gateway
+  boot_dependencies     = local.boot_dependencies
+  quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, local.region, 0)
 }
 
 # This region's latency record of the customer hostname, in the public zone.
