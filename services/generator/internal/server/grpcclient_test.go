@@ -66,13 +66,13 @@ func TestGRPCClientCodes(t *testing.T) {
 	if got := resp.Trailer.Get("Grpc-Status") + resp.Header.Get("Grpc-Status"); got != "4" {
 		t.Errorf("grpc-timeout 1n: grpc-status %q, want 4 (DEADLINE_EXCEEDED)", got)
 	}
-	code, _, metrics := do(t, "GET", r.url+"/metrics", "")
+	code, _, metrics := testenv.Do(t, "GET", r.url+"/metrics", "", "")
 	if code != 200 || strings.Contains(metrics, `code="internal"`) || strings.Contains(metrics, `code="unknown"`) ||
 		!strings.Contains(metrics, `code="deadline_exceeded"`) {
 		t.Errorf("metrics count deadlines wrongly:\n%s", grep(metrics, "idgen_server_requests_total"))
 	}
 	// HEAD /healthz answers as GET does.
-	if code, _, _ := do(t, "HEAD", r.url+"/healthz", ""); code != 200 {
+	if code, _, _ := testenv.Do(t, "HEAD", r.url+"/healthz", "", ""); code != 200 {
 		t.Errorf("HEAD /healthz: %d", code)
 	}
 }

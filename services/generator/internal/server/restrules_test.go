@@ -3,13 +3,14 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 type reply struct {
@@ -20,20 +21,8 @@ type reply struct {
 
 func send(t *testing.T, method, url, contentType, body string, hdr ...string) reply {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	status, header, b := testenv.Do(t, method, url, contentType, body, hdr...)
+	return reply{status, header, b}
 }
 
 var servedDev = regexp.MustCompile(`idgen_server_ids_served_total\{caller="dev",region="us-east-1"\} (\d+)`)

@@ -21,14 +21,8 @@ import (
 
 func call(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	code, _, b := testenv.Do(t, method, url, "", body)
+	return code, b
 }
 
 // TestDrainBothPrograms: on shutdown the internal API's /healthz and the gateway's (on its
