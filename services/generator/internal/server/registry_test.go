@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,12 +35,9 @@ func TestRegistryUnreachableWhileRunning(t *testing.T) {
 	r.waitReady(t)
 	state := func() (int, string, string) {
 		code, _, body := testenv.Do(t, "GET", r.url+"/healthz", "", "")
-		_, _, metrics := testenv.Do(t, "GET", r.url+"/metrics", "", "")
 		gauge := "absent"
-		for _, l := range strings.Split(metrics, "\n") {
-			if strings.HasPrefix(l, "idgen_generator_registry_reachable") {
-				gauge = l[strings.LastIndex(l, " ")+1:]
-			}
+		if v, ok := testenv.Scrape(t, nil, r.url+"/metrics").Value("idgen_generator_registry_reachable", nil); ok {
+			gauge = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		return code, body, gauge
 	}

@@ -227,15 +227,17 @@ func TestRequestMetrics(t *testing.T) {
 	base := "http://" + start(t, devConfig(t))
 	get(t, http.DefaultClient, base+"/v1/regions")
 	get(t, http.DefaultClient, base+"/v1/regions/nowhere-1")
-	_, m := get(t, http.DefaultClient, base+"/metrics")
-	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",region="us-east-1",route="/v1/regions"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",region="us-east-1",route="/v1/regions/:name"} 1`,
-		`idgen_server_requests_in_flight`,
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	for _, want := range []testenv.Labels{
+		{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions"},
+		{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions/:name"},
 	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
+		if n, ok := m.Value("idgen_server_requests_total", want); !ok || n != 1 {
+			t.Errorf("idgen_server_requests_total%s = %v (there: %v), want 1", want, n, ok)
 		}
+	}
+	if m.Count("idgen_server_requests_in_flight", nil) == 0 {
+		t.Errorf("metrics lack idgen_server_requests_in_flight")
 	}
 }
 
