@@ -84,20 +84,22 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 	const every = time.Second
 	res := TLSReload{Every: every}
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	f := TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-		ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
 	ca := NewCA(t, "first CA")
+	first := ca.Server(t)
+	f := WriteTLSFiles(t, dir, first, ca.PEM, callersFile("orders"))
 	writePair := func(cert tls.Certificate) {
 		c, k := EncodePEM(t, cert)
 		RenameInto(t, f.Key, k)
 		RenameInto(t, f.Cert, c)
 	}
-	first := ca.Server(t)
-	writePair(first)
-	RenameInto(t, f.ClientCA, ca.PEM)
+	// The callers file is a symbolic link to a file in a folder nobody watches.
 	callersTarget := filepath.Join(elsewhere, "callers.json")
 	RenameInto(t, callersTarget, callersFile("orders"))
-	if err := os.Symlink(callersTarget, f.Callers); err != nil {
+	link := filepath.Join(dir, ".callers.link")
+	if err := os.Symlink(callersTarget, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, f.Callers); err != nil {
 		t.Fatal(err)
 	}
 
@@ -289,15 +291,8 @@ func CheckTLSStartRefused(t *testing.T, svc TLSService) {
 		{"not yet valid", now.Add(time.Hour), now.Add(2 * time.Hour), "not valid before"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			f := TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-				ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
 			ca := NewCA(t, "CA")
-			certPEM, keyPEM := EncodePEM(t, ca.ServerValid(t, c.from, c.to))
-			RenameInto(t, f.Cert, certPEM)
-			RenameInto(t, f.Key, keyPEM)
-			RenameInto(t, f.ClientCA, ca.PEM)
-			RenameInto(t, f.Callers, callersFile("orders"))
+			f := WriteTLSFiles(t, t.TempDir(), ca.ServerValid(t, c.from, c.to), ca.PEM, callersFile("orders"))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, svc.Bin, svc.Args(fmt.Sprintf("127.0.0.1:%d", FreePort(t)), f)...)

@@ -41,15 +41,17 @@ func writePair(t *testing.T, e auth.Edge, cert tls.Certificate) {
 	testenv.RenameInto(t, e.CertFile, c)
 }
 
+// edgeOf is the edge of the files f.
+func edgeOf(f testenv.TLSFiles) auth.Edge {
+	return auth.Edge{CertFile: f.Cert, KeyFile: f.Key, ClientCA: f.ClientCA, CallersFile: f.Callers}
+}
+
 func newEdge(t *testing.T, every time.Duration, watch bool) *edge {
 	t.Helper()
 	dir := t.TempDir()
 	ed := &edge{dir: dir, ca: testenv.NewCA(t, "CA"), reg: prometheus.NewRegistry(), log: &testenv.LogBuffer{}}
-	ed.e = auth.Edge{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
-		ClientCA: filepath.Join(dir, "ca.pem"), CallersFile: filepath.Join(dir, "callers.json"), ReloadEvery: every}
-	writePair(t, ed.e, ed.ca.Server(t))
-	testenv.RenameInto(t, ed.e.ClientCA, ed.ca.PEM)
-	testenv.RenameInto(t, ed.e.CallersFile, []byte(callers))
+	ed.e = edgeOf(ed.ca.EdgeFiles(t, dir, callers))
+	ed.e.ReloadEvery = every
 	var err error
 	ed.gate, err = auth.Setup(ed.e, slog.New(slog.NewJSONHandler(ed.log, nil)), ed.reg)
 	if err != nil {
@@ -242,12 +244,7 @@ func TestSetupRefuses(t *testing.T) {
 		{"no CA", func(e auth.Edge) { testenv.RenameInto(t, e.ClientCA, []byte("nothing")) }, "no PEM certificate"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			e := auth.Edge{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
-				ClientCA: filepath.Join(dir, "ca.pem"), CallersFile: filepath.Join(dir, "callers.json")}
-			writePair(t, e, ca.Server(t))
-			testenv.RenameInto(t, e.ClientCA, ca.PEM)
-			testenv.RenameInto(t, e.CallersFile, []byte(callers))
+			e := edgeOf(ca.EdgeFiles(t, t.TempDir(), callers))
 			tt.setup(e)
 			_, err := auth.Setup(e, slog.New(slog.DiscardHandler), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -81,13 +81,7 @@ func TestTLSStartRefused(t *testing.T) {
 func TestClientCertificateReload(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewCA(t, "services CA")
-	f := testenv.TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-		ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
-	certPEM, keyPEM := testenv.EncodePEM(t, ca.Server(t))
-	testenv.RenameInto(t, f.Cert, certPEM)
-	testenv.RenameInto(t, f.Key, keyPEM)
-	testenv.RenameInto(t, f.ClientCA, ca.PEM)
-	testenv.RenameInto(t, f.Callers, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "orders"}, {"name": "billing"}, {"name": "prometheus", "scraper": true}]}`))
+	f := ca.EdgeFiles(t, dir, `{"trust_domain": "idgen.test", "callers": [{"name": "orders"}, {"name": "billing"}, {"name": "prometheus", "scraper": true}]}`)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	hour := time.Now().Add(time.Hour)
 	scraper := ca.Client(t, hour, "spiffe://idgen.test/svc/prometheus")

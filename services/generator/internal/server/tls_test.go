@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,20 +27,11 @@ type tlsEnv struct {
 
 func startTLS(t *testing.T, callers string) *tlsEnv {
 	t.Helper()
-	dir := t.TempDir()
 	root := testenv.NewCA(t, "idgen test CA")
-	certFile, keyFile := testenv.WritePEM(t, dir, "server", root.Server(t))
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, root.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	callersFile := filepath.Join(dir, "callers.json")
-	if err := os.WriteFile(callersFile, []byte(callers), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := root.EdgeFiles(t, t.TempDir(), callers)
 	cfg := baseConfig(t)
 	cfg.InsecureDev = false
-	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = certFile, keyFile, caFile, callersFile
+	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = f.Cert, f.Key, f.ClientCA, f.Callers
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

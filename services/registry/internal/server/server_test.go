@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -121,16 +120,9 @@ func TestRESTShapes(t *testing.T) {
 func TestAdminOnlyChanges(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewCA(t, "registry test CA")
-	certFile, keyFile := testenv.WritePEM(t, dir, "server", ca.Server(t))
-	caFile, callers := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "callers.json")
-	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
-		"--client-ca", caFile, "--callers", callers}, func(string) string { return "" }, io.Discard)
+	f := ca.EdgeFiles(t, dir, `{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`)
+	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", f.Cert, "--tls-key", f.Key,
+		"--client-ca", f.ClientCA, "--callers", f.Callers}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
