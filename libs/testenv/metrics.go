@@ -133,6 +133,26 @@ func (m Metrics) Sum(name string, labels Labels) float64 {
 	return sum
 }
 
+// Series is one series a test expects, by its name and some of its labels, with its value.
+type Series struct {
+	Name   string
+	Labels Labels
+	Value  float64
+}
+
+// Expect marks t failed, and goes on, for each series of want that m lacks or holds with
+// another value.
+func (m Metrics) Expect(t testing.TB, want ...Series) {
+	t.Helper()
+	for _, w := range want {
+		if got, ok := m.Value(w.Name, w.Labels); !ok {
+			t.Errorf("no series %s%s", w.Name, w.Labels)
+		} else if got != w.Value {
+			t.Errorf("%s%s = %v, want %v", w.Name, w.Labels, got, w.Value)
+		}
+	}
+}
+
 // Count is how many series of name have labels.
 func (m Metrics) Count(name string, labels Labels) int { return len(m.series(name, labels)) }
 

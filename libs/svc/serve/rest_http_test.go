@@ -233,22 +233,14 @@ func TestRESTUnroutedAnswered(t *testing.T) {
 		t.Errorf("POST /th%%69ngs: %d %s, want echo's 404", a.status, a.body)
 	}
 	m := testenv.Scrape(t, nil, base+"/metrics")
-	for _, want := range []struct {
-		name   string
-		labels testenv.Labels
-		n      float64
-	}{
-		{"idgen_server_requests_total", testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "unmatched"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "not_found", "protocol": "rest", "route": "unmatched"}, 2},
-		{"idgen_server_requests_total", testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "/things/:id"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things/:id"}, 1},
-		{"idgen_server_request_duration_seconds", testenv.Labels{"route": "unmatched"}, 3},
-	} {
-		if got, ok := m.Value(want.name, want.labels); !ok || got != want.n {
-			t.Errorf("%s%s = %v (there: %v), want %v", want.name, want.labels, got, ok, want.n)
-		}
-	}
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "unmatched"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "route": "unmatched"}, Value: 2},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "unmatched"}, Value: 3},
+	)
 }
 
 // TestOptionsObserved: an OPTIONS request that is no CORS preflight is answered as echo answers
@@ -263,18 +255,10 @@ func TestOptionsObserved(t *testing.T) {
 		}
 	}
 	m := testenv.Scrape(t, nil, base+"/metrics")
-	for _, want := range []struct {
-		name   string
-		labels testenv.Labels
-		n      float64
-	}{
-		{"idgen_server_requests_total", testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things/:id"}, 1},
-		{"idgen_server_request_duration_seconds", testenv.Labels{"route": "/things"}, 1},
-		{"idgen_server_request_duration_seconds", testenv.Labels{"route": "/things/:id"}, 1},
-	} {
-		if got, ok := m.Value(want.name, want.labels); !ok || got != want.n {
-			t.Errorf("%s%s = %v (there: %v), want %v", want.name, want.labels, got, ok, want.n)
-		}
-	}
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "/things/:id"}, Value: 1},
+	)
 }

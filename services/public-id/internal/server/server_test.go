@@ -239,21 +239,13 @@ func TestRequestMetrics(t *testing.T) {
 		resp.Body.Close()
 	}
 	m := testenv.Scrape(t, nil, base+"/metrics")
-	for _, want := range []struct {
-		name   string
-		labels testenv.Labels
-		n      float64
-	}{
-		{"idgen_server_requests_total", testenv.Labels{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids/:public_id"}, 1},
-		{"idgen_server_requests_total", testenv.Labels{"code": "not_found", "protocol": "connect", "region": "us-east-1", "route": "/idgen.v1.PublicIdService/Resolve"}, 1},
-		{"idgen_publicid_store_calls_total", testenv.Labels{"op": "publish", "outcome": "ok", "region": "us-east-1"}, 1},
-		{"idgen_publicid_store_calls_total", testenv.Labels{"op": "resolve", "outcome": "store_unavailable", "region": "us-east-1"}, 0},
-	} {
-		if got, ok := m.Value(want.name, want.labels); !ok || got != want.n {
-			t.Errorf("%s%s = %v (there: %v), want %v", want.name, want.labels, got, ok, want.n)
-		}
-	}
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids/:public_id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "connect", "region": "us-east-1", "route": "/idgen.v1.PublicIdService/Resolve"}, Value: 1},
+		testenv.Series{Name: "idgen_publicid_store_calls_total", Labels: testenv.Labels{"op": "publish", "outcome": "ok", "region": "us-east-1"}, Value: 1},
+		testenv.Series{Name: "idgen_publicid_store_calls_total", Labels: testenv.Labels{"op": "resolve", "outcome": "store_unavailable", "region": "us-east-1"}, Value: 0},
+	)
 	if m.Count("idgen_server_requests_in_flight", nil) == 0 {
 		t.Errorf("metrics lack idgen_server_requests_in_flight")
 	}

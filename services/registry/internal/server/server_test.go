@@ -220,14 +220,9 @@ func TestRequestMetrics(t *testing.T) {
 	get(t, http.DefaultClient, base+"/v1/regions")
 	get(t, http.DefaultClient, base+"/v1/regions/nowhere-1")
 	m := testenv.Scrape(t, nil, base+"/metrics")
-	for _, want := range []testenv.Labels{
-		{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions"},
-		{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions/:name"},
-	} {
-		if n, ok := m.Value("idgen_server_requests_total", want); !ok || n != 1 {
-			t.Errorf("idgen_server_requests_total%s = %v (there: %v), want 1", want, n, ok)
-		}
-	}
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions/:name"}, Value: 1})
 	if m.Count("idgen_server_requests_in_flight", nil) == 0 {
 		t.Errorf("metrics lack idgen_server_requests_in_flight")
 	}
