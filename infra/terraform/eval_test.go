@@ -42,6 +42,11 @@ type instance struct {
 	children  []*instance
 	// problems are what could not be evaluated, or failed a validation.
 	problems []string
+	// given are what AWS answers, by absolute address of a resource or data source
+	// ("module.transit.data.aws_vpc.this"): each is given the placeholder and returns the value
+	// that takes its place (a test's stand-in for a data source's result). Module calls pass
+	// them on.
+	given map[string]func(placeholder cty.Value) cty.Value
 }
 
 // readConfig parses a directory's .tf files.
@@ -93,13 +98,19 @@ func readTfvars(path string) (map[string]cty.Value, error) {
 
 // evalModule evaluates the module in dir, called as addr with these inputs.
 func evalModule(dir, addr string, inputs map[string]cty.Value, schema *providerschema.Schema) (*instance, error) {
+	return evalModuleGiven(dir, addr, inputs, schema, nil)
+}
+
+// evalModuleGiven is evalModule with the given results of resources and data sources in place of
+// their placeholders.
+func evalModuleGiven(dir, addr string, inputs map[string]cty.Value, schema *providerschema.Schema, given map[string]func(cty.Value) cty.Value) (*instance, error) {
 	cfg, err := readConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	in := &instance{dir: filepath.Clean(dir), addr: addr, cfg: cfg, schema: schema,
 		vars: map[string]cty.Value{}, locals: map[string]cty.Value{}, modules: map[string]cty.Value{},
-		objects: map[string]cty.Value{}, outputs: map[string]cty.Value{}}
+		objects: map[string]cty.Value{}, outputs: map[string]cty.Value{}, given: given}
 	if err := in.evalVariables(inputs); err != nil {
 		return nil, err
 	}
@@ -224,7 +235,12 @@ func (in *instance) evalGraph() {
 					exprs = append(exprs, a.Expr)
 				}
 			}
-			add(key, exprs, func() { in.objects[key] = in.placeholder(key, b) })
+			add(key, exprs, func() {
+				in.objects[key] = in.placeholder(key, b)
+				if f := in.given[in.addr+"."+key]; f != nil {
+					in.objects[key] = f(in.objects[key])
+				}
+			})
 		}
 	}
 	known := map[string]bool{}
@@ -285,7 +301,7 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 	obj := func(addr string) cty.Value {
 		attrs := map[string]cty.Value{}
 		if sch := types[b.Labels[0]]; sch != nil {
-			for _, a := range sch.Attrs {
+			for _, a := range sch.AttrNames() {
 				attrs[a] = cty.StringVal(addr + "." + a)
 				if fields := nestedAttrs[b.Labels[0]][a]; fields != nil {
 					elem := map[string]cty.Value{}
@@ -357,7 +373,7 @@ func (in *instance) evalCall(b *hclsyntax.Block) {
 				inputs[arg] = in.value(a.Expr, extra, fmt.Sprintf("module %s argument %s", name, arg))
 			}
 		}
-		child, err := evalModule(filepath.Join(in.dir, src), addr, inputs, in.schema)
+		child, err := evalModuleGiven(filepath.Join(in.dir, src), addr, inputs, in.schema, in.given)
 		if err != nil {
 			in.problem("module %s: %v", name, err)
 			return cty.DynamicVal
@@ -472,6 +488,11 @@ func (in *instance) functions() map[string]function.Function {
 			Params: []function.Parameter{{Name: "list", Type: cty.List(cty.Bool)}},
 			Type:   function.StaticReturnType(cty.Bool),
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				// As Terraform's: unknown when an element is unknown (HCL checks a for
+				// expression's if clause with unknown values first).
+				if !args[0].IsWhollyKnown() {
+					return cty.UnknownVal(cty.Bool), nil
+				}
 				for it := args[0].ElementIterator(); it.Next(); {
 					_, v := it.Element()
 					if v.IsNull() || v.True() != want {

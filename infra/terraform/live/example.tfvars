@@ -88,3 +88,36 @@ alarm_actions = {
 tags = {
   Team = "idgen"
 }
+
+# The network's. Each region root makes its Transit Gateway and peers it with every other region
+# (modules/topology's transit_peers): the lower-numbered region of a pair requests, the other
+# accepts. Like public_id_dynamodb_endpoints, these are filled in as the roots are applied
+# (../README.md, "Applying"): each region's Transit Gateway from its root's output
+# transit_gateway_id (null or left out before its first apply), and each peering's attachment,
+# keyed <requester>:<accepter>, from the requester root's output transit_peering_attachments.
+transit_gateways = {
+  "us-east-1"      = "tgw-0e100000000000001"
+  "us-west-2"      = "tgw-0e200000000000001"
+  "eu-west-1"      = "tgw-0e300000000000001"
+  "ap-northeast-1" = "tgw-0e400000000000001"
+  "ap-southeast-1" = "tgw-0e500000000000001"
+}
+
+transit_peering_attachments = {
+  "us-east-1:us-west-2"           = "tgw-attach-0e1000000000e2001"
+  "us-east-1:eu-west-1"           = "tgw-attach-0e1000000000e3001"
+  "us-east-1:ap-northeast-1"      = "tgw-attach-0e1000000000e4001"
+  "us-east-1:ap-southeast-1"      = "tgw-attach-0e1000000000e5001"
+  "us-west-2:eu-west-1"           = "tgw-attach-0e2000000000e3001"
+  "us-west-2:ap-northeast-1"      = "tgw-attach-0e2000000000e4001"
+  "us-west-2:ap-southeast-1"      = "tgw-attach-0e2000000000e5001"
+  "eu-west-1:ap-northeast-1"      = "tgw-attach-0e3000000000e4001"
+  "eu-west-1:ap-southeast-1"      = "tgw-attach-0e3000000000e5001"
+  "ap-northeast-1:ap-southeast-1" = "tgw-attach-0e4000000000e5001"
+}
+
+# The registry root's: the callers' VPCs outside networks (us-east-1's 10.100.0.0/16), which the
+# private zone of the endpoints is associated with.
+caller_vpcs = {
+  "us-east-1" = ["vpc-0e1000000000000c0"]
+}

@@ -97,7 +97,7 @@ func issueOne(t *testing.T, url string) int {
 	}
 	defer resp.Body.Close()
 	var body struct {
-		ID int64 `json:"id_num"`
+		ID idcore.ID `json:"id"`
 	}
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || json.Unmarshal(b, &body) != nil {

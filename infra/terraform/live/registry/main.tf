@@ -33,16 +33,16 @@ resource "aws_route53_zone" "this" {
   name    = var.endpoint_domain
   comment = "idgen endpoints: generators per region and the registry"
 
-  dynamic "vpc" {
-    for_each = var.networks
-
-    content {
-      vpc_id     = vpc.value.vpc_id
-      vpc_region = vpc.key
-    }
+  # A private zone is made with one VPC, the home VPC; every other VPC is associated by an
+  # aws_route53_zone_association (network.tf), so the zone's own list of VPCs is left to them.
+  vpc {
+    vpc_id     = local.network.vpc_id
+    vpc_region = local.home
   }
 
   lifecycle {
+    ignore_changes = [vpc]
+
     precondition {
       condition     = length(setsubtract(keys(module.topology.regions), keys(var.networks))) == 0
       error_message = "networks has no entry for: ${join(", ", setsubtract(keys(module.topology.regions), keys(var.networks)))}."

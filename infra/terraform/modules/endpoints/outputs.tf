@@ -22,3 +22,8 @@ output "dynamodb_security_group_id" {
   description = "ID of the DynamoDB interface endpoint's security group: the public-ID fleets' egress names it, and modules/public-id admits them on it. null without dynamodb_interface."
   value       = var.dynamodb_interface ? aws_security_group.dynamodb[0].id : null
 }
+
+output "availability_zones" {
+  description = "Per subnet of the interface endpoints, its Availability Zone (each checked to offer every interface endpoint's service)."
+  value       = { for id, s in data.aws_subnet.this : id => s.availability_zone }
+}

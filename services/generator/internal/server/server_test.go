@@ -94,7 +94,9 @@ func TestREST(t *testing.T) {
 		status                   int
 		contains                 string
 	}{
-		{"one id", "POST", "/v1/ids", "{}", 200, `"id_num":`},
+		{"one id", "POST", "/v1/ids", "{}", 200, `"id":"`},
+		{"one id with id_num", "POST", "/v1/ids", `{"id_num":true}`, 200, `"id_num":`},
+		{"one id, id_num not a bool", "POST", "/v1/ids", `{"id_num":1}`, 400, `"id_num"`},
 		{"one id, empty body", "POST", "/v1/ids", "", 200, `"id":"`},
 		{"one id, not JSON", "POST", "/v1/ids", "hello", 400, "not a valid JSON object"},
 		{"one id, unknown field", "POST", "/v1/ids", `{"n":1}`, 400, "unknown field"},
@@ -139,13 +141,25 @@ func TestREST(t *testing.T) {
 func TestRESTShapes(t *testing.T) {
 	r := start(t, baseConfig(t))
 	r.waitReady(t)
+	// By default the ID is a string alone: a JSON number above 2^53 is another value after
+	// JSON.parse in JavaScript, and every v2 ID is above it.
 	_, _, body := testenv.Do(t, "POST", r.url+"/v1/ids", "", "{}")
-	var one struct {
-		ID    string `json:"id"`
-		IDNum int64  `json:"id_num"`
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &fields); err != nil || len(fields) != 1 || fields["id"] == nil {
+		t.Fatalf("POST /v1/ids {} = %s (%v), want only \"id\"", body, err)
 	}
-	if err := json.Unmarshal([]byte(body), &one); err != nil || strconv.FormatInt(one.IDNum, 10) != one.ID {
-		t.Fatalf("POST /v1/ids = %s (%v)", body, err)
+	for _, req := range []string{`{"id_num":true}`, ` {"id_num": true} `} {
+		_, _, body = testenv.Do(t, "POST", r.url+"/v1/ids", "", req)
+		var one struct {
+			ID    string `json:"id"`
+			IDNum int64  `json:"id_num"`
+		}
+		if err := json.Unmarshal([]byte(body), &one); err != nil || one.IDNum == 0 || strconv.FormatInt(one.IDNum, 10) != one.ID {
+			t.Fatalf("POST /v1/ids %s = %s (%v)", req, body, err)
+		}
+	}
+	if _, _, body = testenv.Do(t, "POST", r.url+"/v1/ids", "", `{"id_num":false}`); strings.Contains(body, "id_num") {
+		t.Fatalf(`POST /v1/ids {"id_num":false} = %s`, body)
 	}
 	_, _, body = testenv.Do(t, "POST", r.url+"/v1/ids:batch", "", `{"count":1000}`)
 	var batch struct {

@@ -186,6 +186,14 @@ module "public_id" {
 data "aws_route53_zone" "customer" {
   name         = var.customer_zone
   private_zone = false
+
+  lifecycle {
+    # The customer hostname's records go in this zone: the hostname must be a name in it.
+    postcondition {
+      condition     = !self.private_zone && (var.customer_hostname == trimsuffix(self.name, ".") || endswith(var.customer_hostname, ".${trimsuffix(self.name, ".")}"))
+      error_message = "customer_hostname ${var.customer_hostname} is not a name in the public zone ${self.name} (${self.zone_id}): give customer_zone the zone that holds it."
+    }
+  }
 }
 
 module "customer_dns" {

@@ -18,7 +18,7 @@ variable "endpoint_domain" {
 }
 
 variable "networks" {
-  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints), the public subnets of the customer ALB (one per Availability Zone) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; the VPCs are joined by Transit Gateway peering outside this configuration. Two regions may share a VPC only if one of them is the home region."
+  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints), the public subnets of the customer ALB (one per Availability Zone) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; each region root peers its VPC with the others' through its Transit Gateway (modules/transit). Two regions may share a VPC only if one of them is the home region."
   type = map(object({
     vpc_id            = string
     vpc_cidr          = string
