@@ -9,15 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	modernc.org/sqlite v1.62.0
-)
-
-require (
-	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -41,5 +33,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
