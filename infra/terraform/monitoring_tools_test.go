@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/klauspost/compress/snappy"
 	"github.com/zclconf/go-cty/cty"
 	"go.yaml.in/yaml/v3"
@@ -36,8 +37,9 @@ func hostConfig(t *testing.T, setup, region, dir string) string {
 	if len(pc.RemoteWrite) == 1 && !strings.HasPrefix(pc.RemoteWrite[0].URL, "https://") {
 		cfg = strings.Replace(cfg, pc.RemoteWrite[0].URL, "https://aps-workspaces."+region+".amazonaws.com/workspaces/ws-0123abcd-4567-89ef-0123-456789abcdef/api/v1/remote_write", 1)
 	}
-	p := newPair(t, "scraper")
-	for name, b := range map[string][]byte{"scraper.crt": p.crt, "scraper.key": p.key} {
+	// The scraper's client certificate: the caller prometheus, as the callers files name it.
+	crt, key := testenv.EncodePEM(t, testenv.NewCA(t, "ca").Client(t, time.Now().Add(time.Hour), "spiffe://idgen.example/svc/prometheus"))
+	for name, b := range map[string][]byte{"scraper.crt": crt, "scraper.key": key} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -70,7 +70,9 @@ func TestInfraRoots(t *testing.T) {
 		args = append([]string{"infra", "--infra-dir", dir, "--terraform", bin}, args...)
 		code := cli.Run(context.Background(), args, &stdout, &stderr, func(string) string { return "" })
 		b, _ := os.ReadFile(log)
-		os.Remove(log)
+		if err := os.Remove(log); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 		return code, string(b) + stdout.String() + stderr.String()
 	}
 	for _, tt := range []struct {

@@ -86,7 +86,9 @@ func readLog(t *testing.T, log string) string {
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	os.Remove(log)
+	if err := os.Remove(log); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	return string(b)
 }
 
