@@ -10,7 +10,10 @@ require (
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
+	github.com/klauspost/compress v1.20.1
 	github.com/zclconf/go-cty v1.19.0
+	go.yaml.in/yaml/v3 v3.0.5
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -48,7 +51,6 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/idgen/idgen/libs/idcore => ../libs/idcore

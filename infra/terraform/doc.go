@@ -33,7 +33,12 @@
 //   - the hosts' boot script configures chrony on the Amazon Time Sync Service and waits for sync
 //     before it starts the service; rendered, it is valid bash within EC2's 16 KB, and its
 //     certificate refresher replaces the files only when they changed and are valid;
-//   - every alarm is named idgen-… and takes its threshold from deploy/alert-thresholds.json.
+//   - every alarm is named idgen-… and takes its threshold from deploy/alert-thresholds.json, and
+//     every alarm of every live root notifies its root's alarm topic;
+//   - every root's Prometheus workspace holds exactly the rules of dashboards/prometheus; every
+//     host runs the collectors, scraping its service as job idgen-<service> with the region and
+//     instance labels the rules use, writing to its own root's workspace, shipping its journal to
+//     /idgen/<region>/<service>, with grants on exactly that workspace and log group.
 //
 // Each check is a function returning the problems it found, run on the real configuration
 // (no problem expected) and on small broken snippets (the problem expected).

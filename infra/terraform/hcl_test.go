@@ -26,6 +26,8 @@ const (
 	customerDir  = "modules/customer-dns"
 	transitDir   = "modules/transit"
 	netCheckDir  = "modules/network-checks"
+	// monitoringDir is one root's Prometheus workspace, alert manager and alarm topic.
+	monitoringDir = "modules/monitoring"
 	// bootstrapDir is the root of the state bucket and lock table.
 	bootstrapDir = "bootstrap"
 	// liveDir holds the roots an SRE applies: the registry root and one root per region.
@@ -44,10 +46,10 @@ var (
 	regionRootDirs = mustGlob(regionRootsDir + "/*")
 	// rootDirs are the root configurations an SRE applies, each with a state of its own.
 	rootDirs    = append([]string{bootstrapDir, registryRootDir}, regionRootDirs...)
-	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir, publicIDDir, customerDir, transitDir, netCheckDir}, rootDirs...)
+	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir, publicIDDir, customerDir, transitDir, netCheckDir, monitoringDir}, rootDirs...)
 	exampleDirs = []string{fleetDir + "/examples/basic", regionDir + "/examples/basic", registryDir + "/examples/basic",
 		topologyDir + "/examples/basic", endpointsDir + "/examples/basic", publicIDDir + "/examples/basic", customerDir + "/examples/basic",
-		transitDir + "/examples/basic", netCheckDir + "/examples/basic"}
+		transitDir + "/examples/basic", netCheckDir + "/examples/basic", monitoringDir + "/examples/basic"}
 	configDirs = append(slices.Clone(moduleDirs), exampleDirs...)
 )
 

@@ -96,6 +96,11 @@ func endpointsAnswers(services []string) awsAnswers {
 	for _, svc := range services {
 		a.each["data.aws_vpc_endpoint_service.interface"][svc] = map[string]cty.Value{"availability_zones": strSet(netZones...)}
 	}
+	// The monitoring endpoints' services (modules/endpoints/monitoring.tf), offered in all three.
+	a.each["data.aws_vpc_endpoint_service.monitoring"] = map[string]map[string]cty.Value{}
+	for _, svc := range []string{"aps-workspaces", "logs"} {
+		a.each["data.aws_vpc_endpoint_service.monitoring"][svc] = map[string]cty.Value{"availability_zones": strSet(netZones...)}
+	}
 	return a
 }
 

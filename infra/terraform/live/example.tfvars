@@ -119,10 +119,21 @@ vcpus_elsewhere = {
   "registry"  = 94
 }
 
-alarm_actions = {
-  "us-east-1" = ["arn:aws:sns:us-east-1:111122223333:idgen-oncall"]
-  "eu-west-1" = ["arn:aws:sns:eu-west-1:111122223333:idgen-oncall"]
+# Every root makes its alarm topic (idgen-<region>-alarms; the registry root's idgen-registry-alarms,
+# from the home region's entry), which all its CloudWatch alarms and its Prometheus workspace's
+# alerts notify: here each region's topic is subscribed to the on-call service's SNS integration.
+# alarm_actions (per region, more topics) is for topics that exist outside this configuration.
+alarm_subscriptions = {
+  "us-east-1"      = [{ protocol = "https", endpoint = "https://events.oncall.example.com/integration/sns/idgen-us-east-1" }]
+  "us-west-2"      = [{ protocol = "https", endpoint = "https://events.oncall.example.com/integration/sns/idgen-us-west-2" }]
+  "eu-west-1"      = [{ protocol = "https", endpoint = "https://events.oncall.example.com/integration/sns/idgen-eu-west-1" }]
+  "ap-northeast-1" = [{ protocol = "https", endpoint = "https://events.oncall.example.com/integration/sns/idgen-ap-northeast-1" }]
+  "ap-southeast-1" = [{ protocol = "https", endpoint = "https://events.oncall.example.com/integration/sns/idgen-ap-southeast-1" }]
 }
+alarm_actions = {}
+
+# How long CloudWatch Logs keeps the hosts' journals (/idgen/<region>/<service>).
+log_retention_days = 90
 
 tags = {
   Team = "idgen"

@@ -106,7 +106,11 @@ module "registry" {
   capacity              = var.fleets[local.home].registry
   boot_dependencies     = module.endpoints.boot_dependency_ids
   quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, "registry", 0)
-  alarm_actions         = lookup(var.alarm_actions, local.home, [])
+
+  # The registry's alarms notify the registry's alarm topic (monitoring.tf); its hosts' collectors
+  # write to the registry's workspace.
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 }
 
 ################################################################################

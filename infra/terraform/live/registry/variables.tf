@@ -94,7 +94,7 @@ variable "vcpus_elsewhere" {
 }
 
 variable "alarm_actions" {
-  description = "Per region name, the SNS topic ARNs (in that region) that the region's alarms notify; the registry root uses the home region's entry (its alarm), a region root its own region's."
+  description = "Per region name, more SNS topic ARNs (in that region) that the region's alarms notify besides its alarm topic; the registry root uses the home region's entry, a region root its own region's."
   type        = map(list(string))
   default     = {}
 }

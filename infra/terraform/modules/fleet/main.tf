@@ -53,6 +53,8 @@ locals {
     refresh_interval  = var.certificate_refresh_interval
     reload_signal     = coalesce(var.certificate_reload_signal, "none")
     exec_args         = join(" ", var.service_args)
+    # The collectors' boot step (monitoring.tf); empty without monitoring.
+    collector = local.collector_script
   })
 }
 
@@ -403,6 +405,8 @@ resource "aws_autoscaling_group" "this" {
   depends_on = [
     aws_iam_role_policy.service,
     aws_iam_role_policy.artifacts,
+    # The collectors' grants (monitoring.tf), when the fleet has monitoring.
+    aws_iam_role_policy.collector,
     aws_iam_role_policy_attachment.ssm,
     aws_vpc_security_group_ingress_rule.service,
     aws_vpc_security_group_ingress_rule.service_from_group,

@@ -327,6 +327,9 @@ module "public_id" {
   dns_name          = var.dns_name
 
   tags = local.tags
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }
 
 ################################################################################
@@ -400,6 +403,9 @@ module "gateway" {
   target_group_arns = [aws_lb_target_group.gateway.arn]
 
   tags = local.tags
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }
 
 ################################################################################

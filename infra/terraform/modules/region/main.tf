@@ -190,6 +190,9 @@ module "fleet" {
   dns_name          = local.host
 
   tags = merge(local.tags, { Peer = var.peer })
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }
 
 ################################################################################

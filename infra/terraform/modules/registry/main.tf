@@ -116,6 +116,9 @@ module "fleet" {
   dns_name          = var.dns_name
 
   tags = local.tags
+
+  # The hosts' collectors (modules/fleet/monitoring.tf).
+  monitoring = var.monitoring
 }
 
 ################################################################################

@@ -65,7 +65,7 @@ variable "tags" {
 # A region root's own.
 
 variable "alarm_actions" {
-  description = "Per region name, the SNS topic ARNs (in that region) that the region's alarms notify; this root uses its own region's entry."
+  description = "Per region name, more SNS topic ARNs (in that region) that the region's alarms notify besides its alarm topic; the registry root uses the home region's entry, a region root its own region's."
   type        = map(list(string))
   default     = {}
 }

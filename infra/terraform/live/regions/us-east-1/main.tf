@@ -139,7 +139,8 @@ module "region" {
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
 
-  alarm_actions = lookup(var.alarm_actions, local.region, [])
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 
   # The region's pinned image and the fleet's capacity (live/idgen.tfvars: fleets); the group
   # waits for the VPC's endpoints this root makes, and its quota check counts the region's
@@ -196,7 +197,8 @@ module "public_id" {
   client_ca_s3_uri          = "${local.tls}/client-ca.pem"
   s3_kms_key_arn            = local.s3_kms_key
 
-  alarm_actions = lookup(var.alarm_actions, local.region, [])
+  alarm_actions = local.alarm_actions
+  monitoring    = module.monitoring.collector
 
   ami_id                = local.fleets.ami_id
   public_id_capacity    = local.fleets.public_id

@@ -69,6 +69,18 @@ module "fleet" {
   target_group_name = "idgen-example"
   zone_id           = "Z0123456789EXAMPLE"
   dns_name          = "example.idgen.internal"
+
+  # The collectors (modules/monitoring's collector output): /metrics on 443 with the scraper's
+  # client certificate (the registry has no plaintext port), and the journal to CloudWatch Logs.
+  monitoring = {
+    region                  = "us-east-1"
+    workspace_arn           = "arn:aws:aps:us-east-1:111122223333:workspace/ws-0123abcd-4567-89ef-0123-456789abcdef"
+    remote_write_url        = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-0123abcd-4567-89ef-0123-456789abcdef/api/v1/remote_write"
+    prometheus_s3_uri       = "s3://example-idgen-releases-us-east-1/v1.0.0/bin/prometheus"
+    cloudwatch_agent_s3_uri = "s3://example-idgen-releases-us-east-1/v1.0.0/bin/amazon-cloudwatch-agent.rpm"
+    scraper_cert_s3_uri     = "s3://example-idgen-tls-us-east-1/scraper.crt"
+    scraper_key_s3_uri      = "s3://example-idgen-tls-us-east-1/scraper.key"
+  }
 }
 
 output "fqdn" {
