@@ -284,9 +284,9 @@ variable "actions" {
 }
 
 var (
-	agentUnit      = regexp.MustCompile(`(?s)cat > /etc/systemd/system/idgen-prometheus-agent\.service <<'UNIT'\n(.*?)\nUNIT\n`)
-	promBlock      = regexp.MustCompile(`(?s)cat > /etc/idgen-collector/prometheus.yml <<PROM\n(.*?)\nPROM\n`)
-	cwagentBlock   = regexp.MustCompile(`(?s)<<'CWAGENT'\n(.*?)\nCWAGENT\n`)
+	agentUnit    = regexp.MustCompile(`(?s)cat > /etc/systemd/system/idgen-prometheus-agent\.service <<'UNIT'\n(.*?)\nUNIT\n`)
+	promBlock    = regexp.MustCompile(`(?s)cat > /etc/idgen-collector/prometheus.yml <<PROM\n(.*?)\nPROM\n`)
+	cwagentBlock = regexp.MustCompile(`(?s)<<'CWAGENT'\n(.*?)\nCWAGENT\n`)
 )
 
 // promConfig is the part of the collector's Prometheus configuration the checks read.
@@ -451,7 +451,7 @@ func wantOf(in *instance) collectorWant {
 		job: "idgen-" + service, region: region, target: fmt.Sprintf("127.0.0.1:%d", p), tls: tls,
 		remoteWrite: strOf(in.vars["monitoring"].GetAttr("remote_write_url")),
 		logGroup:    "/idgen/" + region + "/" + service, unit: "idgen-" + service,
-		parameter:   in.addr + ".aws_ssm_parameter.collector[0].name",
+		parameter: in.addr + ".aws_ssm_parameter.collector[0].name",
 	}
 }
 
