@@ -48,6 +48,7 @@ require (
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
@@ -73,3 +74,5 @@ replace github.com/idgen/idgen/libs/topology => ../libs/topology
 replace github.com/idgen/idgen/services/public-id => ../services/public-id
 
 replace github.com/idgen/idgen/libs/routes => ../libs/routes
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

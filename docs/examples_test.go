@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/localstack"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/topology"
 )
 

@@ -3,7 +3,7 @@ module github.com/idgen/idgen/docs
 go 1.26.0
 
 require (
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
 )
 
@@ -45,3 +45,5 @@ replace github.com/idgen/idgen/libs/idcore => ../libs/idcore
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
 
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

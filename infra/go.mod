@@ -63,3 +63,5 @@ replace github.com/idgen/idgen/services/registry => ../services/registry
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
 
 replace github.com/idgen/idgen/services/public-id => ../services/public-id
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 )
 
@@ -65,3 +66,5 @@ replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
 replace github.com/idgen/idgen/libs/api => ../libs/api
 
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

@@ -25,6 +25,7 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
@@ -43,3 +44,5 @@ require (
 replace github.com/idgen/idgen/libs/api => ../api
 
 replace github.com/idgen/idgen/libs/testenv => ../testenv
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack

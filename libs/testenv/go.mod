@@ -1,3 +1,7 @@
 module github.com/idgen/idgen/libs/testenv
 
 go 1.26.0
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack
+
+require github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000

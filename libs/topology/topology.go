@@ -403,7 +403,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 func (t *Topology) PeerOf(region string) string { return t.Regions[region].Peer }
 
 // LocalStackVars is the topology module's regions variable for the local stack
-// (libs/testenv/localstack): its two regions with the numbers the registry gives them, each the
+// (libs/localstack): its two regions with the numbers the registry gives them, each the
 // other's peer (us-east-1's production peer, us-west-2, does not run locally).
 func LocalStackVars() map[string]any {
 	return map[string]any{"regions": map[string]any{

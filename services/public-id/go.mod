@@ -10,6 +10,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/klauspost/compress v1.20.1
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/maypok86/otter/v2 v2.4.0
@@ -88,3 +89,5 @@ replace github.com/idgen/idgen/libs/api => ../../libs/api
 replace github.com/idgen/idgen/libs/conn => ../../libs/conn
 
 replace github.com/idgen/idgen/libs/routes => ../../libs/routes
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

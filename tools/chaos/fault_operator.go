@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // The operator faults: what an operator does to a group's store with idgenctl (quarantine and
@@ -83,7 +82,7 @@ func (f *otherRules) plan(d *draw) time.Duration {
 
 func (f *otherRules) Inject(ctx context.Context, r *runner) (string, error) {
 	g := r.groups[f.group]
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return "", err
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/dynalite"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // group is the processes sharing one lease store.
@@ -43,7 +43,7 @@ type runner struct {
 
 	generator, node, ctl string // the built binaries: generator and node with the chaos tag, idgenctl
 	yes                  bool   // idgenctl asks for --yes on quarantine, lift and fence-restore
-	dyn                  *testenv.Dynalite
+	dyn                  *dynalite.Server
 	db                   *dynamodb.Client
 	groups               []*group
 	procs                []*slot
@@ -64,7 +64,7 @@ type runner struct {
 }
 
 func newRunner(c config) (*runner, error) {
-	root, err := testenv.Root()
+	root, err := proc.RepoRoot()
 	if err != nil {
 		return nil, fmt.Errorf("run from inside the idgen repository: %w", err)
 	}
@@ -124,7 +124,7 @@ func (r *runner) setUp() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if r.dyn, err = testenv.NewDynalite(0, dir); err != nil {
+	if r.dyn, err = dynalite.New(0, dir); err != nil {
 		return err
 	}
 	if r.db, err = dynamolease.NewClient(ctx, r.dyn.Endpoint); err != nil {
@@ -185,7 +185,7 @@ func (r *runner) defineProcs() error {
 			g.machines = append(g.machines, m)
 		}
 		for i := range gens {
-			gp, err := testenv.PickPort()
+			gp, err := proc.PickPort()
 			if err != nil {
 				return err
 			}

@@ -18,8 +18,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/conn/dynamo"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
@@ -107,7 +106,7 @@ func setupCustomers(sc *Scenario, tp *topology.Topology) (*customers, error) {
 		}
 		r := &custRegion{name: n, number: tr.Number, peer: tr.Peer, proxies: map[string]*proxy{}}
 		for _, port := range []*int{&r.storePort, &r.apiPort, &r.gwPort, &r.opsPort} {
-			p, err := testenv.PickPort()
+			p, err := proc.PickPort()
 			if err != nil {
 				return nil, err
 			}
@@ -220,7 +219,7 @@ func (s *stack) startUpstream(r *custRegion) error {
 	return os.WriteFile(r.routes, b, 0o644)
 }
 
-// startDynalite starts a dynalite (libs/testenv/dynalite.js, in memory) on port.
+// startDynalite starts a dynalite (libs/localstack/dynalite/dynalite.js, in memory) on port.
 func (s *stack) startDynalite(ctx context.Context, name string, port int) (*proc.Proc, error) {
 	cli := filepath.Join(s.root, "node_modules", "dynalite", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
@@ -236,7 +235,7 @@ func (s *stack) startDynalite(ctx context.Context, name string, port int) (*proc
 		return nil
 	}
 	return s.start(ctx, proc.Spec{Name: name, Bin: "node", Group: true, Log: logFile,
-		Args: []string{filepath.Join(s.root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
+		Args: []string{filepath.Join(s.root, "libs", "localstack", "dynalite", "dynalite.js"), filepath.Dir(cli),
 			"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
 		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port), Health: listening})
 }

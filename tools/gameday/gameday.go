@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/region"
-	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
 )
 
@@ -176,7 +176,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	metricsPorts := map[string]int{}
 	for _, n := range names {
-		if metricsPorts[n], err = testenv.PickPort(); err != nil {
+		if metricsPorts[n], err = proc.PickPort(); err != nil {
 			return nil, err
 		}
 	}

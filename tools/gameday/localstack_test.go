@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idgen/idgen/libs/testenv/localstack"
+	"github.com/idgen/idgen/libs/localstack"
 )
 
 // handConfigured returns, for each service that is not a generator, the flags that hand it a
@@ -66,7 +66,7 @@ func TestLocalStackCallersFromTopology(t *testing.T) {
 	}
 
 	writes := false
-	for _, dir := range []string{"libs/testenv/localstack", "tools/runlocal"} {
+	for _, dir := range []string{"libs/localstack", "tools/runlocal"} {
 		files, _ := filepath.Glob(filepath.Join(root(t), dir, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
@@ -100,6 +100,6 @@ func TestLocalStackCallersFromTopology(t *testing.T) {
 		}
 	}
 	if !writes {
-		t.Error("the local stack's sources (libs/testenv/localstack, tools/runlocal) never call topology.WriteLocalClientConfig: where does its callers' client config come from?")
+		t.Error("the local stack's sources (libs/localstack, tools/runlocal) never call topology.WriteLocalClientConfig: where does its callers' client config come from?")
 	}
 }

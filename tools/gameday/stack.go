@@ -16,8 +16,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/fakenlb"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // The programs a game day runs.
@@ -32,7 +32,7 @@ var programs = []string{
 }
 
 // stack is the game day's processes: the registry and, per region, its lease store (dynalite),
-// its generators behind a load balancer (testenv.FakeNLB, the NLB's stand-in), an embedded node
+// its generators behind a load balancer (libs/localstack/fakenlb, the NLB's stand-in), an embedded node
 // on the same lease table and a caller through libs/idclient.
 type stack struct {
 	root, dir, logs string
@@ -57,7 +57,7 @@ type regionProcs struct {
 	store     *proc.Proc
 	storePort int
 	storeEP   string
-	lb        *testenv.FakeNLB
+	lb        *fakenlb.NLB
 	gens      []*generator
 	node      *proc.Proc
 	caller    *proc.Proc
@@ -107,7 +107,7 @@ func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
 // startRegistry starts the registry (SQLite, seeded with the five default regions) and reads its
 // regions: their numbers and peers are what the checks expect.
 func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, error) {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +142,12 @@ func (s *stack) registrySpec() proc.Spec {
 
 // startStore starts the region's dynalite and creates its lease and history tables.
 func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return err
 	}
 	r.storePort, r.storeEP = port, fmt.Sprintf("http://127.0.0.1:%d", port)
-	// libs/testenv/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
+	// libs/localstack/dynalite/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
 	r.store, err = s.startDynalite(ctx, "store-"+r.name, port)
 	if err != nil {
 		return err
@@ -180,13 +180,13 @@ func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
 // startGenerators starts the region's generators and its load balancer, and waits until every
 // one is healthy behind it.
 func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
-	lb, err := testenv.NewFakeNLB(testenv.NLBConfig{Interval: 100 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2})
+	lb, err := fakenlb.New(fakenlb.Config{Interval: 100 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2})
 	if err != nil {
 		return err
 	}
 	r.lb = lb
 	for i := range s.sc.GeneratorsPerRegion {
-		port, err := testenv.PickPort()
+		port, err := proc.PickPort()
 		if err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 }
 
 // register registers the generator's current incarnation with the load balancer.
-func (g *generator) register(lb *testenv.FakeNLB) {
+func (g *generator) register(lb *fakenlb.NLB) {
 	g.mu.Lock()
 	g.inc++
 	g.target = fmt.Sprintf("%s#%d", g.name, g.inc)

@@ -15,7 +15,7 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
 require (
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
 )
 
@@ -43,3 +43,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

@@ -1,5 +1,5 @@
 // Command runlocal is make run (scripts/run-local.sh builds it as .idgen/bin/run-local and runs
-// it from the repository root): the local stack of package localstack (libs/testenv/localstack)
+// it from the repository root): the local stack of package localstack (libs/localstack)
 // on make run's ports, state under .idgen/ (IDGEN_RUN_STATE: another state folder, for tests),
 // each run's logs in .idgen/logs/<start time>/ with .idgen/logs/latest pointing to the newest.
 // Before it starts a process it writes .idgen/client_config.json, the endpoints of each region's
@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/localstack"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/topology"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	procpkg "github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	procpkg "github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // The fault tests run idnode (./idnode) as real processes against a real dynalite, with short

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idclient"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

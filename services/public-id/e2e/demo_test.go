@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 

@@ -62,7 +62,7 @@ func TestPlanMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, err := os.ReadFile("../../../deploy/local/routes.json")
+	orig, err := os.ReadFile("../../deploy/local/routes.json")
 	if err != nil {
 		t.Fatal(err)
 	}

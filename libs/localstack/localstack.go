@@ -6,7 +6,7 @@
 // 7000–7005).
 //
 // Plan resolves the description into Services, plain data; Start builds the binaries and starts
-// the processes (through libs/testenv/proc, so they die with the process that started them), and
+// the processes (through libs/localstack/proc, so they die with the process that started them), and
 // StartT does the same for a test. The command make run runs uses Start as the tests use StartT.
 package localstack
 
@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // Binary is a program the stack builds.
@@ -275,12 +275,12 @@ func (o Options) root() (string, error) {
 	if o.Root != "" {
 		return o.Root, nil
 	}
-	return testenv.Root()
+	return proc.RepoRoot()
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr() (string, error) {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return "", err
 	}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // ReadyTimeout is how long Start waits for each service's /healthz to answer 200.
