@@ -28,7 +28,6 @@ import (
 	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/topology"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,7 +140,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		tlsGenerator(t, dir, "us-east-1"),
 	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--redis-durability-check", "200ms"},
 		GatewayArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
-		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
+		localstack.StartOptions{})
 	svc := ls.Service
 	genA, genB, genC, genF, genT := svc("gen-a"), svc("gen-b"), svc("gen-c"), svc("gen-f"), svc("gen-t")
 	reg, pid, gws := svc("registry"), svc("public-id"), svc("public-id-gateway")

@@ -14,7 +14,6 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/topology"
 )
 
 // Lease settings of the stack's generators, short so that a runbook that fences or quarantines
@@ -64,7 +63,7 @@ func startStack(t *testing.T) *stack {
 	writeAWSWrapper(t, filepath.Join(bin, "aws"), endpoints)
 	redis := testenv.StartRedis(t, t.TempDir())
 	ls := localstack.StartT(t, localstack.Options{State: filepath.Join(dir, "state"), Generators: gens, PublicIDStore: "redis:" + redis.Addr},
-		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
+		localstack.StartOptions{})
 
 	s := &stack{bin: bin, generators: map[string]string{}}
 	var stores, urls []string // us-east-1's first

@@ -5,9 +5,14 @@
 // caller needs changed (stores, extra flags, more generators, free ports instead of make run's
 // 7000–7005).
 //
-// Plan resolves the description into Services, plain data; Start builds the binaries and starts
-// the processes (through libs/localstack/proc, so they die with the process that started them), and
-// StartT does the same for a test. The command make run runs uses Start as the tests use StartT.
+// Plan resolves the description into Services, plain data; Start writes the callers' client
+// config from the topology module's plan (WriteClientConfig, the one writer of it), builds the
+// binaries and starts the processes (through libs/localstack/proc, so they die with the process
+// that started them), and StartT does the same for a test. The command make run runs
+// (tools/runlocal), chaos and the game day use Start; the docs, runbook and dashboards tests and
+// the public-ID demo test use StartT. The subpackages are the stack's launchers: proc (build and
+// run a program), dynalite (the DynamoDB stand-in, its tables created), fakenlb (the load
+// balancer's stand-in) and cmdline (each service's command line).
 package localstack
 
 import (
@@ -19,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
@@ -143,7 +149,7 @@ func Plan(o Options) ([]Service, error) {
 		return nil, err
 	}
 	reg := Service{Name: "registry", Bin: "registry", Addr: regAddr,
-		Args: []string{"--insecure-dev", "--listen", regAddr, "--store", or(o.RegistryStore, "sqlite:"+state("registry.db"))}}
+		Args: cmdline.Registry{Listen: regAddr, Store: or(o.RegistryStore, "sqlite:"+state("registry.db"))}.Args()}
 	out := []Service{reg}
 
 	// The generators: schedule v2, regions from the registry, the clock check in warn mode (a
@@ -159,18 +165,16 @@ func Plan(o Options) ([]Service, error) {
 		}
 		s := Service{Name: or(g.Name, "generator-"+g.Region), Bin: "generator", Addr: addr, HealthAddr: addr,
 			Needs: []string{reg.Name}, Region: g.Region}
-		if !g.MTLS {
-			s.Args = append(s.Args, "--insecure-dev")
-		} else if s.HealthAddr, err = freeAddr(); err != nil {
-			return nil, err
-		}
-		s.Args = append(s.Args, "--clock-check", "warn", "--schedule", "v2", "--registry", reg.URL(), "--region", g.Region,
-			"--listen", addr, "--lease-store", or(g.LeaseStore, "sqlite:"+state("leases-"+g.Region+".db")))
+		c := cmdline.Generator{TLS: g.MTLS, Schedule: "v2", Registry: reg.URL(), Region: g.Region, Listen: addr,
+			LeaseStore: or(g.LeaseStore, "sqlite:"+state("leases-"+g.Region+".db")), Extra: g.Args}
 		if g.MTLS {
+			if s.HealthAddr, err = freeAddr(); err != nil {
+				return nil, err
+			}
 			// No load balancer to wait for: a stop is at once, as in development mode.
-			s.Args = append(s.Args, "--health-listen", s.HealthAddr, "--deregistration-delay", "0")
+			c.HealthListen, c.DeregistrationDelay = s.HealthAddr, "0"
 		}
-		s.Args = append(s.Args, g.Args...)
+		s.Args = c.Args()
 		if g.Region == "us-east-1" {
 			demoRegion = g.Region
 		}
@@ -206,17 +210,16 @@ func Plan(o Options) ([]Service, error) {
 	}
 	pubStore := or(o.PublicIDStore, "sqlite:"+state("public-ids.db"))
 	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr,
-		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--store", pubStore, "--resources", "ord,cus"},
-			o.PublicIDArgs...)}
+		Args: cmdline.PublicID{Listen: pubAddr, Store: pubStore, Resources: "ord,cus", Extra: o.PublicIDArgs}.Args()}
 	out = append(out, pub)
 	// No load balancer in front locally: a stop is at once.
 	out = append(out, Service{Name: "public-id-gateway", Bin: "public-id-gateway", Addr: gwAddr, HealthAddr: gwOps, Gateway: gwAddr,
-		Args: append([]string{"--listen", gwAddr, "--metrics-listen", gwOps, "--store", pubStore, "--routes", routes,
-			"--deregistration-delay", "0"}, o.GatewayArgs...)})
+		Args: cmdline.Gateway{Listen: gwAddr, MetricsListen: gwOps, Store: pubStore, Routes: routes, DeregistrationDelay: "0",
+			Extra: o.GatewayArgs}.Args()})
 
 	// The demo orders upstream: orders keyed by internal IDs from its region's generators, then
-	// its peer's, as the client config file (ClientConfigFile, written by Start's
-	// StartOptions.ClientConfig from the topology's plan) lists them: a caller is never handed a
+	// its peer's, as the client config file (ClientConfigFile, written by Start with
+	// WriteClientConfig from the topology's plan) lists them: a caller is never handed a
 	// generator's address of its own. A checkout hands back only public IDs.
 	out = append(out, Service{Name: "demo-orders", Bin: "demo-orders", Addr: demoAddr,
 		Args: []string{"--listen", demoAddr, "--db", state("demo-orders.db"), "--client-config", ClientConfigFile(o.State),
@@ -229,11 +232,6 @@ func Plan(o Options) ([]Service, error) {
 	}
 	return out, nil
 }
-
-// ClientConfigFile is the callers' client configuration file of a stack whose state is in state:
-// State/client_config.json (idclient.ReadClientConfig reads it). Start writes it, through
-// StartOptions.ClientConfig, before it starts a caller.
-func ClientConfigFile(state string) string { return filepath.Join(state, "client_config.json") }
 
 // RegionAddrs returns, for each region of a plan's generators, the URL of its first generator:
 // the local addresses a client config file gives the regions' callers.

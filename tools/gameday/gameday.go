@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
 )
@@ -166,12 +167,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for n, r := range s.regions {
 		addrs[n] = r.lb.URL()
 	}
-	cc, err := tp.Localize(addrs)
-	if err != nil {
-		return nil, err
-	}
-	ccFile := filepath.Join(o.Out, "client_config.json")
-	if err := cc.WriteFile(ccFile); err != nil {
+	ccFile := localstack.ClientConfigFile(o.Out)
+	if err := localstack.WriteClientConfig(ccFile, tp, addrs); err != nil {
 		return nil, err
 	}
 	metricsPorts := map[string]int{}

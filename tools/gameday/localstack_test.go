@@ -44,7 +44,7 @@ func handConfigured(services []localstack.Service) []string {
 // TestLocalStackCallersFromTopology holds the local stack to one source of the callers'
 // endpoints: no service of its plan is handed a generator's address in its flags (a caller takes
 // its endpoints from the client config file), and its sources write that file from the topology
-// module's plan (topology.WriteLocalClientConfig) and never spell a client config, or a client's
+// module's plan (localstack.WriteClientConfig) and never spell a client config, or a client's
 // endpoints, themselves.
 func TestLocalStackCallersFromTopology(t *testing.T) {
 	// The check refuses a caller configured by hand.
@@ -83,8 +83,8 @@ func TestLocalStackCallersFromTopology(t *testing.T) {
 			}
 			ast.Inspect(file, func(n ast.Node) bool {
 				switch n := n.(type) {
-				case *ast.SelectorExpr:
-					if id, ok := n.X.(*ast.Ident); ok && id.Name == "topology" && n.Sel.Name == "WriteLocalClientConfig" {
+				case *ast.CallExpr:
+					if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "WriteClientConfig" {
 						writes = true
 					}
 				case *ast.CompositeLit:
@@ -100,6 +100,6 @@ func TestLocalStackCallersFromTopology(t *testing.T) {
 		}
 	}
 	if !writes {
-		t.Error("the local stack's sources (libs/localstack, tools/runlocal) never call topology.WriteLocalClientConfig: where does its callers' client config come from?")
+		t.Error("the local stack's sources (libs/localstack, tools/runlocal) never call WriteClientConfig: where does its callers' client config come from?")
 	}
 }
