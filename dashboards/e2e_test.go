@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/dashboards"
-	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
@@ -109,15 +108,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	began := time.Now()
 	dir := t.TempDir()
 
-	dyn := testenv.StartDynalite(t, "")
-	ctx := context.Background()
-	db, err := dynamolease.NewClient(ctx, dyn.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-		t.Fatal(err)
-	}
+	dyn := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	redis := testenv.StartRedis(t, dir)
 
 	// The local stack with four generators and one on mutual TLS. gen-a and gen-b: us-east-1 on
@@ -155,14 +146,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	stores := map[string]*testenv.Dynalite{}
 	rf := regions.File{Region: "us-east-1"}
 	for i, n := range []string{"us-east-1", "eu-west-1"} {
-		d := testenv.StartDynalite(t, "")
-		c, err := dynamo.NewClient(ctx, d.Endpoint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := dynamomap.CreateTable(ctx, c, dynamomap.DefaultTable); err != nil {
-			t.Fatal(err)
-		}
+		d := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 		stores[n] = d
 		rf.Regions = append(rf.Regions, regions.FileRegion{Name: n, Number: i + 1, Peer: map[string]string{"us-east-1": "eu-west-1", "eu-west-1": "us-east-1"}[n], Endpoint: d.Endpoint})
 	}

@@ -1,7 +1,6 @@
 package runbooks
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,18 +42,10 @@ func startStack(t *testing.T) *stack {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	endpoints := map[string]string{}
 	var gens []localstack.Generator
 	for _, g := range []struct{ region, machines string }{{"us-east-1", "service"}, {"eu-west-1", "170-170"}} {
-		d := testenv.StartDynalite(t, "")
-		db, err := dynamolease.NewClient(ctx, d.Endpoint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-			t.Fatal(err)
-		}
+		d := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 		endpoints[g.region] = d.Endpoint
 		gens = append(gens, localstack.Generator{Region: g.region, LeaseStore: "dynamodb:" + d.Endpoint,
 			Args: []string{"--range", g.machines, "--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin,

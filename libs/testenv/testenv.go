@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"context"
 	"testing"
 
 	"github.com/idgen/idgen/libs/localstack/dynalite"
@@ -39,6 +40,19 @@ func StartDynalite(t testing.TB, dir string) *Dynalite {
 	}
 	t.Cleanup(d.Stop)
 	return d
+}
+
+// StartDynaliteWithTables starts dynalite as StartDynalite does and creates tables on it (a
+// store's table maker: dynamolease.Tables, dynamomap.Tables, dynamostore.Tables): the test fails
+// when the server does not start or a table cannot be made.
+func StartDynaliteWithTables(t testing.TB, dir string, tables ...dynalite.Tables) *Dynalite {
+	t.Helper()
+	d, err := dynalite.Start(context.Background(), dynalite.Options{Dir: dir, Tables: tables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return &Dynalite{d}
 }
 
 // NewDynalite starts dynalite on port (0 for a free one), keeping its data in dir ("" for memory

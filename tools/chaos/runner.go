@@ -124,13 +124,10 @@ func (r *runner) setUp() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if r.dyn, err = dynalite.New(0, dir); err != nil {
+	if r.dyn, err = dynalite.Start(ctx, dynalite.Options{Dir: dir, Tables: []dynalite.Tables{dynamolease.Tables(lease.TableV2, lease.TableHistory)}}); err != nil {
 		return err
 	}
 	if r.db, err = dynamolease.NewClient(ctx, r.dyn.Endpoint); err != nil {
-		return err
-	}
-	if err := dynamolease.CreateTables(ctx, r.db, lease.TableV2, lease.TableHistory); err != nil {
 		return err
 	}
 	sqlPath := filepath.Join(r.work, "leases.db")

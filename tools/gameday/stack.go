@@ -147,16 +147,9 @@ func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
 		return err
 	}
 	r.storePort, r.storeEP = port, fmt.Sprintf("http://127.0.0.1:%d", port)
-	// libs/localstack/dynalite/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
-	r.store, err = s.startDynalite(ctx, "store-"+r.name, port)
-	if err != nil {
-		return err
-	}
-	db, err := dynamolease.NewClient(ctx, r.storeEP)
-	if err != nil {
-		return err
-	}
-	return dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory)
+	// libs/localstack/dynalite: dynalite with TransactWriteItems, as the lease drivers need.
+	r.store, err = s.startDynalite(ctx, "store-"+r.name, port, dynamolease.Tables(lease.TableV2, lease.TableHistory))
+	return err
 }
 
 func (s *stack) leaseFlags() []string {

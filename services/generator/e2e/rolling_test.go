@@ -107,15 +107,7 @@ func TestRollingDeploy(t *testing.T) {
 	}
 	terminate := os.Getenv("IDGEN_ROLLING_TERMINATE_UNHEALTHY") == "1"
 	measuring = measuring || terminate
-	dyn := testenv.StartDynalite(t, "")
-	ctx := context.Background()
-	db, err := dynamolease.NewClient(ctx, dyn.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-		t.Fatal(err)
-	}
+	dyn := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	args := []string{"--insecure-dev", "--clock-check", "warn", "--region", "us-east-1", "--lease-store", "dynamodb:" + dyn.Endpoint,
 		"--lease", "30s", "--renew", "2s", "--fence-margin", "5s", "--drain", "5s"}
 	if delay != "none" {

@@ -175,13 +175,10 @@ func TestLocalStack(t *testing.T) {
 }
 
 func TestLeasesAgainstDynamoDB(t *testing.T) {
-	srv := testenv.StartDynalite(t, "")
+	srv := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	ctx := context.Background()
 	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 		t.Fatal(err)
 	}
 	st := dynamolease.New(db, lease.TableV2, lease.TableHistory)
