@@ -21,6 +21,7 @@ import (
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
 )
@@ -37,9 +38,8 @@ func startGeneratorIn(t *testing.T, region string) string {
 	t.Helper()
 	bin := proc.BuildT(t, "../../services/generator/cmd/generator")[0]
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--insecure-dev",
-		"--clock-check", "warn", "--region", region, "--listen", addr,
-		"--lease-store", "sqlite:" + filepath.Join(t.TempDir(), "leases.db")}})
+	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: cmdline.Generator{Region: region, Listen: addr,
+		LeaseStore: "sqlite:" + filepath.Join(t.TempDir(), "leases.db")}.Args()})
 	return "http://" + addr
 }
 

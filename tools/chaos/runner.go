@@ -17,6 +17,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/dynalite"
 	"github.com/idgen/idgen/libs/localstack/proc"
 )
@@ -189,9 +190,9 @@ func (r *runner) defineProcs() error {
 			name := fmt.Sprintf("%s/gen-%d", g.name, i+1)
 			p := &slot{name: name, kind: "generator", bin: r.generator,
 				url: fmt.Sprintf("http://127.0.0.1:%d", gp), logs: r.work, rec: r.rec, clock: r.clockFile(name),
-				args: []string{"--insecure-dev", "--clock-check", "strict", "--listen", fmt.Sprintf("127.0.0.1:%d", gp),
-					"--lease-store", g.storeArg, "--range", fmt.Sprintf("%d-%d", gLo, gHi),
-					"--lease", leaseLen.String(), "--renew", renew.String(), "--fence-margin", margin.String(), "--drain", "2s"}}
+				args: cmdline.Generator{ClockCheck: "strict", Listen: fmt.Sprintf("127.0.0.1:%d", gp),
+					LeaseStore: g.storeArg, Range: fmt.Sprintf("%d-%d", gLo, gHi),
+					Lease: leaseLen.String(), Renew: renew.String(), FenceMargin: margin.String(), Drain: "2s"}.Args()}
 			p.args = append(p.args, "--chaos-clock-file", p.clock)
 			g.procs = append(g.procs, p)
 		}

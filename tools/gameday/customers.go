@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/dynalite"
 	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
@@ -253,8 +254,8 @@ func (r *custRegion) procName(what string) string {
 // startAPI starts r's internal API; it is healthy once its region is filled.
 func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("public-id"), Bin: s.bins["public-id"], HealthURL: r.apiURL() + "/healthz",
-		Args: []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", r.apiPort), "--store", "regions:" + r.file,
-			"--resources", "ord", "--store-timeout", "1s", "--deregistration-delay", "0"}})
+		Args: cmdline.PublicID{Listen: fmt.Sprintf("127.0.0.1:%d", r.apiPort), Store: "regions:" + r.file, Resources: "ord",
+			Extra: []string{"--store-timeout", "1s", "--deregistration-delay", "0"}}.Args()})
 	if err != nil {
 		return err
 	}
@@ -265,8 +266,9 @@ func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 // startGateway starts r's customer gateway (after its internal API).
 func (s *stack) startGateway(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("gateway"), Bin: s.bins["public-id-gateway"], HealthURL: r.gwURL() + "/healthz",
-		Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", r.gwPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", r.opsPort),
-			"--store", "regions:" + r.file, "--routes", r.routes, "--rate-per-client", "0", "--deregistration-delay", "0", "--store-timeout", "1s"}})
+		Args: cmdline.Gateway{Listen: fmt.Sprintf("127.0.0.1:%d", r.gwPort), MetricsListen: fmt.Sprintf("127.0.0.1:%d", r.opsPort),
+			Store: "regions:" + r.file, Routes: r.routes, DeregistrationDelay: "0",
+			Extra: []string{"--rate-per-client", "0", "--store-timeout", "1s"}}.Args()})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/fakenlb"
 	"github.com/idgen/idgen/libs/localstack/proc"
 )
@@ -136,7 +137,7 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 // the regions it had).
 func (s *stack) registrySpec() proc.Spec {
 	return proc.Spec{Name: "registry", Bin: s.bins["registry"],
-		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", s.registryPort), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
+		Args:      cmdline.Registry{Listen: fmt.Sprintf("127.0.0.1:%d", s.registryPort), Store: "sqlite:" + filepath.Join(s.dir, "registry.db")}.Args(),
 		HealthURL: s.registryURL + "/healthz"}
 }
 
@@ -158,13 +159,13 @@ func (s *stack) leaseFlags() []string {
 
 func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
 	return proc.Spec{Name: g.name, Bin: s.bins["generator"],
-		Args: append([]string{"--insecure-dev", "--clock-check", "warn", "--schedule", "v2", "--registry", s.registryURL,
-			"--region", r.name, "--region-number", strconv.Itoa(r.number), "--listen", fmt.Sprintf("127.0.0.1:%d", g.port),
-			"--lease-store", "dynamodb:" + r.storeEP, "--range", "service",
+		Args: cmdline.Generator{Schedule: "v2", Registry: s.registryURL, Region: r.name, RegionNumber: strconv.Itoa(r.number),
+			Listen: fmt.Sprintf("127.0.0.1:%d", g.port), LeaseStore: "dynamodb:" + r.storeEP, Range: "service",
 			// Its copy of the registry's last answer, to start from while the registry is down:
 			// one a generator, as on its own host.
-			"--registry-cache", filepath.Join(s.dir, "registry-cache", g.name+".json"),
-			"--fence-margin", s.sc.Margin.D().String(), "--deregistration-delay", "1s", "--drain", "2s"}, s.leaseFlags()...),
+			RegistryCache: filepath.Join(s.dir, "registry-cache", g.name+".json"),
+			FenceMargin:   s.sc.Margin.D().String(), DeregistrationDelay: "1s", Drain: "2s",
+			Lease: s.sc.Lease.D().String(), Renew: s.sc.Renew.D().String()}.Args(),
 		Env:       []string{"AWS_REGION=" + r.name},
 		Log:       filepath.Join(s.logs, g.name+".log"),
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port), Grace: 15 * time.Second}
