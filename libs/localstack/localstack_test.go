@@ -249,3 +249,46 @@ func portOf(t *testing.T, addr string) int {
 	}
 	return p
 }
+
+// No service of the stack but a generator is handed a generator's address in its flags: a
+// caller takes its generators from the client config file (--client-config) and its region.
+func TestCallersFromClientConfig(t *testing.T) {
+	handConfigured := func(services []Service) []string {
+		var out []string
+		for _, s := range services {
+			if s.Bin == "generator" {
+				continue
+			}
+			for i, a := range s.Args {
+				for _, g := range services {
+					if g.Bin == "generator" && strings.Contains(a, g.Addr) {
+						flag := ""
+						if i > 0 {
+							flag = s.Args[i-1] + " "
+						}
+						out = append(out, s.Name+": "+flag+a)
+					}
+				}
+			}
+		}
+		return out
+	}
+	// The check refuses a caller configured by hand.
+	byHand := []Service{
+		{Name: "generator-us-east-1", Bin: "generator", Addr: "127.0.0.1:1"},
+		{Name: "orders", Bin: "orders", Args: []string{"--generator", "http://127.0.0.1:1"}},
+		{Name: "billing", Bin: "billing", Args: []string{"--client-config", "/state/client_config.json", "--region", "us-east-1"}},
+	}
+	if got := handConfigured(byHand); len(got) != 1 || got[0] != "orders: --generator http://127.0.0.1:1" {
+		t.Fatalf("the check found %q in a stack with one caller configured by hand", got)
+	}
+	for _, fixed := range []bool{true, false} {
+		services, err := Plan(Options{Root: filepath.Join("..", ".."), State: t.TempDir(), FixedPorts: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range handConfigured(services) {
+			t.Errorf("%s is a caller configured by hand: give it --client-config (ClientConfigFile) and its region instead", h)
+		}
+	}
+}
