@@ -22,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/idgen/idgen/libs/localstack/cmdline"
@@ -54,6 +55,20 @@ const (
 	GatewayOpsPort = 7006 // the gateway's /metrics and /healthz for the operator
 )
 
+// BinariesNamed returns the stack's Binaries of those names, in that order (nil for a name it
+// does not build).
+func BinariesNamed(names ...string) []Binary {
+	var out []Binary
+	for _, n := range names {
+		for _, b := range Binaries {
+			if b.Name == n {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // FixedPorts lists make run's ports, in order.
 var FixedPorts = []int{RegistryPort, GeneratorPort, GeneratorPort + 1, PublicIDPort, GatewayPort, DemoOrdersPort, GatewayOpsPort}
 
@@ -78,10 +93,14 @@ func (s Service) URL() string { return "http://" + s.Addr }
 
 // Generator is one generator of the stack.
 type Generator struct {
-	Name       string   // "": "generator-" + Region
-	Region     string   // required
-	LeaseStore string   // "": sqlite:State/leases-<Region>.db
-	Args       []string // flags after the stack's own (lease timings, --range, quotas, mTLS files)
+	Name       string // "": "generator-" + Region
+	Region     string // required
+	LeaseStore string // "": sqlite:State/leases-<Region>.db
+	// Flags are its flags besides the stack's own (lease timings, --range, --region-number,
+	// --registry-cache, …): the stack sets TLS, Schedule, Registry, Region, Listen and LeaseStore
+	// (and, with MTLS, HealthListen and DeregistrationDelay).
+	Flags cmdline.Generator
+	Args  []string // flags after all the others (quotas, mTLS files)
 	// MTLS runs it without --insecure-dev, Args carrying its certificate flags, with /healthz and
 	// /metrics on a plaintext health listener of its own (--health-listen) and no deregistration
 	// delay.
@@ -148,8 +167,7 @@ func Plan(o Options) ([]Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := Service{Name: "registry", Bin: "registry", Addr: regAddr,
-		Args: cmdline.Registry{Listen: regAddr, Store: or(o.RegistryStore, "sqlite:"+state("registry.db"))}.Args()}
+	reg := RegistryService(regAddr, or(o.RegistryStore, "sqlite:"+state("registry.db")))
 	out := []Service{reg}
 
 	// The generators: schedule v2, regions from the registry, the clock check in warn mode (a
@@ -163,18 +181,13 @@ func Plan(o Options) ([]Service, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := Service{Name: or(g.Name, "generator-"+g.Region), Bin: "generator", Addr: addr, HealthAddr: addr,
-			Needs: []string{reg.Name}, Region: g.Region}
-		c := cmdline.Generator{TLS: g.MTLS, Schedule: "v2", Registry: reg.URL(), Region: g.Region, Listen: addr,
-			LeaseStore: or(g.LeaseStore, "sqlite:"+state("leases-"+g.Region+".db")), Extra: g.Args}
-		if g.MTLS {
-			if s.HealthAddr, err = freeAddr(); err != nil {
-				return nil, err
-			}
-			// No load balancer to wait for: a stop is at once, as in development mode.
-			c.HealthListen, c.DeregistrationDelay = s.HealthAddr, "0"
+		if g.LeaseStore == "" {
+			g.LeaseStore = "sqlite:" + state("leases-"+g.Region+".db")
 		}
-		s.Args = c.Args()
+		s, err := GeneratorService(g, addr, reg)
+		if err != nil {
+			return nil, err
+		}
 		if g.Region == "us-east-1" {
 			demoRegion = g.Region
 		}
@@ -231,6 +244,46 @@ func Plan(o Options) ([]Service, error) {
 		}
 	}
 	return out, nil
+}
+
+// RegistryService is the stack's registry on addr (host:port) with its store (sqlite:FILE, …),
+// in development mode: regions and the layout schedule, seeded with the five default regions.
+func RegistryService(addr, store string) Service {
+	return Service{Name: "registry", Bin: "registry", Addr: addr, HealthAddr: addr,
+		Args: cmdline.Registry{Listen: addr, Store: store}.Args()}
+}
+
+// GeneratorService is the generator g of a stack on addr (host:port), reading its regions from
+// reg: schedule v2, the clock check in warn mode (a development machine's clock is not
+// disciplined), g.LeaseStore (required here), then g.Flags and g.Args. With g.MTLS its /healthz
+// and /metrics are on a free loopback port of their own, and it stops at once (no load balancer
+// to wait for).
+func GeneratorService(g Generator, addr string, reg Service) (Service, error) {
+	if g.Region == "" || g.LeaseStore == "" {
+		return Service{}, fmt.Errorf("localstack: generator %q: a region and a lease store are required", g.Name)
+	}
+	s := Service{Name: g.Name, Bin: "generator", Addr: addr, HealthAddr: addr, Needs: []string{reg.Name}, Region: g.Region}
+	if s.Name == "" {
+		s.Name = "generator-" + g.Region
+	}
+	c := g.Flags
+	c.TLS, c.Schedule, c.Registry, c.Region, c.Listen, c.LeaseStore = g.MTLS, "v2", reg.URL(), g.Region, addr, g.LeaseStore
+	c.Extra = append(slices.Clip(c.Extra), g.Args...)
+	if g.MTLS {
+		var err error
+		if s.HealthAddr, err = freeAddr(); err != nil {
+			return Service{}, err
+		}
+		c.HealthListen, c.DeregistrationDelay = s.HealthAddr, "0"
+	}
+	s.Args = c.Args()
+	return s, nil
+}
+
+// Spec is the process of the service, run from the binary bin in the folder dir (the
+// repository), its output in logs/NAME.log, healthy once its /healthz answers 200.
+func (s Service) Spec(bin, dir, logs string) proc.Spec {
+	return proc.Spec{Bin: bin, Args: s.Args, Dir: dir, Name: s.Name, Log: filepath.Join(logs, s.Name+".log"), HealthURL: s.HealthURL()}
 }
 
 // RegionAddrs returns, for each region of a plan's generators, the URL of its first generator:

@@ -87,7 +87,7 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Stack{Services: services, Logs: logs, ClientConfig: clientConfig, bins: map[string]string{}, procs: map[string]*proc.Proc{}}
+	s := &Stack{Services: services, Logs: logs, ClientConfig: clientConfig, procs: map[string]*proc.Proc{}}
 	if err := s.build(ctx, root, so); err != nil {
 		return nil, err
 	}
@@ -97,8 +97,7 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 				return nil, err
 			}
 		}
-		p, err := proc.Start(ctx, proc.Spec{Bin: s.bins[svc.Bin], Args: svc.Args, Dir: root, Name: svc.Name,
-			Log: filepath.Join(logs, svc.Name+".log"), HealthURL: svc.HealthURL()})
+		p, err := proc.Start(ctx, svc.Spec(s.bins[svc.Bin], root, logs))
 		if err != nil {
 			s.Stop()
 			return nil, err
@@ -115,31 +114,45 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 
 // build builds every Binary (into so.Bin when set).
 func (s *Stack) build(ctx context.Context, root string, so StartOptions) error {
-	if so.Bin != "" {
-		if err := os.MkdirAll(so.Bin, 0o755); err != nil {
-			return err
+	bins, err := Build(ctx, root, so.Bin, Binaries, so.Built)
+	if err != nil {
+		return err
+	}
+	s.bins = bins
+	return nil
+}
+
+// Build builds the programs bins of the repository at root (through proc's build cache) and
+// returns each one's binary by name. With binDir set the binaries are copied there and run from
+// there (make run's .idgen/bin); built, when set, is called after each one with the time it
+// took. The stack builds Binaries; the game day builds some of them and programs of its own.
+func Build(ctx context.Context, root, binDir string, bins []Binary, built func(b Binary, i, n int, took time.Duration)) (map[string]string, error) {
+	if binDir != "" {
+		if err := os.MkdirAll(binDir, 0o755); err != nil {
+			return nil, err
 		}
 	}
-	for i, b := range Binaries {
+	out := map[string]string{}
+	for i, b := range bins {
 		t0 := time.Now()
-		bins, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: root}, b.Pkg)
+		paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: root}, b.Pkg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		path := bins[0]
-		if so.Bin != "" {
-			dst := filepath.Join(so.Bin, b.Name)
+		path := paths[0]
+		if binDir != "" {
+			dst := filepath.Join(binDir, b.Name)
 			if err := install(path, dst); err != nil {
-				return err
+				return nil, err
 			}
 			path = dst
 		}
-		s.bins[b.Name] = path
-		if so.Built != nil {
-			so.Built(b, i+1, len(Binaries), time.Since(t0))
+		out[b.Name] = path
+		if built != nil {
+			built(b, i+1, len(bins), time.Since(t0))
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // install puts a copy of the binary src at dst: a hard link when it can, else a copy, renamed

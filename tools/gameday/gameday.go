@@ -306,7 +306,7 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 		return errors.Join(errs...)
 	}
 	restart := func(g *generator) error {
-		np, err := s.start(ctx, s.generatorSpec(r, g))
+		np, err := s.startGenerator(ctx, r, g, nil)
 		if err != nil {
 			return err
 		}
@@ -412,9 +412,7 @@ func (s *stack) restartWithoutRegistry(ctx context.Context, p *phaseRun, r *regi
 	var wg sync.WaitGroup
 	for _, g := range r.gens {
 		wg.Go(func() {
-			spec := s.generatorSpec(r, g)
-			spec.Log = filepath.Join(s.logs, g.name+"-registry-down.log")
-			np, err := s.start(ctx, spec)
+			np, err := s.startGenerator(ctx, r, g, func(spec *proc.Spec) { spec.Log = filepath.Join(s.logs, g.name+"-registry-down.log") })
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -16,25 +16,25 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/localstack/fakenlb"
 	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
-// The programs a game day runs.
-var programs = []string{
-	"./services/registry/cmd/registry",
-	"./services/generator/cmd/generator",
-	"./libs/idcore/embedded/idnode",
-	"./tools/gameday/cmd/caller",
-	"./services/public-id/cmd/public-id",
-	"./services/public-id/cmd/public-id-gateway",
-	"./tools/gameday/cmd/customer",
-}
+// The programs a game day runs: the local stack's services (localstack.Binaries) and its own.
+var programs = append(localstack.BinariesNamed("registry", "generator", "public-id", "public-id-gateway"),
+	localstack.Binary{Name: "idnode", Pkg: "./libs/idcore/embedded/idnode"},
+	localstack.Binary{Name: "caller", Pkg: "./tools/gameday/cmd/caller"},
+	localstack.Binary{Name: "customer", Pkg: "./tools/gameday/cmd/customer"})
 
-// stack is the game day's processes: the registry and, per region, its lease store (dynalite),
-// its generators behind a load balancer (libs/localstack/fakenlb, the NLB's stand-in), an embedded node
-// on the same lease table and a caller through libs/idclient.
+// stack is the game day's processes, built on the local stack's (libs/localstack): its registry
+// and generators are the stack's services (RegistryService, GeneratorService), its binaries built
+// by localstack.Build, its lease and public-ID stores started by libs/localstack/dynalite, its
+// callers' client config written by localstack.WriteClientConfig. Beyond the local stack it runs
+// five regions: per region its lease store (dynalite), its generators behind a load balancer
+// (libs/localstack/fakenlb, the NLB's stand-in), an embedded node on the same lease table and a
+// caller through libs/idclient.
 type stack struct {
 	root, dir, logs string
 	sc              *Scenario
@@ -75,17 +75,10 @@ type generator struct {
 
 func (g *generator) proc() *proc.Proc { g.mu.Lock(); defer g.mu.Unlock(); return g.p }
 
-// build compiles the programs once (proc.Build's cache).
-func (s *stack) build(ctx context.Context) error {
-	paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: s.root}, programs...)
-	if err != nil {
-		return err
-	}
-	s.bins = map[string]string{}
-	for i, p := range programs {
-		s.bins[filepath.Base(p)] = paths[i]
-	}
-	return nil
+// build compiles the programs once (localstack.Build, through proc's cache).
+func (s *stack) build(ctx context.Context) (err error) {
+	s.bins, err = localstack.Build(ctx, s.root, "", programs, nil)
+	return err
 }
 
 func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
@@ -133,12 +126,15 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 	return out, nil
 }
 
-// registrySpec is the registry's process: on its port, with its SQLite database (a restart finds
-// the regions it had).
+// registryService is the registry of the local stack's description (localstack.RegistryService)
+// on the game day's port, with its SQLite database (a restart finds the regions it had).
+func (s *stack) registryService() localstack.Service {
+	return localstack.RegistryService(fmt.Sprintf("127.0.0.1:%d", s.registryPort), "sqlite:"+filepath.Join(s.dir, "registry.db"))
+}
+
+// registrySpec is the registry's process.
 func (s *stack) registrySpec() proc.Spec {
-	return proc.Spec{Name: "registry", Bin: s.bins["registry"],
-		Args:      cmdline.Registry{Listen: fmt.Sprintf("127.0.0.1:%d", s.registryPort), Store: "sqlite:" + filepath.Join(s.dir, "registry.db")}.Args(),
-		HealthURL: s.registryURL + "/healthz"}
+	return s.registryService().Spec(s.bins["registry"], s.root, s.logs)
 }
 
 // startStore starts the region's dynalite and creates its lease and history tables.
@@ -157,18 +153,36 @@ func (s *stack) leaseFlags() []string {
 	return []string{"--lease", s.sc.Lease.D().String(), "--renew", s.sc.Renew.D().String()}
 }
 
-func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
-	return proc.Spec{Name: g.name, Bin: s.bins["generator"],
-		Args: cmdline.Generator{Schedule: "v2", Registry: s.registryURL, Region: r.name, RegionNumber: strconv.Itoa(r.number),
-			Listen: fmt.Sprintf("127.0.0.1:%d", g.port), LeaseStore: "dynamodb:" + r.storeEP, Range: "service",
+// generatorSpec is the process of one of r's generators: a generator of the local stack's
+// description (localstack.GeneratorService) on r's lease store, its region's number given, the
+// service range, behind a load balancer (a deregistration delay of 1 s).
+func (s *stack) generatorSpec(r *regionProcs, g *generator) (proc.Spec, error) {
+	svc, err := localstack.GeneratorService(localstack.Generator{Name: g.name, Region: r.name, LeaseStore: "dynamodb:" + r.storeEP,
+		Flags: cmdline.Generator{RegionNumber: strconv.Itoa(r.number), Range: "service",
 			// Its copy of the registry's last answer, to start from while the registry is down:
 			// one a generator, as on its own host.
 			RegistryCache: filepath.Join(s.dir, "registry-cache", g.name+".json"),
 			FenceMargin:   s.sc.Margin.D().String(), DeregistrationDelay: "1s", Drain: "2s",
-			Lease: s.sc.Lease.D().String(), Renew: s.sc.Renew.D().String()}.Args(),
-		Env:       []string{"AWS_REGION=" + r.name},
-		Log:       filepath.Join(s.logs, g.name+".log"),
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port), Grace: 15 * time.Second}
+			Lease: s.sc.Lease.D().String(), Renew: s.sc.Renew.D().String()}},
+		fmt.Sprintf("127.0.0.1:%d", g.port), s.registryService())
+	if err != nil {
+		return proc.Spec{}, err
+	}
+	spec := svc.Spec(s.bins["generator"], s.root, s.logs)
+	spec.Env, spec.Grace = []string{"AWS_REGION=" + r.name}, 15*time.Second
+	return spec, nil
+}
+
+// startGenerator starts g's process (spec changes its spec first, when set).
+func (s *stack) startGenerator(ctx context.Context, r *regionProcs, g *generator, change func(*proc.Spec)) (*proc.Proc, error) {
+	spec, err := s.generatorSpec(r, g)
+	if err != nil {
+		return nil, err
+	}
+	if change != nil {
+		change(&spec)
+	}
+	return s.start(ctx, spec)
 }
 
 // startGenerators starts the region's generators and its load balancer, and waits until every
@@ -191,7 +205,7 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 	errs := make([]error, len(r.gens))
 	for i, g := range r.gens {
 		wg.Go(func() {
-			p, err := s.start(ctx, s.generatorSpec(r, g))
+			p, err := s.startGenerator(ctx, r, g, nil)
 			g.p, errs[i] = p, err
 		})
 	}
