@@ -1,17 +1,18 @@
 // Package localstack is idgen's local stack written down once: which programs it builds, which
 // processes it runs, on which ports, with which flags and state files, in which order, and how
-// each one's health is checked. make run (scripts/run-local.sh, tools/runlocal), the runbook tests
-// and the dashboards' end-to-end test all start this one description; Options change what a
-// caller needs changed (stores, extra flags, more generators, free ports instead of make run's
-// 7000–7005).
+// each one's health is checked. make run (scripts/run-local.sh, tools/runlocal), the docs tests,
+// the runbook tests, the dashboards' end-to-end test and the public-ID demo test all start this
+// one description; Options change what a caller needs changed (stores, extra flags, more
+// generators, free ports instead of make run's 7000–7006).
 //
 // Plan resolves the description into Services, plain data; Start writes the callers' client
 // config from the topology module's plan (WriteClientConfig, the one writer of it), builds the
 // binaries and starts the processes (through libs/localstack/proc, so they die with the process
-// that started them), and StartT does the same for a test. The command make run runs
-// (tools/runlocal), chaos and the game day use Start; the docs, runbook and dashboards tests and
-// the public-ID demo test use StartT. The subpackages are the stack's launchers: proc (build and
-// run a program), dynalite (the DynamoDB stand-in, its tables created), fakenlb (the load
+// that started them), and StartT does the same for a test. make run's command uses Start; the
+// tests use StartT. The game day builds its five regions from the same parts: Build,
+// RegistryService, GeneratorService, Service.Spec and WriteClientConfig. The subpackages are the
+// stack's launchers, which chaos and the tests' fixtures (libs/testenv) use too: proc (build and
+// run a program), dynalite (the DynamoDB stand-in, its tables made), fakenlb (the load
 // balancer's stand-in) and cmdline (each service's command line).
 package localstack
 
