@@ -12,6 +12,7 @@ MODULES = $(shell go list -f '{{.Dir}}' -m | sed "s|^$(CURDIR)|.|")
 PKGS    = $(addsuffix /...,$(MODULES))
 FUZZTIME ?= 5s
 CHAOS_DURATION ?= 5m
+CHAOS_RESULTS ?= .idgen/chaos/results.json
 GAMEDAY_SCENARIO ?= tools/gameday/scenarios/default.json
 
 .PHONY: help
@@ -80,8 +81,8 @@ soak: ## the generator, then the public-ID service, under full load for SOAK_DUR
 	@scripts/soak.sh
 
 .PHONY: chaos
-chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults (processes, stores, operators, restores, clocks) for CHAOS_DURATION (default 5m, well over 10^7 IDs; not part of make test): no duplicate ID
-	go run ./tools/chaos --duration $(CHAOS_DURATION)
+chaos: ## generators and embedded nodes as real processes on dynalite and SQLite, under seeded faults (processes, stores, operators, restores, clocks) for CHAOS_DURATION (default 5m, well over 10^7 IDs; not part of make test): no duplicate ID; the results in CHAOS_RESULTS (.idgen/chaos/results.json)
+	go run ./tools/chaos --duration $(CHAOS_DURATION) --results $(CHAOS_RESULTS)
 
 .PHONY: gameday
 gameday: ## five regions on this machine (registry, generators behind a load balancer per region, embedded nodes, callers through libs/idclient configured from the topology's plan) through a region killed, frozen and fenced, a rolling deploy, the registry down while a region's generators restart, and back, and the public-ID side of three regions (stores, internal APIs, gateways, customers publishing and opening orders) through a region lost for good and refilled, a frozen store and a partitioned pair, from a printed seed (GAMEDAY_SCENARIO, GAMEDAY_SEED): a table per phase and a timeline picture, non-zero on a failed check (not part of make test)

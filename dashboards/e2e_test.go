@@ -332,13 +332,12 @@ func TestAlertsOnRealServers(t *testing.T) {
 		t.Fatalf("redis-cli CONFIG SET appendonly no: %v %s", err, out)
 	}
 	waitFor(t, 10*time.Second, "the public-ID service to find its store volatile", func() bool {
-		r, err := http.Get("http://" + pid.HealthAddr + "/metrics")
+		m, err := testenv.ScrapeErr(nil, "http://"+pid.HealthAddr+"/metrics")
 		if err != nil {
 			return false
 		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 1$`).Match(b)
+		v, ok := m.Value("idgen_publicid_store_volatile", nil)
+		return ok && v == 1
 	})
 	_ = ls.Proc("gen-f").Signal(syscall.SIGSTOP) // frozen past its 3 s lease
 	_ = ls.Proc("gen-a").Signal(syscall.SIGKILL) // a generator dies; the client moves to its peer

@@ -14,15 +14,11 @@ import (
 // Prometheus scrapes production generators.
 func tlsGenerator(t *testing.T, dir, region string) localstack.Generator {
 	t.Helper()
-	ca := testenv.NewCA(t, "services CA")
-	certFile, keyFile := testenv.WritePEM(t, dir, "gen-t", ca.Server(t))
-	caFile, callersFile := filepath.Join(dir, "gen-t-ca.pem"), filepath.Join(dir, "gen-t-callers.json")
-	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+	edge := filepath.Join(dir, "gen-t")
+	if err := os.MkdirAll(edge, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(callersFile, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "orders"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := testenv.NewCA(t, "services CA").EdgeFiles(t, edge, `{"trust_domain": "idgen.test", "callers": [{"name": "orders"}]}`)
 	return localstack.Generator{Name: "gen-t", Region: region, LeaseStore: "sqlite:" + filepath.Join(dir, "leases-tls.db"), MTLS: true,
-		Args: []string{"--tls-cert", certFile, "--tls-key", keyFile, "--client-ca", caFile, "--callers", callersFile}}
+		Args: []string{"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}}
 }

@@ -169,6 +169,10 @@ var playbook = []struct {
 	{`aws elbv2 describe-target-health --region eu-west-1 --target-group-arn arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/idgen-workers/0123456789abcdef`, false},
 	{`aws elbv2 deregister-targets --region eu-west-1 --target-group-arn arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/idgen-workers/0123456789abcdef --targets Id=i-0a1b2c3d4e5f67890`, false},
 	{`aws cloudwatch describe-alarms --region eu-west-1 --state-value ALARM --alarm-name-prefix idgen`, false},
+	// Scaling a fleet is a change of the configuration (its capacity in live/idgen.tfvars), planned
+	// and applied: one made by hand is put back by the next apply.
+	{`idgenctl infra plan --region us-east-1`, false},
+	{`idgenctl infra apply --plan infra/terraform/live/regions/us-east-1/idgen.tfplan`, false},
 	{`aws athena start-query-execution --region eu-west-1 --work-group primary --query-string "SELECT id, COUNT(*) AS n FROM orders_export WHERE created_at BETWEEN TIMESTAMP '2031-03-01 09:00:00' AND TIMESTAMP '2031-03-01 10:00:00' GROUP BY id HAVING COUNT(*) > 1"`, false},
 }
 

@@ -67,7 +67,9 @@ func startStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	home := filepath.Join(dir, "home")
-	_ = os.MkdirAll(home, 0o755)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	s.env = append(os.Environ(),
 		"PATH="+bin+":"+os.Getenv("PATH"),
 		"HOME="+home,

@@ -22,10 +22,13 @@ scrape_configs:
       - {targets: ["127.0.0.1:7001"], labels: {region: us-east-1}}
       - {targets: ["127.0.0.1:7002"], labels: {region: eu-west-1}}
   - job_name: idgen-registry
+    honor_labels: true
     static_configs: [{targets: ["127.0.0.1:7000"], labels: {region: global}}]
   - job_name: idgen-public-id
+    honor_labels: true
     static_configs: [{targets: ["127.0.0.1:7003"], labels: {region: us-east-1}}]
   - job_name: idgen-public-id-gateway
+    honor_labels: true
     static_configs: [{targets: ["127.0.0.1:7006"], labels: {region: us-east-1}}]
 YML
 pids=()

@@ -12,6 +12,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // Finding is one thing in a Terraform file that the provider's schema does not allow.
@@ -92,17 +95,32 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 	if sum == nil {
 		sum = &Summary{}
 	}
-	c := &checker{s: s, declared: map[string]string{}}
+	c := &checker{s: s, declared: map[string]declared{}, src: map[string][]byte{}}
 	var bodies []*hclsyntax.Body
 	for _, f := range files {
 		body, ok := f.Body.(*hclsyntax.Body)
 		if !ok {
 			continue
 		}
+		c.src[body.SrcRange.Filename] = f.Bytes
 		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			if (b.Type == "resource" || b.Type == "data") && len(b.Labels) == 2 {
-				c.declared[addr(b.Type, b.Labels[0], b.Labels[1])] = b.Labels[0]
+				a := addr(b.Type, b.Labels[0], b.Labels[1])
+				if prev, dup := c.declared[a]; dup {
+					c.add(b.DefRange(), "%s is declared twice in this module (first at %s:%d)", a, prev.at.Filename, prev.at.Start.Line)
+					continue
+				}
+				d := declared{typ: b.Labels[0], at: b.DefRange()}
+				for _, meta := range []string{"count", "for_each"} {
+					if b.Body.Attributes[meta] != nil {
+						d.repeat = meta
+					}
+				}
+				if b.Body.Attributes["count"] != nil && b.Body.Attributes["for_each"] != nil {
+					c.add(b.Body.Attributes["for_each"].NameRange, "%s: count and for_each exclude each other", a)
+				}
+				c.declared[a] = d
 			}
 		}
 	}
@@ -127,10 +145,18 @@ func (s *Schema) CheckModule(files []*hcl.File, sum *Summary) []Finding {
 
 type checker struct {
 	s *Schema
-	// declared: the module's resources and data sources ("aws_x.name", "data.aws_x.name") and
-	// their types.
-	declared map[string]string
-	out      []Finding
+	// declared: the module's resources and data sources ("aws_x.name", "data.aws_x.name").
+	declared map[string]declared
+	// src: each file's text, by name.
+	src map[string][]byte
+	out []Finding
+}
+
+// declared is a resource or data source of the module: its type, and "count" or "for_each"
+// when it has one.
+type declared struct {
+	typ, repeat string
+	at          hcl.Range
 }
 
 func (c *checker) add(r hcl.Range, format string, args ...any) {
@@ -148,37 +174,130 @@ func (c *checker) checkTop(b *hclsyntax.Block, kind string, types map[string]*Bl
 		c.add(b.LabelRanges[0], "%s type %s does not exist in %s%s", kind, typ, c.provider(), suggest(typ, keys(types)))
 		return
 	}
-	c.checkBody(b.Body, sch, addr(b.Type, typ, b.Labels[1]), typ, "", resourceMetaArgs, resourceMetaBlocks)
+	where := addr(b.Type, typ, b.Labels[1])
+	c.checkBody(b.Body, sch, where, typ, "", resourceMetaArgs, resourceMetaBlocks)
+	if a := b.Body.Attributes["depends_on"]; a != nil {
+		c.checkDependsOn(a, where)
+	}
+	for _, lc := range b.Body.Blocks {
+		if lc.Type == "lifecycle" {
+			c.checkLifecycle(lc.Body, sch, where, typ, b.Type == "data")
+		}
+	}
 }
 
-// checkBody checks one body against its block's schema: every argument and block exists at this
-// level, the content of each dynamic block is that block's, and every required argument and
-// block is there. where names the block in the configuration (aws_lb.this.health_check); typ is
-// the resource type (or "the aws provider") and path the nested block's path in it ("" at the
-// top, health_check, health_check.inner).
+// checkDependsOn checks that depends_on lists whole objects (aws_x.name, module.m, data.aws_x.name,
+// maybe with an instance key), as Terraform requires, not attributes of them.
+func (c *checker) checkDependsOn(a *hclsyntax.Attribute, where string) {
+	tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return
+	}
+	for _, e := range tuple.Exprs {
+		tr, diags := hcl.AbsTraversalForExpr(e)
+		if diags.HasErrors() {
+			continue
+		}
+		whole := 2 // aws_x.name, module.m, var.v, local.l
+		if tr.RootName() == "data" {
+			whole = 3
+		}
+		if len(tr) > whole {
+			if _, isKey := tr[whole].(hcl.TraverseIndex); isKey {
+				whole++
+			}
+		}
+		if len(tr) > whole && (isAWS(tr.RootName()) || tr.RootName() == "data") {
+			c.add(e.Range(), "%s: depends_on names %s, an attribute: it takes whole resources and data sources", where, c.source(e.Range()))
+		}
+	}
+}
+
+// Terraform's own lifecycle arguments and blocks (a data source's lifecycle has only the blocks).
+var (
+	lifecycleArgs   = set("create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by")
+	lifecycleBlocks = set("precondition", "postcondition")
+)
+
+// checkLifecycle checks a lifecycle block: its arguments and blocks are Terraform's, and every
+// ignore_changes entry names an attribute or block of the resource type.
+func (c *checker) checkLifecycle(body *hclsyntax.Body, sch *Block, where, typ string, data bool) {
+	where += ".lifecycle"
+	for _, name := range sortedKeys(body.Attributes) {
+		a := body.Attributes[name]
+		if data || !lifecycleArgs[name] {
+			c.add(a.NameRange, "%s: no argument %s in a lifecycle block%s", where, name, suggest(name, keys(lifecycleArgs)))
+			continue
+		}
+		if name != "ignore_changes" {
+			continue
+		}
+		tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr)
+		if !ok {
+			continue // all, or not a list: Terraform reports it
+		}
+		for _, e := range tuple.Exprs {
+			tr, diags := hcl.AbsTraversalForExpr(e)
+			if diags.HasErrors() || len(tr) == 0 {
+				continue
+			}
+			name := tr.RootName()
+			if !sch.HasAttr(name) {
+				c.add(e.Range(), "%s: ignore_changes names %s, which %s does not have%s", where, name, typ, suggest(name, sch.AttrNames()))
+			}
+		}
+	}
+	for _, nb := range body.Blocks {
+		if !lifecycleBlocks[nb.Type] {
+			c.add(nb.DefRange(), "%s: no block %s in a lifecycle block%s", where, nb.Type, suggest(nb.Type, keys(lifecycleBlocks)))
+		}
+	}
+}
+
+// checkBody checks one body against its block's schema: every argument and block exists at
+// this level, no computed-only attribute is set, each literal value is one Terraform can
+// convert to the argument's type, a block that may appear once does not appear twice, the
+// content of each dynamic block is that block's, and every required argument and block is
+// there. where names the block in the configuration (aws_lb.this.health_check); typ is the
+// resource type (or "the aws provider") and path the nested block's path in it ("" at the top,
+// health_check, health_check.inner).
 func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path string, metaArgs, metaBlocks map[string]bool) {
+	if sch.Opaque {
+		return
+	}
 	of := typ
 	if path != "" {
 		of = typ + "'s " + path + " block"
 	}
+	present := map[string]bool{}
 	for _, name := range sortedKeys(body.Attributes) {
 		a := body.Attributes[name]
+		attr := sch.Attr(name)
 		switch {
 		case metaArgs[name]:
-		case hasKey(sch.Args, name):
+		case attr != nil && attr.Computed:
+			present[name] = true
+			c.add(a.NameRange, "%s: %s is a computed-only attribute of %s: the provider sets it, it cannot be set", where, name, of)
+		case attr != nil && attr.Object != nil:
+			present[name] = true
+			c.checkObjectsValue(a, attr.Object, where, of+"'s "+name)
+		case attr != nil:
+			present[name] = true
+			c.checkValue(a, attr.Type, where)
 		case sch.Blocks[name] != nil:
 			c.add(a.NameRange, "%s: %s is a block, not an argument: write %s { … }", where, name, name)
 		default:
-			c.add(a.NameRange, "%s: no argument %s in %s%s", where, name, of, suggest(name, append(keys(sch.Args), keys(sch.Blocks)...)))
+			c.add(a.NameRange, "%s: no argument %s in %s%s", where, name, of, suggest(name, append(settable(sch), keys(sch.Blocks)...)))
 		}
 	}
-	present := map[string]bool{}
+	first := map[string]int{} // a once-only block's first static occurrence: its line
 	for _, nb := range body.Blocks {
 		name, content := nb.Type, nb.Body
 		if metaBlocks[name] {
 			continue
 		}
-		if name == "dynamic" {
+		dynamic := name == "dynamic"
+		if dynamic {
 			if len(nb.Labels) != 1 {
 				continue
 			}
@@ -191,19 +310,35 @@ func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path s
 		}
 		present[name] = true
 		nested := sch.Blocks[name]
+		attr := sch.Attr(name)
+		inner := strings.TrimPrefix(path+"."+name, ".")
 		switch {
 		case nested != nil:
-			if content != nil {
-				c.checkBody(content, &nested.Block, where+"."+name, typ, strings.TrimPrefix(path+"."+name, "."), nil, nil)
+			if nested.MaxOne && !dynamic {
+				if line, ok := first[name]; ok {
+					c.add(nb.DefRange(), "%s: block %s may appear only once in %s; it appears again here (first at line %d)", where, name, of, line)
+				} else {
+					first[name] = nb.DefRange().Start.Line
+				}
 			}
-		case hasKey(sch.Args, name):
+			if content != nil {
+				c.checkBody(content, &nested.Block, where+"."+name, typ, inner, nil, nil)
+			}
+		case attr != nil && attr.Computed:
+			c.add(nb.DefRange(), "%s: %s is a computed-only attribute of %s: the provider sets it, it cannot be set", where, name, of)
+		case attr != nil && attr.Object != nil:
+			// An attribute of a list or set of objects may be written as blocks, one per object.
+			if content != nil {
+				c.checkBody(content, attr.Object, where+"."+name, typ, inner, nil, nil)
+			}
+		case attr != nil:
 			c.add(nb.DefRange(), "%s: %s is an argument, not a block: write %s = …", where, name, name)
 		default:
-			c.add(nb.DefRange(), "%s: no block %s in %s%s", where, name, of, suggest(name, append(keys(sch.Blocks), keys(sch.Args)...)))
+			c.add(nb.DefRange(), "%s: no block %s in %s%s", where, name, of, suggest(name, append(keys(sch.Blocks), settable(sch)...)))
 		}
 	}
-	for _, name := range sortedKeys(sch.Args) {
-		if sch.Args[name] && body.Attributes[name] == nil {
+	for _, name := range sortedKeys(sch.Attrs) {
+		if sch.Attrs[name].Required && !present[name] {
 			c.add(body.SrcRange, "%s: missing required argument %s", where, name)
 		}
 	}
@@ -214,93 +349,304 @@ func (c *checker) checkBody(body *hclsyntax.Body, sch *Block, where, typ, path s
 	}
 }
 
-// checkRefs checks every reference to a resource or data source of the module's: it is declared
-// here, and the attribute it reads is one its type has. It returns how many it checked.
-func (c *checker) checkRefs(body *hclsyntax.Body) int {
-	n := 0
-	check := func(tr hcl.Traversal, rest hcl.Traversal) {
-		prefix, name, attr, r, ok := split(tr, rest)
-		if !ok {
-			return
-		}
-		a := addr(prefix, name[0], name[1])
-		typ, declared := c.declared[a]
-		n++
-		if !declared {
-			c.add(tr.SourceRange(), "%s is not declared in this module", a)
-			return
-		}
-		if attr == "" {
-			return
-		}
-		types := c.s.Resources
-		if prefix == "data" {
-			types = c.s.DataSources
-		}
-		sch, ok := types[typ]
-		if !ok {
-			return // the type itself is reported where it is declared
-		}
-		if !sch.HasAttr(attr) {
-			c.add(r, "%s.%s: %s has no attribute %s in %s%s", a, attr, typ, attr, c.provider(), suggest(attr, sch.Attrs))
+// settable returns the names of the block's arguments: its attributes but the computed-only.
+func settable(b *Block) []string {
+	var out []string
+	for _, n := range keys(b.Attrs) {
+		if !b.Attrs[n].Computed {
+			out = append(out, n)
 		}
 	}
-	splatSources := map[*hclsyntax.ScopeTraversalExpr]bool{}
-	_ = hclsyntax.VisitAll(body, func(node hclsyntax.Node) hcl.Diagnostics {
-		switch e := node.(type) {
-		case *hclsyntax.ScopeTraversalExpr:
-			if !splatSources[e] {
-				check(e.Traversal, nil)
-			}
-		case *hclsyntax.SplatExpr:
-			// aws_x.name[*].attr: the source is aws_x.name, the attribute is in Each (a splat is
-			// visited before its source).
-			if src, ok := e.Source.(*hclsyntax.ScopeTraversalExpr); ok {
-				splatSources[src] = true
-				var each hcl.Traversal
-				if rel, ok := e.Each.(*hclsyntax.RelativeTraversalExpr); ok {
-					each = rel.Traversal
+	return out
+}
+
+// checkValue checks an argument's value against its type, as far as the value is literal: the
+// expression is evaluated with every variable, resource and function result unknown (of any
+// type), so what is left known is its literal structure, and that must convert to the type by
+// Terraform's rules (go-cty's convert, which Terraform uses): "5" is a number, "abc" is not, a
+// list is not a string, an object is not a list.
+func (c *checker) checkValue(a *hclsyntax.Attribute, ty cty.Type, where string) {
+	if ty == cty.DynamicPseudoType {
+		return
+	}
+	v, ok := literal(a.Expr)
+	if !ok || v.IsNull() {
+		return
+	}
+	if _, err := convert.Convert(v, ty); err != nil {
+		c.add(a.Expr.Range(), "%s: %s = %s: Terraform cannot convert %s to %s (%s)", where, a.Name, c.source(a.Expr.Range()), describe(v), ty.FriendlyName(), err)
+	}
+}
+
+// checkObjectsValue checks the value of an attribute of objects (or of a list or set of them)
+// written in attribute syntax, as far as it is literal: it is an object or a list of them, each
+// object's attributes are the type's, and each literal attribute value converts to its type.
+// (Which attributes an object must have is not known: cdktf marks them all optional.)
+func (c *checker) checkObjectsValue(a *hclsyntax.Attribute, ob *Block, where, of string) {
+	v, ok := literal(a.Expr)
+	if !ok || v.IsNull() || !v.IsKnown() {
+		return
+	}
+	bad := func(format string, args ...any) {
+		c.add(a.Expr.Range(), "%s: %s = %s: %s", where, a.Name, c.source(a.Expr.Range()), fmt.Sprintf(format, args...))
+	}
+	var objects []cty.Value
+	switch t := v.Type(); {
+	case t.IsTupleType() || t.IsListType() || t.IsSetType():
+		objects = v.AsValueSlice()
+	case t.IsObjectType() || t.IsMapType():
+		objects = []cty.Value{v}
+	default:
+		bad("Terraform cannot convert %s to objects", describe(v))
+		return
+	}
+	for _, o := range objects {
+		if o.IsNull() || !o.IsKnown() {
+			continue
+		}
+		if t := o.Type(); !t.IsObjectType() && !t.IsMapType() {
+			bad("Terraform cannot convert %s to an object", describe(o))
+			continue
+		}
+		for _, k := range sortedKeys(o.AsValueMap()) {
+			fv := o.GetAttr(k)
+			f := ob.Attr(k)
+			switch {
+			case f == nil:
+				bad("no attribute %s in the objects of %s%s", k, of, suggest(k, settable(ob)))
+			case f.Computed:
+				bad("%s is a computed-only attribute of the objects of %s: the provider sets it, it cannot be set", k, of)
+			case f.Type != cty.DynamicPseudoType && !fv.IsNull():
+				if _, err := convert.Convert(fv, f.Type); err != nil {
+					bad("%s: Terraform cannot convert %s to %s (%s)", k, describe(fv), f.Type.FriendlyName(), err)
 				}
-				check(src.Traversal, append(hcl.Traversal{hcl.TraverseSplat{}}, each...))
 			}
+		}
+	}
+}
+
+// literal evaluates an expression with every variable, resource and function result unknown
+// (of any type), so that what is left known is its literal structure. ok is false when it
+// cannot be evaluated so (not decidable here, or an error Terraform reports by itself).
+func literal(e hclsyntax.Expression) (cty.Value, bool) {
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: map[string]function.Function{}}
+	for _, tr := range e.Variables() {
+		ctx.Variables[tr.RootName()] = cty.DynamicVal
+	}
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if f, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+			ctx.Functions[f.Name] = unknownFunc
+		}
+		return nil
+	})
+	v, diags := e.Value(ctx)
+	return v, !diags.HasErrors()
+}
+
+// unknownFunc stands for every function in checkValue: any arguments, a result of unknown type.
+var unknownFunc = function.New(&function.Spec{
+	VarParam: &function.Parameter{Name: "args", Type: cty.DynamicPseudoType, AllowNull: true, AllowUnknown: true, AllowDynamicType: true, AllowMarked: true},
+	Type:     function.StaticReturnType(cty.DynamicPseudoType),
+	Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
+		return cty.DynamicVal, nil
+	},
+})
+
+// describe names a value's kind for a finding: a string, a number, a list (tuple), an object.
+func describe(v cty.Value) string {
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return "a string"
+	case t == cty.Number:
+		return "a number"
+	case t == cty.Bool:
+		return "a bool"
+	case t.IsTupleType() || t.IsListType() || t.IsSetType():
+		return "a list"
+	case t.IsObjectType() || t.IsMapType():
+		return "an object"
+	}
+	return t.FriendlyName()
+}
+
+// source returns the text of a range (cut short when long), for findings.
+func (c *checker) source(r hcl.Range) string {
+	b := c.src[r.Filename]
+	if r.End.Byte > len(b) || r.Start.Byte > r.End.Byte {
+		return "…"
+	}
+	s := strings.Join(strings.Fields(string(b[r.Start.Byte:r.End.Byte])), " ")
+	if len(s) > 40 {
+		s = s[:37] + "…"
+	}
+	return s
+}
+
+// step is one step of a reference after its root: an attribute's name, or an index or splat.
+type step struct {
+	name  string // "" for an index or a splat
+	splat bool
+	r     hcl.Range
+}
+
+// chain reads an expression that is a reference with indexes, splats and attributes after it
+// (aws_x.name[0].attr, aws_x.name[*].attr, aws_x.name[count.index].attr): its root traversal's
+// steps, and the expressions that make it up. ok is false for anything else.
+func chain(e hclsyntax.Expression) (steps []step, parts []hclsyntax.Expression, ok bool) {
+	switch e := e.(type) {
+	case *hclsyntax.ScopeTraversalExpr:
+		return traversalSteps(e.Traversal), []hclsyntax.Expression{e}, true
+	case *hclsyntax.RelativeTraversalExpr:
+		steps, parts, ok = chain(e.Source)
+		return append(steps, traversalSteps(e.Traversal)...), append(parts, e), ok
+	case *hclsyntax.IndexExpr:
+		steps, parts, ok = chain(e.Collection)
+		return append(steps, step{r: e.Key.Range()}), append(parts, e), ok
+	case *hclsyntax.SplatExpr:
+		steps, parts, ok = chain(e.Source)
+		steps = append(steps, step{splat: true, r: e.MarkerRange})
+		// Each applies to every element: a chain from the splat's anonymous symbol.
+		each, eachParts, eachOK := chain(e.Each)
+		if eachOK {
+			steps, parts = append(steps, each...), append(parts, eachParts...)
+		}
+		return steps, append(parts, e), ok
+	case *hclsyntax.AnonSymbolExpr:
+		return nil, []hclsyntax.Expression{e}, true
+	}
+	return nil, nil, false
+}
+
+func traversalSteps(tr hcl.Traversal) []step {
+	var out []step
+	for _, s := range tr {
+		switch s := s.(type) {
+		case hcl.TraverseRoot:
+			out = append(out, step{name: s.Name, r: s.SrcRange})
+		case hcl.TraverseAttr:
+			out = append(out, step{name: s.Name, r: s.SrcRange})
+		case hcl.TraverseIndex:
+			out = append(out, step{r: s.SrcRange})
+		case hcl.TraverseSplat:
+			out = append(out, step{splat: true, r: s.SrcRange})
+		}
+	}
+	return out
+}
+
+// checkRefs checks every reference to a resource or data source of the module's: it is declared
+// here, and the attribute path it reads (through indexes and splats, into nested blocks and
+// objects) is one its type has; and it is indexed if and only if the resource has count or
+// for_each (as Terraform requires, but in moved, import and removed blocks, which name
+// instances of the past). It returns how many it checked.
+func (c *checker) checkRefs(body *hclsyntax.Body) int {
+	n := 0
+	for _, b := range body.Blocks {
+		past := b.Type == "moved" || b.Type == "import" || b.Type == "removed"
+		n += c.checkRefsIn(b, !past)
+	}
+	return n
+}
+
+func (c *checker) checkRefsIn(b *hclsyntax.Block, instances bool) int {
+	n := 0
+	done := map[hclsyntax.Expression]bool{}
+	_ = hclsyntax.VisitAll(b, func(node hclsyntax.Node) hcl.Diagnostics {
+		e, ok := node.(hclsyntax.Expression)
+		if !ok || done[e] {
+			return nil
+		}
+		steps, parts, ok := chain(e)
+		if !ok {
+			return nil
+		}
+		// The outermost expression of a chain is visited first: its parts are not checked again.
+		for _, p := range parts {
+			done[p] = true
+		}
+		if c.checkRef(steps, instances) {
+			n++
 		}
 		return nil
 	})
 	return n
 }
 
-// split reads a reference to an AWS resource (aws_x.name…) or data source (data.aws_x.name…):
-// its prefix ("resource" or "data"), type and name, and the first attribute it reads after an
-// optional index or splat ("" for the whole object). rest continues the traversal (a splat's).
-func split(tr, rest hcl.Traversal) (prefix string, name [2]string, attr string, r hcl.Range, ok bool) {
-	var steps []string
-	var ranges []hcl.Range
-	for _, s := range append(append(hcl.Traversal{}, tr...), rest...) {
-		switch s := s.(type) {
-		case hcl.TraverseRoot:
-			steps, ranges = append(steps, s.Name), append(ranges, s.SrcRange)
-		case hcl.TraverseAttr:
-			steps, ranges = append(steps, s.Name), append(ranges, s.SrcRange)
-		case hcl.TraverseIndex, hcl.TraverseSplat:
-			steps, ranges = append(steps, "[]"), append(ranges, hcl.Range{})
+// checkRef checks one reference (and its instance key, with instances); it reports whether it
+// was one to an AWS resource or data source.
+func (c *checker) checkRef(steps []step, instances bool) bool {
+	prefix := "resource"
+	if len(steps) > 0 && steps[0].name == "data" {
+		prefix, steps = "data", steps[1:]
+	}
+	if len(steps) < 2 || !isAWS(steps[0].name) || steps[1].name == "" {
+		return false
+	}
+	a := addr(prefix, steps[0].name, steps[1].name)
+	d, isDeclared := c.declared[a]
+	typ := d.typ
+	if !isDeclared {
+		c.add(steps[0].r, "%s is not declared in this module", a)
+		return true
+	}
+	types := c.s.Resources
+	if prefix == "data" {
+		types = c.s.DataSources
+	}
+	sch, ok := types[typ]
+	if !ok {
+		return true // the type itself is reported where it is declared
+	}
+	rest := steps[2:]
+	switch {
+	case instances && d.repeat == "" && len(rest) > 0 && rest[0].name == "" && !rest[0].splat:
+		c.add(rest[0].r, "%s has neither count nor for_each: it is one instance, a reference to it takes no index", a)
+		return true
+	case instances && d.repeat != "" && len(rest) > 0 && rest[0].name != "":
+		c.add(rest[0].r, "%s.%s: %s has %s: read the attribute of one instance (%s[…].%s) or of all (%s[*].%s)", a, rest[0].name, a, d.repeat, a, rest[0].name, a, rest[0].name)
+		return true
+	}
+	if len(rest) > 0 && rest[0].name == "" {
+		rest = rest[1:] // the instance: [0], ["key"], [*]
+	}
+	ref := a   // the reference as far as it is read, for findings
+	of := typ  // what the block is: aws_lb, aws_lb's subnet_mapping block
+	path := "" // the nested block's path
+	for len(rest) > 0 {
+		s := rest[0]
+		if s.name == "" {
+			return true // an index into a list, map or set attribute: not decided here
+		}
+		ref += "." + s.name
+		path = strings.TrimPrefix(path+"."+s.name, ".")
+		if nb := sch.Blocks[s.name]; nb != nil {
+			if nb.Opaque {
+				return true
+			}
+			sch, of = &nb.Block, typ+"'s "+path+" block"
+			if !nb.MaxOne && (len(rest) < 2 || rest[1].name != "") {
+				if len(rest) >= 2 {
+					c.add(rest[1].r, "%s.%s: %s is a list of %s blocks: read one's attribute (%s[0].%s) or all of theirs (%s[*].%s)", ref, rest[1].name, ref, s.name, s.name, rest[1].name, s.name, rest[1].name)
+				}
+				return true
+			}
+		} else if at := sch.Attr(s.name); at != nil {
+			if at.Object == nil {
+				return true // a map's keys, a list's elements: not decided here
+			}
+			sch, of = at.Object, typ+"'s "+path
+		} else {
+			c.add(s.r, "%s: %s has no attribute %s in %s%s", ref, of, s.name, c.provider(), suggest(s.name, append(keys(sch.Attrs), keys(sch.Blocks)...)))
+			return true
+		}
+		rest = rest[1:]
+		if len(rest) > 0 && rest[0].name == "" {
+			ref += "[…]"
+			rest = rest[1:] // the block's element: [0], [*]
 		}
 	}
-	prefix = "resource"
-	if len(steps) > 0 && steps[0] == "data" {
-		prefix, steps, ranges = "data", steps[1:], ranges[1:]
-	}
-	if len(steps) < 2 || !isAWS(steps[0]) || steps[1] == "[]" {
-		return "", name, "", r, false
-	}
-	name = [2]string{steps[0], steps[1]}
-	i := 2
-	if i < len(steps) && steps[i] == "[]" {
-		i++
-	}
-	if i < len(steps) && steps[i] != "[]" {
-		attr, r = steps[i], ranges[i]
-	}
-	return prefix, name, attr, r, true
+	return true
 }
 
 func addr(prefix, typ, name string) string {

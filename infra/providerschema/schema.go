@@ -1,15 +1,20 @@
 // Package providerschema is the AWS provider's configuration schema, read offline from the npm
 // package @cdktf/provider-aws (CDKTF bindings generated from the provider's own schema: version
 // 20.1.0 is generated from registry.terraform.io/hashicorp/aws 5.100.0), and a check of
-// Terraform files against it: every resource and data source type exists, every argument and
-// nested block (inside dynamic blocks too) exists at its level, required ones are present, and
-// every aws_x.name.attr reference names an attribute the type has.
+// Terraform files against it.
 //
-// The package is large (about 360 MB), so Load reads only what the check needs: from the .jsii
-// manifest each configuration struct's properties and whether they are optional, and from each
-// lib/*/index.js the Terraform names of the arguments (with isBlock, from the …ToHclTerraform
-// functions) and of the attributes the resource class reads. The result is cached as JSON under
-// .tools/provider-schema, keyed by the package's version and this extractor's format.
+// The schema is read as data from the package's .jsii manifest, the jsii type system of the
+// bindings: each resource and data source is a class whose constructor takes a *Config struct;
+// each struct property is an argument (its type primitive, a list or map of one, or a struct)
+// or a nested block (a struct, or an array of structs), optional or not; a block given as a
+// single struct holds at most one. The Terraform name of each argument and block is the anchor
+// of the registry link in the property's documentation. The class's read-only getters that no
+// struct property sets are the computed-only attributes; the manifest documents no Terraform
+// name for them, so theirs is the getter's name converted to snake case (Derived). Nested
+// blocks' computed attributes come in the same way from their *OutputReference classes.
+//
+// The result is cached as JSON under .tools/provider-schema, keyed by the package's version and
+// this extractor's format.
 package providerschema
 
 import (
@@ -17,13 +22,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+	"unicode"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Package is the npm package the schema is read from; PackageDir is where npm installs it,
@@ -34,7 +41,7 @@ const (
 	// CacheDir holds the extracted schemas, relative to the repository root.
 	CacheDir = ".tools/provider-schema"
 	// format changes whenever the extraction or the JSON layout does, so an old cache is not read.
-	format = 1
+	format = 2
 )
 
 // Schema is the configuration schema of one provider version.
@@ -54,25 +61,99 @@ type Schema struct {
 
 // Block is a resource's, data source's or nested block's schema.
 type Block struct {
-	// Args are the arguments (name = value), each true when required.
-	Args map[string]bool `json:"args,omitempty"`
+	// Attrs are the attributes: the arguments (name = value) and the computed-only ones.
+	Attrs map[string]*Attribute `json:"attrs,omitempty"`
 	// Blocks are the nested blocks (name { … }).
 	Blocks map[string]*Nested `json:"blocks,omitempty"`
-	// Attrs, on a resource or data source, are the names a reference may read: its arguments,
-	// its blocks and its computed attributes.
-	Attrs []string `json:"attrs,omitempty"`
+	// Opaque: the package does not describe the block's content (cdktf gives deeply nested
+	// blocks, as wafv2's statement, the type any), so it is not checked.
+	Opaque bool `json:"opaque,omitempty"`
+}
+
+// Attribute is one attribute of a block.
+type Attribute struct {
+	// Type is the value's type; cty.DynamicPseudoType where the package does not say
+	// (cdktf's any, and attributes of object types).
+	Type cty.Type `json:"type"`
+	// Required arguments must be set; Computed (computed-only) ones cannot be: the provider
+	// sets them.
+	Required bool `json:"required,omitempty"`
+	Computed bool `json:"computed,omitempty"`
+	// Object is, for an attribute of an object type or of a list or set of objects, the
+	// objects' attributes (such an attribute may also be written in block syntax).
+	Object *Block `json:"object,omitempty"`
+	// Derived: the manifest documents no Terraform name for it (a computed-only attribute); the
+	// name is cdktf's converted to snake case, which may differ from the provider's where digits
+	// or renames are involved (see Block.Attr).
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Nested is a nested block type.
 type Nested struct {
+	// Required blocks must appear at least once; MaxOne blocks at most once.
 	Required bool `json:"required,omitempty"`
+	MaxOne   bool `json:"max_one,omitempty"`
 	Block
 }
 
-// HasAttr reports whether a resource or data source has an attribute of that name.
+// Attr returns the attribute of that Terraform name, or nil. A Derived name is matched loosely
+// (underscores and a trailing "_attribute" ignored): cdktf's addressLine1 is the provider's
+// address_line_1, its selfAttribute is self.
+func (b *Block) Attr(name string) *Attribute {
+	if a := b.Attrs[name]; a != nil {
+		return a
+	}
+	key := loose(name)
+	for n, a := range b.Attrs {
+		if a.Derived && (loose(n) == key || loose(strings.TrimSuffix(n, "_attribute")) == key) {
+			return a
+		}
+	}
+	return nil
+}
+
+func loose(name string) string { return strings.ReplaceAll(name, "_", "") }
+
+// HasAttr reports whether a reference may read name from the block: an attribute or a block.
 func (b *Block) HasAttr(name string) bool {
-	i := sort.SearchStrings(b.Attrs, name)
-	return i < len(b.Attrs) && b.Attrs[i] == name
+	return b.Attr(name) != nil || b.Blocks[name] != nil
+}
+
+// AttrNames returns, sorted, the names a reference may read from the block: its attributes
+// and its blocks.
+func (b *Block) AttrNames() []string {
+	out := append(keys(b.Attrs), keys(b.Blocks)...)
+	sort.Strings(out)
+	return out
+}
+
+// Count returns how many attributes and blocks the schema has, and how many attribute names
+// are Derived.
+func (s *Schema) Count() (attrs, blocks, derived int) {
+	var walk func(b *Block)
+	walk = func(b *Block) {
+		for _, a := range b.Attrs {
+			attrs++
+			if a.Derived {
+				derived++
+			}
+			if a.Object != nil {
+				walk(a.Object)
+			}
+		}
+		for _, n := range b.Blocks {
+			blocks++
+			walk(&n.Block)
+		}
+	}
+	walk(s.ProviderConfig)
+	for _, b := range s.Resources {
+		walk(b)
+	}
+	for _, b := range s.DataSources {
+		walk(b)
+	}
+	return
 }
 
 // Load returns the schema of the package installed under root/node_modules, from the cache
@@ -84,9 +165,11 @@ func Load(root string) (*Schema, error) {
 		return nil, err
 	}
 	cache := filepath.Join(root, CacheDir, fmt.Sprintf("aws-%s.format%d.json", pkg.Version, format))
-	if b, err := os.ReadFile(cache); err == nil {
+	if f, err := os.Open(cache); err == nil {
 		var s Schema
-		if err := json.Unmarshal(b, &s); err == nil && s.Format == format && s.PackageVersion == pkg.Version {
+		err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&s)
+		f.Close()
+		if err == nil && s.Format == format && s.PackageVersion == pkg.Version {
 			return &s, nil
 		}
 	}
@@ -149,18 +232,117 @@ func readPackageJSON(dir string) (*packageJSON, error) {
 	return &p, nil
 }
 
-// jsiiTypes is the part of the .jsii manifest the extraction reads: per struct, its properties
-// and whether each is optional.
-type jsiiTypes struct {
-	Types map[string]struct {
-		Kind       string `json:"kind"`
-		Datatype   bool   `json:"datatype"`
-		Properties []struct {
-			Name     string `json:"name"`
-			Optional bool   `json:"optional"`
-		} `json:"properties"`
-	} `json:"types"`
+// The parts of the .jsii manifest (the jsii assembly format) the extraction reads.
+type (
+	jsiiType struct {
+		Kind     string   `json:"kind"` // class, interface, enum
+		Datatype bool     `json:"datatype"`
+		Base     string   `json:"base"`
+		Docs     jsiiDocs `json:"docs"`
+		// Initializer: a resource's constructor (scope, id, config).
+		Initializer *struct {
+			Parameters []struct {
+				Name string  `json:"name"`
+				Type jsiiRef `json:"type"`
+			} `json:"parameters"`
+		} `json:"initializer"`
+		// Methods: a …List class's get(index) returns the element's …OutputReference.
+		Methods []struct {
+			Name    string `json:"name"`
+			Returns *struct {
+				Type jsiiRef `json:"type"`
+			} `json:"returns"`
+		} `json:"methods"`
+		Properties []jsiiProp `json:"properties"`
+	}
+	jsiiDocs struct {
+		Summary string `json:"summary"`
+		Remarks string `json:"remarks"`
+	}
+	jsiiProp struct {
+		Name      string   `json:"name"`
+		Optional  bool     `json:"optional"`
+		Immutable bool     `json:"immutable"` // a getter without a setter
+		Static    bool     `json:"static"`
+		Protected bool     `json:"protected"`
+		Docs      jsiiDocs `json:"docs"`
+		Type      jsiiRef  `json:"type"`
+	}
+	// jsiiRef is a type reference: a primitive (string, number, boolean, any, json), a named
+	// type (fqn), a collection (array or map) of one, or a union of them.
+	jsiiRef struct {
+		Primitive  string `json:"primitive"`
+		FQN        string `json:"fqn"`
+		Collection *struct {
+			Kind        string  `json:"kind"`
+			ElementType jsiiRef `json:"elementtype"`
+		} `json:"collection"`
+		Union *struct {
+			Types []jsiiRef `json:"types"`
+		} `json:"union"`
+	}
+)
+
+// readJSII streams the manifest's "types" object, the only part the extraction needs (the
+// rest holds the package's readme and per-language targets).
+func readJSII(path string) (map[string]*jsiiType, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	bad := func(err error) error { return fmt.Errorf("providerschema: %s: %w", path, err) }
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, bad(fmt.Errorf("not a JSON object (%v)", err))
+	}
+	var types map[string]*jsiiType
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		if t != "types" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, bad(err)
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, bad(fmt.Errorf("types is not an object (%v)", err))
+		}
+		types = make(map[string]*jsiiType, 1<<15)
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, bad(err)
+			}
+			var jt jsiiType
+			if err := dec.Decode(&jt); err != nil {
+				return nil, bad(fmt.Errorf("types[%v]: %w", k, err))
+			}
+			types[k.(string)] = &jt
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, bad(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil && err != io.EOF {
+		return nil, bad(err)
+	}
+	if types == nil {
+		return nil, bad(errors.New("no types"))
+	}
+	return types, nil
 }
+
+var (
+	// The registry link of a class: Represents a {@link …/docs/resources/lb aws_lb}.
+	classLink = regexp.MustCompile(`\{@link https://registry\.terraform\.io/providers/\S+/docs(?:/(resources|data-sources)/\S+)? ([a-z0-9_]+)\}`)
+	// The registry link of a struct property: {@link …/docs/resources/lb#subnet_id Lb#subnet_id}.
+	propLink = regexp.MustCompile(`\{@link https://registry\.terraform\.io/providers/\S+#[a-z0-9_]+ \w+#([a-z0-9_]+)\}`)
+)
 
 // Extract reads the schema from the package installed in dir.
 func Extract(dir string) (*Schema, error) {
@@ -168,57 +350,56 @@ func Extract(dir string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := readJSII(filepath.Join(dir, ".jsii"))
+	types, err := readJSII(filepath.Join(dir, ".jsii"))
 	if err != nil {
 		return nil, err
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "lib", "*", "index.js"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("providerschema: no lib/*/index.js in %s", dir)
 	}
 	s := &Schema{
 		Format: format, Package: pkg.Name, PackageVersion: pkg.Version,
 		Provider: pkg.Cdktf.Provider.Name, ProviderVersion: pkg.Cdktf.Provider.Version,
 		Resources: map[string]*Block{}, DataSources: map[string]*Block{},
 	}
-	type result struct {
-		f   *jsFile
-		err error
-	}
-	results := make([]result, len(files))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f, err := readJSFile(files[i], m)
-				results[i] = result{f, err}
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, r := range results {
-		switch {
-		case r.err != nil:
-			return nil, fmt.Errorf("providerschema: %s: %w", files[i], r.err)
-		case r.f == nil:
-			// a file of shared structs, no resource class
-		case r.f.kind == "TerraformProvider":
-			s.ProviderConfig = r.f.block
-		case r.f.kind == "TerraformDataSource":
-			s.DataSources[r.f.typ] = r.f.block
-		default:
-			s.Resources[r.f.typ] = r.f.block
+	x := &extractor{types: types}
+	for fqn, t := range types {
+		if t.Kind != "class" {
+			continue
 		}
+		var into map[string]*Block
+		switch t.Base {
+		case "cdktf.TerraformResource":
+			into = s.Resources
+		case "cdktf.TerraformDataSource":
+			into = s.DataSources
+		case "cdktf.TerraformProvider":
+		default:
+			continue
+		}
+		m := classLink.FindStringSubmatch(t.Docs.Summary)
+		if m == nil {
+			return nil, fmt.Errorf("providerschema: %s: class %s: no registry link naming its type in its documentation", dir, fqn)
+		}
+		config := ""
+		if t.Initializer != nil {
+			for _, p := range t.Initializer.Parameters {
+				if p.Name == "config" {
+					config = p.Type.FQN
+				}
+			}
+		}
+		if config == "" {
+			return nil, fmt.Errorf("providerschema: %s: class %s: no config parameter", dir, fqn)
+		}
+		b, err := x.block(config, fqn)
+		if err != nil {
+			return nil, fmt.Errorf("providerschema: %s: %s: %w", dir, m[2], err)
+		}
+		if into == nil {
+			// alias is a meta-argument of every provider block, not part of its schema.
+			delete(b.Attrs, "alias")
+			s.ProviderConfig = b
+			continue
+		}
+		into[m[2]] = b
 	}
 	if s.ProviderConfig == nil || len(s.Resources) == 0 || len(s.DataSources) == 0 {
 		return nil, fmt.Errorf("providerschema: %s: found %d resources, %d data sources and %v provider block: not the package layout this extractor reads", dir, len(s.Resources), len(s.DataSources), s.ProviderConfig != nil)
@@ -226,311 +407,218 @@ func Extract(dir string) (*Schema, error) {
 	return s, nil
 }
 
-// manifest is what the extraction keeps of the .jsii manifest.
-type manifest struct {
-	// optional: per struct ("namespace.Name"), its properties and whether each is optional.
-	optional map[string]map[string]bool
-	// namespaces: each namespace (one per folder of lib/) by its name in lower case.
-	namespaces map[string]string
+type extractor struct {
+	types map[string]*jsiiType
 }
 
-// readJSII reads the structs of the .jsii manifest.
-func readJSII(path string) (*manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// block builds a block's schema from its struct (the arguments and blocks) and its class (the
+// resource, or the block's …OutputReference: the computed-only attributes). class may be "".
+func (x *extractor) block(structFQN, classFQN string) (*Block, error) {
+	st := x.types[structFQN]
+	if st == nil || st.Kind != "interface" {
+		return nil, fmt.Errorf("no struct %s in the manifest", structFQN)
 	}
-	defer f.Close()
-	var j jsiiTypes
-	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&j); err != nil {
-		return nil, fmt.Errorf("providerschema: %s: %w", path, err)
-	}
-	out := &manifest{optional: make(map[string]map[string]bool, len(j.Types)/2), namespaces: map[string]string{}}
-	for fqn, t := range j.Types {
-		if t.Kind != "interface" || !t.Datatype {
-			continue
-		}
-		// @cdktf/provider-aws.<namespace>.<Name>
-		parts := strings.Split(fqn, ".")
-		if len(parts) != 3 {
-			continue
-		}
-		props := make(map[string]bool, len(t.Properties))
-		for _, p := range t.Properties {
-			props[p.Name] = p.Optional
-		}
-		out.optional[parts[1]+"."+parts[2]] = props
-		out.namespaces[strings.ToLower(parts[1])] = parts[1]
-	}
-	return out, nil
-}
-
-var (
-	classLine = regexp.MustCompile(`^class (\w+) extends cdktf\.(TerraformResource|TerraformDataSource|TerraformProvider) \{`)
-	typeLine  = regexp.MustCompile(`^\s*terraformResourceType: '([a-z0-9_]+)',`)
-	entryLine = regexp.MustCompile(`^\s+"?([A-Za-z0-9_]+)"?: \{$`)
-	// A nested struct's own function in a value (maybe from another file of the package,
-	// index_structs_1.fooToHclTerraform), not cdktf's (cdktf.stringToHclTerraform).
-	nestedFunc = regexp.MustCompile(`(?:\b(\w+)\.)?\b([a-z]\w*)ToHclTerraform\b`)
-	// The struct property a value reads: struct.name or this._name.
-	propRef = regexp.MustCompile(`(?:struct\.|this\._)(\w+)`)
-	// The attributes a resource class reads, and its nested lists and objects.
-	readAttr = regexp.MustCompile(`(?:get\w*Attribute|interpolationForAttribute)\('([^']+)'\)`)
-	newChild = regexp.MustCompile(`new [\w.]+\(this, "([^"]+)"`)
-	// The constructor's copy of a configuration property into a field (the two names may differ:
-	// this._getPasswordData = config.fetchPasswordData).
-	// The constructor's documented configuration struct: usually <Class>Config, but
-	// Wafv2WebAclAssociationConfigA where a nested struct of another resource took that name.
-	configParam = regexp.MustCompile(`^\s*\* @param options (\w+)`)
-	fromConfig  = regexp.MustCompile(`^\s+this\._(\w+)(?:\.internalValue)? = config\.(\w+);`)
-)
-
-// hclFunc returns the struct of a line that starts a nested struct's function
-// (function fooToHclTerraform(struct) {), else "".
-func hclFunc(l string) string {
-	name, ok := strings.CutPrefix(l, "function ")
-	if !ok {
-		return ""
-	}
-	name, ok = strings.CutSuffix(name, "ToHclTerraform(struct) {")
-	if !ok {
-		return ""
-	}
-	return name
-}
-
-type jsFile struct {
-	kind, typ string
-	block     *Block
-}
-
-// entry is one argument or block of a …ToHclTerraform function.
-type entry struct {
-	name, prop, nested string
-	isBlock            bool
-}
-
-// readJSFile reads one resource's, data source's or the provider's index.js, and the files its
-// structs were split into (index-structs/structs*.js) when there are many.
-func readJSFile(path string, m *manifest) (*jsFile, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	funcs := map[string][]entry{} // nested struct function (lower camel) => entries
-	more, err := filepath.Glob(filepath.Join(filepath.Dir(path), "index-structs", "structs*.js"))
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range more {
-		sb, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		lines := strings.Split(string(sb), "\n")
-		for i := 0; i < len(lines); i++ {
-			if f := hclFunc(lines[i]); f != "" {
-				var es []entry
-				es, i = readAttrs(lines, i, "}")
-				funcs[f] = es
-			}
-		}
-	}
-	// Most lines are none of these: each regular expression runs only on lines that can match.
-	lines := strings.Split(string(b), "\n")
-	var class, kind, typ string
-	var top []entry
-	var attrs []string
-	fields := map[string]string{} // this._field => config property
-	config := ""                  // the configuration struct's name
-	inClass, synth := false, false
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.HasPrefix(l, "class ") {
-			if m := classLine.FindStringSubmatch(l); m != nil {
-				class, kind, inClass = m[1], m[2], true
-			}
-			continue
-		}
-		if f := hclFunc(l); f != "" {
-			var es []entry
-			es, i = readAttrs(lines, i, "}")
-			funcs[f] = es
-			continue
-		}
-		if !inClass {
-			continue
-		}
-		switch {
-		case strings.Contains(l, "terraformResourceType: '"):
-			if m := typeLine.FindStringSubmatch(l); m != nil && typ == "" {
-				typ = m[1]
-			}
-		case strings.HasSuffix(l, "synthesizeHclAttributes() {"):
-			top, i = readAttrs(lines, i, "    }")
-			synth = true
-		case strings.Contains(l, "@param options "):
-			if m := configParam.FindStringSubmatch(l); m != nil && config == "" {
-				config = m[1]
-			}
-		case strings.Contains(l, " = config."):
-			if m := fromConfig.FindStringSubmatch(l); m != nil {
-				fields[m[1]] = m[2]
-			}
-		case strings.Contains(l, "Attribute('"):
-			for _, m := range readAttr.FindAllStringSubmatch(l, -1) {
-				attrs = append(attrs, m[1])
-			}
-		case strings.Contains(l, "(this, \""):
-			for _, m := range newChild.FindAllStringSubmatch(l, -1) {
-				attrs = append(attrs, m[1])
-			}
-		}
-	}
-	if class == "" {
-		return nil, nil
-	}
-	if typ == "" || !synth {
-		return nil, fmt.Errorf("class %s: no terraformResourceType or synthesizeHclAttributes", class)
-	}
-	if kind == "TerraformProvider" {
-		// alias is a meta-argument of every provider block, not part of its schema.
-		top = without(top, "alias")
-	}
-	for i, e := range top {
-		if p, ok := fields[e.prop]; ok {
-			top[i].prop = p
-		}
-	}
-	// The namespace is the folder's name in camel case (lexv2models-intent: lexv2ModelsIntent).
-	ns, ok := m.namespaces[strings.ReplaceAll(filepath.Base(filepath.Dir(path)), "-", "")]
-	if !ok || config == "" {
-		return nil, fmt.Errorf("class %s: no namespace or configuration struct in the .jsii manifest", class)
-	}
-	blk, err := build(top, config, ns, funcs, m.optional, map[string]bool{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", typ, err)
-	}
-	seen := map[string]bool{}
-	for n := range blk.Args {
-		seen[n] = true
-	}
-	for n := range blk.Blocks {
-		seen[n] = true
-	}
-	for _, a := range attrs {
-		seen[a] = true
-	}
-	for n := range seen {
-		blk.Attrs = append(blk.Attrs, n)
-	}
-	sort.Strings(blk.Attrs)
-	return &jsFile{kind: kind, typ: typ, block: blk}, nil
-}
-
-// without returns the entries but the one of that name.
-func without(es []entry, name string) []entry {
-	out := es[:0]
-	for _, e := range es {
-		if e.name != name {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// readAttrs reads the `const attrs = { … };` of the function or method starting at line i, and
-// returns its entries and the index of its last line; end is the line that closes the function
-// or method ("}" or "    }").
-func readAttrs(lines []string, i int, end string) ([]entry, int) {
-	var out []entry
-	in := false
-	for i++; i < len(lines); i++ {
-		l := lines[i]
-		t := strings.TrimSpace(l)
-		switch {
-		case !in && t == "const attrs = {":
-			in = true
-		case !in && t == "const attrs = {};":
-			return out, i
-		case !in && l == end:
-			return out, i
-		case in && t == "};":
-			return out, i
-		case in:
-			if !strings.HasSuffix(l, ": {") {
-				continue
-			}
-			m := entryLine.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			e := entry{name: m[1]}
-			for i++; i < len(lines); i++ {
-				t := strings.TrimSpace(lines[i])
-				if t == "}," || t == "}" {
-					break
-				}
-				if v, ok := strings.CutPrefix(t, "value: "); ok {
-					if p := propRef.FindStringSubmatch(v); p != nil {
-						e.prop = p[1]
-					}
-					for _, n := range nestedFunc.FindAllStringSubmatch(v, -1) {
-						if n[1] != "cdktf" {
-							e.nested = n[2]
-						}
-					}
-				}
-				if t == "isBlock: true," {
-					e.isBlock = true
-				}
-			}
-			out = append(out, e)
-		}
-	}
-	return out, i
-}
-
-// build makes the Block of a struct from its entries: required-ness from the .jsii struct, nested
-// blocks from their own functions.
-func build(es []entry, structName, ns string, funcs map[string][]entry, optional map[string]map[string]bool, visiting map[string]bool) (*Block, error) {
-	props, ok := optional[ns+"."+structName]
-	if !ok {
-		return nil, fmt.Errorf("no struct %s.%s in the .jsii manifest", ns, structName)
-	}
-	if visiting[structName] {
-		return &Block{}, nil // a recursive block: its first level is enough
-	}
-	visiting[structName] = true
-	defer delete(visiting, structName)
 	b := &Block{}
-	for _, e := range es {
-		opt, known := props[e.prop]
-		if !known {
-			return nil, fmt.Errorf("%s.%s: argument %s reads property %q, which the .jsii struct does not have", ns, structName, e.name, e.prop)
+	byProp := map[string]bool{}
+	for _, p := range st.Properties {
+		byProp[p.Name] = true
+		m := propLink.FindStringSubmatch(p.Docs.Summary + " " + p.Docs.Remarks)
+		if m == nil {
+			return nil, fmt.Errorf("%s.%s: no registry link naming it in its documentation", structFQN, p.Name)
 		}
-		if !e.isBlock {
-			if b.Args == nil {
-				b.Args = map[string]bool{}
+		name := m[1]
+		elem, many := structOf(p.Type)
+		isBlock := strings.HasSuffix(p.Docs.Summary, " block.")
+		switch {
+		case isBlock && elem == "":
+			// cdktf stops describing blocks nested too deep (type any).
+			b.addBlock(name, &Nested{Required: !p.Optional, Block: Block{Opaque: true}})
+		case isBlock:
+			nb, err := x.block(elem, x.classOf(classFQN, p.Name))
+			if err != nil {
+				return nil, err
 			}
-			b.Args[e.name] = !opt
-			continue
+			b.addBlock(name, &Nested{Required: !p.Optional, MaxOne: !many, Block: *nb})
+		case elem != "":
+			// An attribute of an object type (or a list or set of objects).
+			ob, err := x.block(elem, x.classOf(classFQN, p.Name))
+			if err != nil {
+				return nil, err
+			}
+			b.addAttr(name, &Attribute{Type: cty.DynamicPseudoType, Required: !p.Optional, Object: ob})
+		default:
+			b.addAttr(name, &Attribute{Type: ctyType(p.Type), Required: !p.Optional})
 		}
-		inner, ok := funcs[e.nested]
-		if !ok {
-			return nil, fmt.Errorf("%s.%s: block %s: no function %sToHclTerraform", ns, structName, e.name, e.nested)
-		}
-		// dynamodbTableAttribute => DynamodbTableAttribute
-		nb, err := build(inner, strings.ToUpper(e.nested[:1])+e.nested[1:], ns, funcs, optional, visiting)
-		if err != nil {
-			return nil, err
-		}
-		if b.Blocks == nil {
-			b.Blocks = map[string]*Nested{}
-		}
-		b.Blocks[e.name] = &Nested{Required: !opt, Block: *nb}
+	}
+	if err := x.computed(b, classFQN, byProp); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// computed adds a class's computed-only attributes to b: its read-only getters that are not
+// the struct's properties (set through the struct) nor their …Input twins.
+func (x *extractor) computed(b *Block, classFQN string, byProp map[string]bool) error {
+	cl := x.types[classFQN]
+	if cl == nil {
+		return nil
+	}
+	for _, p := range cl.Properties {
+		switch {
+		case p.Static, p.Protected, !p.Immutable, byProp[p.Name], p.Name == "internalValue":
+			continue
+		case strings.HasSuffix(p.Name, "Input") && byProp[strings.TrimSuffix(p.Name, "Input")]:
+			continue
+		}
+		a := &Attribute{Type: ctyType(p.Type), Computed: true, Derived: true}
+		if c := x.types[p.Type.FQN]; c != nil && strings.HasPrefix(p.Type.FQN, "@cdktf/") {
+			// A computed object or list of objects: its attributes are its class's getters.
+			ref := p.Type.FQN
+			if e := listElem(c); e != "" {
+				ref = e
+			}
+			ob := &Block{}
+			if err := x.computed(ob, ref, map[string]bool{}); err != nil {
+				return err
+			}
+			a.Type, a.Object = cty.DynamicPseudoType, ob
+		}
+		b.addAttr(snake(p.Name), a)
+	}
+	return nil
+}
+
+// classOf returns the class of a block or object property of a class: the …OutputReference
+// its getter returns, or that of the elements of the …List it returns ("" if none).
+func (x *extractor) classOf(classFQN, prop string) string {
+	cl := x.types[classFQN]
+	if cl == nil {
+		return ""
+	}
+	for _, p := range cl.Properties {
+		if p.Name != prop || p.Static {
+			continue
+		}
+		c := x.types[p.Type.FQN]
+		if c == nil {
+			return ""
+		}
+		if e := listElem(c); e != "" {
+			return e
+		}
+		return p.Type.FQN
+	}
+	return ""
+}
+
+// listElem returns the element class of a …List or …Map class: what its get(index) returns.
+func listElem(c *jsiiType) string {
+	for _, m := range c.Methods {
+		if m.Name == "get" && m.Returns != nil {
+			return m.Returns.Type.FQN
+		}
+	}
+	return ""
+}
+
+func (b *Block) addAttr(name string, a *Attribute) {
+	if b.Attrs == nil {
+		b.Attrs = map[string]*Attribute{}
+	}
+	b.Attrs[name] = a
+}
+
+func (b *Block) addBlock(name string, n *Nested) {
+	if b.Blocks == nil {
+		b.Blocks = map[string]*Nested{}
+	}
+	b.Blocks[name] = n
+}
+
+// unwrap drops cdktf.IResolvable from a union (cdktf lets any value be a token).
+func unwrap(r jsiiRef) jsiiRef {
+	if r.Union == nil {
+		return r
+	}
+	var rest []jsiiRef
+	for _, t := range r.Union.Types {
+		if t.FQN != "cdktf.IResolvable" {
+			rest = append(rest, t)
+		}
+	}
+	if len(rest) == 1 {
+		return unwrap(rest[0])
+	}
+	return jsiiRef{Primitive: "any"}
+}
+
+// structOf returns the struct a property's type is made of (a struct or an array of structs),
+// and whether it is an array; "" if it is not made of one.
+func structOf(r jsiiRef) (fqn string, many bool) {
+	r = unwrap(r)
+	if r.Collection != nil && r.Collection.Kind == "array" {
+		e := unwrap(r.Collection.ElementType)
+		if strings.HasPrefix(e.FQN, "@cdktf/") {
+			return e.FQN, true
+		}
+		return "", false
+	}
+	if strings.HasPrefix(r.FQN, "@cdktf/") {
+		return r.FQN, false
+	}
+	return "", false
+}
+
+// ctyType is the Terraform type of a jsii type reference, cty.DynamicPseudoType where it does
+// not say (any, json, a struct, a token).
+func ctyType(r jsiiRef) cty.Type {
+	r = unwrap(r)
+	switch {
+	case r.Primitive == "string":
+		return cty.String
+	case r.Primitive == "number":
+		return cty.Number
+	case r.Primitive == "boolean":
+		return cty.Bool
+	case r.Collection != nil:
+		e := ctyType(r.Collection.ElementType)
+		if e == cty.DynamicPseudoType {
+			return e
+		}
+		if r.Collection.Kind == "map" {
+			return cty.Map(e)
+		}
+		return cty.List(e)
+	}
+	// cdktf's typed maps and lists of computed attributes (cdktf.StringMap, cdktf.NumberList…).
+	switch r.FQN {
+	case "cdktf.StringMap":
+		return cty.Map(cty.String)
+	case "cdktf.NumberMap":
+		return cty.Map(cty.Number)
+	case "cdktf.BooleanMap":
+		return cty.Map(cty.Bool)
+	case "cdktf.StringListList":
+		return cty.List(cty.List(cty.String))
+	case "cdktf.NumberListList":
+		return cty.List(cty.List(cty.Number))
+	}
+	return cty.DynamicPseudoType
+}
+
+// snake converts cdktf's camel case name to Terraform's snake case (dnsName: dns_name).
+func snake(name string) string {
+	var sb strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				sb.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }
 
 // FindRoot returns the repository root: dir or the first parent of it with a go.work.

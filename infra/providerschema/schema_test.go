@@ -11,12 +11,15 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
 )
 
-// testdata/pkg is a package laid out as @cdktf/provider-aws is, with one of each thing the
-// extraction meets there: nested blocks in blocks, a property cdktf renamed, structs split into
-// index-structs/, a renamed configuration struct, a data source without arguments, the provider,
-// and a folder without a resource class.
+// testdata/pkg is a package laid out as @cdktf/provider-aws is: a .jsii manifest with one of
+// each thing the extraction meets there: arguments of each type, a property cdktf renamed
+// (fetchSecret, the provider's get_secret), blocks in blocks, a once-only block (a single
+// struct), a required block, a block cdktf does not describe (type any), an attribute of a list
+// of objects, computed-only attributes (a string, one with a digit, a list of objects) at the
+// top and in a block, a data source without arguments, the provider, and an enum.
 const fixture = "testdata/pkg"
 
 func TestExtract(t *testing.T) {
@@ -24,35 +27,83 @@ func TestExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	computed := func(ty cty.Type) *Attribute { return &Attribute{Type: ty, Computed: true, Derived: true} }
 	want := &Schema{
 		Format: format, Package: Package, PackageVersion: "0.0.1-test",
 		Provider: "registry.terraform.io/hashicorp/aws", ProviderVersion: "9.9.9",
 		ProviderConfig: &Block{
-			Args:   map[string]bool{"region": false},
-			Blocks: map[string]*Nested{"default_tags": {Block: Block{Args: map[string]bool{"tags": false}}}},
-			Attrs:  []string{"default_tags", "region"},
+			Attrs:  map[string]*Attribute{"region": {Type: cty.String}},
+			Blocks: map[string]*Nested{"default_tags": {Block: Block{Attrs: map[string]*Attribute{"tags": {Type: cty.Map(cty.String)}}}}},
 		},
 		Resources: map[string]*Block{
 			"aws_widget": {
-				Args: map[string]bool{"name": true, "size": false, "get_secret": false, "tags": false},
-				Blocks: map[string]*Nested{"rule": {Block: Block{
-					Args:   map[string]bool{"port": true},
-					Blocks: map[string]*Nested{"target": {Block: Block{Args: map[string]bool{"cidr": true}}}},
-				}}},
-				// the arguments, the block, and arn; not the nested block's port
-				Attrs: []string{"arn", "get_secret", "name", "rule", "size", "tags"},
+				Attrs: map[string]*Attribute{
+					"name":       {Type: cty.String, Required: true},
+					"size":       {Type: cty.Number},
+					"get_secret": {Type: cty.Bool},
+					"tags":       {Type: cty.Map(cty.String)},
+					"ingress": {Type: cty.DynamicPseudoType, Object: &Block{
+						Attrs: map[string]*Attribute{"from_port": {Type: cty.Number}},
+					}},
+					"arn":           computed(cty.String),
+					"address_line1": computed(cty.String),
+					"status": {Type: cty.DynamicPseudoType, Computed: true, Derived: true, Object: &Block{
+						Attrs: map[string]*Attribute{"code": computed(cty.String)},
+					}},
+				},
+				Blocks: map[string]*Nested{
+					"rule": {Block: Block{
+						Attrs:  map[string]*Attribute{"port": {Type: cty.Number, Required: true}, "rule_id": computed(cty.String)},
+						Blocks: map[string]*Nested{"target": {Block: Block{Attrs: map[string]*Attribute{"cidr": {Type: cty.String, Required: true}}}}},
+					}},
+					"settings":  {MaxOne: true, Block: Block{Attrs: map[string]*Attribute{"mode": {Type: cty.String}}}},
+					"statement": {Block: Block{Opaque: true}},
+				},
 			},
 			"aws_big_thing": {
-				Blocks: map[string]*Nested{"setting": {Required: true, Block: Block{Args: map[string]bool{"value": false}}}},
-				Attrs:  []string{"setting"},
+				Blocks: map[string]*Nested{"setting": {Required: true, Block: Block{Attrs: map[string]*Attribute{"value": {Type: cty.String}}}}},
 			},
 		},
-		DataSources: map[string]*Block{"aws_widget": {Attrs: []string{"owner"}}},
+		DataSources: map[string]*Block{"aws_widget": {Attrs: map[string]*Attribute{"owner": computed(cty.String)}}},
 	}
 	if !reflect.DeepEqual(s, want) {
 		got, _ := json.MarshalIndent(s, "", " ")
 		w, _ := json.MarshalIndent(want, "", " ")
 		t.Fatalf("got\n%s\nwant\n%s", got, w)
+	}
+}
+
+// TestExtractBadManifest: a manifest the extraction cannot read is an error naming the file,
+// not an empty schema.
+func TestExtractBadManifest(t *testing.T) {
+	for name, src := range map[string]string{
+		"not JSON":          "{\"types\": {",
+		"no types":          `{"name": "@cdktf/provider-aws"}`,
+		"no resource class": `{"types": {}}`,
+		"a property without its Terraform name": `{"types": {
+  "@cdktf/provider-aws.x.X": {"kind": "class", "base": "cdktf.TerraformResource",
+    "docs": {"summary": "Represents a {@link https://registry.terraform.io/providers/hashicorp/aws/9.9.9/docs/resources/x aws_x}."},
+    "initializer": {"parameters": [{"name": "config", "type": {"fqn": "@cdktf/provider-aws.x.XConfig"}}]}},
+  "@cdktf/provider-aws.x.XConfig": {"kind": "interface", "datatype": true, "properties": [{"name": "fooBar", "type": {"primitive": "string"}}]}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			pj, err := os.ReadFile(filepath.Join(fixture, "package.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "package.json"), pj, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".jsii"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Extract(dir)
+			if err == nil || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("got %v, %v; want an error naming %s", s, err, dir)
+			}
+			t.Log(err)
+		})
 	}
 }
 
@@ -78,7 +129,7 @@ func TestLoadCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := filepath.Join(root, CacheDir, "aws-0.0.1-test.format1.json")
+	cache := filepath.Join(root, CacheDir, "aws-0.0.1-test.format2.json")
 	st, err := os.Stat(cache)
 	if err != nil {
 		t.Fatalf("no cache: %v", err)
@@ -86,8 +137,8 @@ func TestLoadCaches(t *testing.T) {
 	if st.Mode().Perm()&0o044 != 0o044 {
 		t.Errorf("cache mode %v: others cannot read it", st.Mode())
 	}
-	// The package's index files are no longer read: the cache answers.
-	if err := os.RemoveAll(filepath.Join(root, PackageDir, "lib")); err != nil {
+	// The manifest is no longer read: the cache answers.
+	if err := os.Remove(filepath.Join(root, PackageDir, ".jsii")); err != nil {
 		t.Fatal(err)
 	}
 	again, err := Load(root)
@@ -139,6 +190,9 @@ resource "aws_widget" "a" {
   provider   = aws.east
   depends_on = [data.aws_widget.w]
   name       = "a-${data.aws_widget.w.owner}"
+  size       = "5"
+  get_secret = "true"
+  tags       = { n = 1, s = "x", v = var.v }
   rule {
     port = 1
     target {
@@ -157,15 +211,33 @@ resource "aws_widget" "a" {
       }
     }
   }
+  settings {
+    mode = "fast"
+  }
+  ingress {
+    from_port = 443
+  }
+  statement {
+    anything = "goes"
+  }
   lifecycle {
     prevent_destroy = true
+    ignore_changes  = [tags["n"], rule]
   }
+}
+resource "aws_widget" "b" {
+  for_each = toset(["x"])
+  name     = each.key
+  size     = var.size != null ? var.size : 3
+  ingress  = [{ from_port = 1 }]
 }
 resource "aws_big_thing" "b" {
   setting {}
 }
 resource "terraform_data" "other" {
-  input = [aws_widget.a[0].arn, aws_widget.a[*].name, one(aws_widget.a[*].tags), aws_big_thing.b.setting, aws_widget.a]
+  input = [aws_widget.a[0].arn, aws_widget.a[*].name, one(aws_widget.a[*].tags), aws_big_thing.b.setting, aws_widget.a,
+    aws_widget.a[0].rule[0].target[0].cidr, aws_widget.a[0].rule[*].rule_id, aws_widget.a[count.index].status[0].code,
+    aws_widget.b["x"].settings[0].mode, aws_widget.a[0].tags["n"], aws_widget.a[0].address_line_1, aws_widget.a[0].statement[0].x]
 }
 output "o" {
   value = aws_widget.a[1].size
@@ -181,6 +253,7 @@ output "o" {
 			"main.tf:9: aws_widget.a: missing required argument name",
 		}},
 		{"block as an argument", "  depends_on = [data.aws_widget.w]\n", "  rule = []\n", []string{"aws_widget.a: rule is a block, not an argument"}},
+		{"object as a block", "  depends_on = [data.aws_widget.w]\n", "  settings = { mode = \"x\" }\n", []string{"main.tf:12: aws_widget.a: settings is a block, not an argument: write settings { … }"}},
 		{"argument as a block", "  lifecycle {", "  size {\n  }\n  lifecycle {", []string{"aws_widget.a: size is an argument, not a block"}},
 		{"nested block misspelt", "    target {\n      cidr = \"10.0.0.0/8\"", "    targte {\n      cidr = \"10.0.0.0/8\"", []string{
 			"aws_widget.a.rule: no block targte in aws_widget's rule block (did you mean target?)",
@@ -189,8 +262,39 @@ output "o" {
 			"aws_widget.a.rule.target: no argument cdir in aws_widget's rule.target block (did you mean cidr?)",
 			"aws_widget.a.rule.target: missing required argument cidr",
 		}},
+		{"in an object attribute's block", "    from_port = 443", "    form_port = 443", []string{
+			"main.tf:39: aws_widget.a.ingress: no argument form_port in aws_widget's ingress block (did you mean from_port?)",
+		}},
 		{"dynamic block of no such block", `dynamic "rule" {`, `dynamic "rules" {`, []string{"aws_widget.a: no block rules in aws_widget (did you mean rule?)"}},
 		{"missing required block", "  setting {}\n", "", []string{"aws_big_thing.b: missing required block setting"}},
+		{"once-only block twice", "  ingress {\n", "  settings {\n  }\n  ingress {\n", []string{
+			"main.tf:38: aws_widget.a: block settings may appear only once in aws_widget; it appears again here (first at line 35)",
+		}},
+		{"once-only block once and dynamic", "  ingress {\n", "  dynamic \"settings\" {\n    for_each = []\n    content {}\n  }\n  ingress {\n", nil},
+		{"computed-only attribute set", `  size       = "5"`, `  arn        = "5"`, []string{
+			"main.tf:14: aws_widget.a: arn is a computed-only attribute of aws_widget: the provider sets it, it cannot be set",
+		}},
+		{"computed-only attribute in a block", "    port = 1\n", "    port = 1\n    rule_id = \"x\"\n", []string{
+			"main.tf:19: aws_widget.a.rule: rule_id is a computed-only attribute of aws_widget's rule block",
+		}},
+		{"computed-only attribute of a derived name", `  size       = "5"`, `  address_line_1 = "5"`, []string{
+			"aws_widget.a: address_line_1 is a computed-only attribute of aws_widget",
+		}},
+		{"string to number", `  size       = "5"`, `  size       = "five"`, []string{
+			`main.tf:14: aws_widget.a: size = "five": Terraform cannot convert a string to number (a number is required)`,
+		}},
+		{"number to bool", `  get_secret = "true"`, `  get_secret = 1`, []string{
+			`main.tf:15: aws_widget.a: get_secret = 1: Terraform cannot convert a number to bool`,
+		}},
+		{"list to string", `  name       = "a-${data.aws_widget.w.owner}"`, `  name       = ["a-${data.aws_widget.w.owner}"]`, []string{
+			`main.tf:13: aws_widget.a: name = ["a-${data.aws_widget.w.owner}"]: Terraform cannot convert a list to string`,
+		}},
+		{"list to map", `  tags       = { n = 1, s = "x", v = var.v }`, `  tags       = [var.v]`, []string{
+			`aws_widget.a: tags = [var.v]: Terraform cannot convert a list to map of string`,
+		}},
+		{"in a nested block", "    port = 1\n", "    port = \"one\"\n", []string{
+			`main.tf:18: aws_widget.a.rule: port = "one": Terraform cannot convert a string to number`,
+		}},
 		{"unknown types", `data "aws_widget" "w" {}`, `data "aws_widget" "w" {}
 data "aws_widgets" "x" {}
 resource "aws_gadget" "g" {}`, []string{
@@ -202,7 +306,61 @@ resource "aws_gadget" "g" {}`, []string{
 			"aws_widget.a.nam: aws_widget has no attribute nam",
 			"data.aws_widget.w.owners: aws_widget has no attribute owners",
 		}},
-		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.b.size`, []string{"main.tf:43: aws_widget.b is not declared in this module"}},
+		{"nested attributes that do not exist", `aws_widget.a[0].rule[0].target[0].cidr, aws_widget.a[0].rule[*].rule_id, aws_widget.a[count.index].status[0].code`,
+			`aws_widget.a[0].rule[0].target[0].cdir, aws_widget.a[0].rule[*].rule, aws_widget.a[count.index].status[0].cod`, []string{
+				"main.tf:60: aws_widget.a.rule[…].target[…].cdir: aws_widget's rule.target block has no attribute cdir in hashicorp/aws 9.9.9 (did you mean cidr?)",
+				"main.tf:60: aws_widget.a.rule[…].rule: aws_widget's rule block has no attribute rule",
+				"main.tf:60: aws_widget.a.status[…].cod: aws_widget's status has no attribute cod",
+			}},
+		{"indexed by key", `aws_widget.b["x"].settings[0].mode`, `aws_widget.b["x"].setting`, []string{
+			`main.tf:61: aws_widget.b.setting: aws_widget has no attribute setting in hashicorp/aws 9.9.9 (did you mean settings?)`,
+		}},
+		{"splat of a splat", `aws_widget.a[0].rule[*].rule_id`, `aws_widget.a[*].rule[*].rule_ids`, []string{
+			"aws_widget.a.rule[…].rule_ids: aws_widget's rule block has no attribute rule_ids",
+		}},
+		{"an index to one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[0].setting, aws_widget.a,`, []string{
+			"main.tf:59: aws_big_thing.b has neither count nor for_each: it is one instance, a reference to it takes no index",
+		}},
+		{"a splat of one instance", `aws_big_thing.b.setting, aws_widget.a,`, `aws_big_thing.b[*].setting, aws_widget.a,`, nil},
+		{"no index to counted instances", `value = aws_widget.a[1].size`, `value = aws_widget.a.size`, []string{
+			"main.tf:64: aws_widget.a.size: aws_widget.a has count: read the attribute of one instance (aws_widget.a[…].size) or of all (aws_widget.a[*].size)",
+		}},
+		{"moved blocks name past instances", `output "o" {`, `moved {
+  from = aws_big_thing.b[0]
+  to   = aws_big_thing.b
+}
+output "o" {`, nil},
+		{"a list of blocks read without an index", `aws_widget.a[0].rule[0].target[0].cidr,`, `aws_widget.a[0].rule.port,`, []string{
+			"main.tf:60: aws_widget.a.rule.port: aws_widget.a.rule is a list of rule blocks: read one's attribute (rule[0].port) or all of theirs (rule[*].port)",
+		}},
+		{"lifecycle argument misspelt", "    prevent_destroy = true\n", "    prevent_destory = true\n", []string{
+			"main.tf:45: aws_widget.a.lifecycle: no argument prevent_destory in a lifecycle block (did you mean prevent_destroy?)",
+		}},
+		{"ignore_changes of no such attribute", `ignore_changes  = [tags["n"], rule]`, `ignore_changes  = [tag, rule]`, []string{
+			"main.tf:46: aws_widget.a.lifecycle: ignore_changes names tag, which aws_widget does not have (did you mean tags?)",
+		}},
+		{"count and for_each", "  for_each = toset([\"x\"])\n", "  for_each = toset([\"x\"])\n  count    = 1\n", []string{
+			"main.tf:50: aws_widget.b: count and for_each exclude each other",
+		}},
+		{"declared twice", `resource "aws_big_thing" "b" {`, `resource "aws_big_thing" "b" {
+  setting {}
+}
+resource "aws_big_thing" "b" {`, []string{
+			"main.tf:58: aws_big_thing.b is declared twice in this module (first at main.tf:55)",
+		}},
+		{"depends_on an attribute", "  depends_on = [data.aws_widget.w]\n", "  depends_on = [data.aws_widget.w.owner]\n", []string{
+			"main.tf:12: aws_widget.a: depends_on names data.aws_widget.w.owner, an attribute: it takes whole resources and data sources",
+		}},
+		{"objects", `ingress  = [{ from_port = 1 }]`, `ingress  = [{ from_port = "443" }, { from_port = var.p }, var.o]`, nil},
+		{"objects of the wrong type", `ingress  = [{ from_port = 1 }]`, `ingress  = [{ from_port = "a", to = 2 }, "x"]`, []string{
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: from_port: Terraform cannot convert a string to number (a number is required)`,
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: no attribute to in the objects of aws_widget's ingress`,
+			`main.tf:53: aws_widget.b: ingress = [{ from_port = "a", to = 2 }, "x"]: Terraform cannot convert a string to an object`,
+		}},
+		{"not objects", `ingress  = [{ from_port = 1 }]`, `ingress  = 443`, []string{
+			`main.tf:53: aws_widget.b: ingress = 443: Terraform cannot convert a number to objects`,
+		}},
+		{"undeclared", `value = aws_widget.a[1].size`, `value = aws_widget.c.size`, []string{"main.tf:64: aws_widget.c is not declared in this module"}},
 		{"provider argument", `  region = "us-east-1"`, `  regoin = "us-east-1"`, []string{"provider aws: no argument regoin in the aws provider (did you mean region?)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,7 +382,7 @@ resource "aws_gadget" "g" {}`, []string{
 					t.Errorf("no finding says %q: %v", w, findings)
 				}
 			}
-			if tt.name == "good" && (sum.Resources != 2 || sum.DataSources != 1 || sum.Providers != 1 || sum.References != 8) {
+			if tt.name == "good" && (sum.Resources != 3 || sum.DataSources != 1 || sum.Providers != 1 || sum.References != 15) {
 				t.Errorf("summary %+v", sum)
 			}
 		})

@@ -42,6 +42,11 @@ type instance struct {
 	children  []*instance
 	// problems are what could not be evaluated, or failed a validation.
 	problems []string
+	// given are what AWS answers, by absolute address of a resource or data source
+	// ("module.transit.data.aws_vpc.this"): each is given the placeholder and returns the value
+	// that takes its place (a test's stand-in for a data source's result). Module calls pass
+	// them on.
+	given map[string]func(placeholder cty.Value) cty.Value
 }
 
 // readConfig parses a directory's .tf files.
@@ -93,13 +98,19 @@ func readTfvars(path string) (map[string]cty.Value, error) {
 
 // evalModule evaluates the module in dir, called as addr with these inputs.
 func evalModule(dir, addr string, inputs map[string]cty.Value, schema *providerschema.Schema) (*instance, error) {
+	return evalModuleGiven(dir, addr, inputs, schema, nil)
+}
+
+// evalModuleGiven is evalModule with the given results of resources and data sources in place of
+// their placeholders.
+func evalModuleGiven(dir, addr string, inputs map[string]cty.Value, schema *providerschema.Schema, given map[string]func(cty.Value) cty.Value) (*instance, error) {
 	cfg, err := readConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	in := &instance{dir: filepath.Clean(dir), addr: addr, cfg: cfg, schema: schema,
 		vars: map[string]cty.Value{}, locals: map[string]cty.Value{}, modules: map[string]cty.Value{},
-		objects: map[string]cty.Value{}, outputs: map[string]cty.Value{}}
+		objects: map[string]cty.Value{}, outputs: map[string]cty.Value{}, given: given}
 	if err := in.evalVariables(inputs); err != nil {
 		return nil, err
 	}
@@ -224,7 +235,12 @@ func (in *instance) evalGraph() {
 					exprs = append(exprs, a.Expr)
 				}
 			}
-			add(key, exprs, func() { in.objects[key] = in.placeholder(key, b) })
+			add(key, exprs, func() {
+				in.objects[key] = in.placeholder(key, b)
+				if f := in.given[in.addr+"."+key]; f != nil {
+					in.objects[key] = f(in.objects[key])
+				}
+			})
 		}
 	}
 	known := map[string]bool{}
@@ -285,7 +301,7 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 	obj := func(addr string) cty.Value {
 		attrs := map[string]cty.Value{}
 		if sch := types[b.Labels[0]]; sch != nil {
-			for _, a := range sch.Attrs {
+			for _, a := range sch.AttrNames() {
 				attrs[a] = cty.StringVal(addr + "." + a)
 				if fields := nestedAttrs[b.Labels[0]][a]; fields != nil {
 					elem := map[string]cty.Value{}
@@ -294,6 +310,11 @@ func (in *instance) placeholder(key string, b *hclsyntax.Block) cty.Value {
 					}
 					attrs[a] = cty.TupleVal([]cty.Value{cty.ObjectVal(elem)})
 				}
+			}
+		}
+		if b.Type == "data" {
+			for attr, v := range in.standIn(b) {
+				attrs[attr] = v
 			}
 		}
 		return cty.ObjectVal(attrs)
@@ -341,6 +362,39 @@ var nestedAttrs = map[string]map[string][]string{
 	"aws_vpc_endpoint": {"dns_entry": {"dns_name", "hosted_zone_id"}},
 }
 
+// Stand-ins for what AWS answers to a few data sources at plan time, so that what the plan
+// computes from them (the vCPU quota check) is evaluated too: each instance type's vCPUs, the
+// region's EC2 quota of running On-Demand Standard instances (a test of the quota check sets it),
+// and the pinned image's architecture.
+var (
+	instanceVCPUs = map[string]int64{"c7g.large": 2, "c7g.xlarge": 4, "c7g.2xlarge": 8, "t4g.small": 2, "t4g.medium": 2, "m7g.large": 2}
+	standInQuota  = int64(1024)
+	standInArch   = "arm64"
+)
+
+// standIn returns the stand-in attributes of a data source block.
+func (in *instance) standIn(b *hclsyntax.Block) map[string]cty.Value {
+	switch b.Labels[0] {
+	case "aws_ec2_instance_type":
+		a := b.Body.Attributes["instance_type"]
+		if a == nil {
+			return nil
+		}
+		v := in.value(a.Expr, nil, "")
+		if !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		if n, ok := instanceVCPUs[v.AsString()]; ok {
+			return map[string]cty.Value{"default_vcpus": cty.NumberIntVal(n), "supported_architectures": cty.ListVal([]cty.Value{cty.StringVal("arm64")})}
+		}
+	case "aws_servicequotas_service_quota":
+		return map[string]cty.Value{"value": cty.NumberIntVal(standInQuota)}
+	case "aws_ami":
+		return map[string]cty.Value{"architecture": cty.StringVal(standInArch)}
+	}
+	return nil
+}
+
 // evalCall evaluates a module call: its arguments, then the called module for each instance.
 func (in *instance) evalCall(b *hclsyntax.Block) {
 	name := b.Labels[0]
@@ -357,7 +411,7 @@ func (in *instance) evalCall(b *hclsyntax.Block) {
 				inputs[arg] = in.value(a.Expr, extra, fmt.Sprintf("module %s argument %s", name, arg))
 			}
 		}
-		child, err := evalModule(filepath.Join(in.dir, src), addr, inputs, in.schema)
+		child, err := evalModuleGiven(filepath.Join(in.dir, src), addr, inputs, in.schema, in.given)
 		if err != nil {
 			in.problem("module %s: %v", name, err)
 			return cty.DynamicVal
@@ -472,6 +526,11 @@ func (in *instance) functions() map[string]function.Function {
 			Params: []function.Parameter{{Name: "list", Type: cty.List(cty.Bool)}},
 			Type:   function.StaticReturnType(cty.Bool),
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				// As Terraform's: unknown when an element is unknown (HCL checks a for
+				// expression's if clause with unknown values first).
+				if !args[0].IsWhollyKnown() {
+					return cty.UnknownVal(cty.Bool), nil
+				}
 				for it := args[0].ElementIterator(); it.Next(); {
 					_, v := it.Element()
 					if v.IsNull() || v.True() != want {

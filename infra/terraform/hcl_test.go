@@ -24,6 +24,8 @@ const (
 	endpointsDir = "modules/endpoints"
 	publicIDDir  = "modules/public-id"
 	customerDir  = "modules/customer-dns"
+	transitDir   = "modules/transit"
+	netCheckDir  = "modules/network-checks"
 	// bootstrapDir is the root of the state bucket and lock table.
 	bootstrapDir = "bootstrap"
 	// liveDir holds the roots an SRE applies: the registry root and one root per region.
@@ -42,9 +44,10 @@ var (
 	regionRootDirs = mustGlob(regionRootsDir + "/*")
 	// rootDirs are the root configurations an SRE applies, each with a state of its own.
 	rootDirs    = append([]string{bootstrapDir, registryRootDir}, regionRootDirs...)
-	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir, publicIDDir, customerDir}, rootDirs...)
+	moduleDirs  = append([]string{fleetDir, regionDir, registryDir, topologyDir, endpointsDir, publicIDDir, customerDir, transitDir, netCheckDir}, rootDirs...)
 	exampleDirs = []string{fleetDir + "/examples/basic", regionDir + "/examples/basic", registryDir + "/examples/basic",
-		topologyDir + "/examples/basic", endpointsDir + "/examples/basic", publicIDDir + "/examples/basic", customerDir + "/examples/basic"}
+		topologyDir + "/examples/basic", endpointsDir + "/examples/basic", publicIDDir + "/examples/basic", customerDir + "/examples/basic",
+		transitDir + "/examples/basic", netCheckDir + "/examples/basic"}
 	configDirs = append(slices.Clone(moduleDirs), exampleDirs...)
 )
 

@@ -2,21 +2,14 @@ package terraform
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -125,23 +118,11 @@ func refresherOf(script string) (string, error) {
 // pair is a certificate and its key, PEM.
 type pair struct{ crt, key []byte }
 
-func newPair(t *testing.T, cn string) pair {
+// newPair issues a server certificate of ca.
+func newPair(t *testing.T, ca *testenv.CA) pair {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{cn}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pair{pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})}
+	crt, key := testenv.EncodePEM(t, ca.Server(t))
+	return pair{crt, key}
 }
 
 // TestCertRefresher runs the refresher of the registry's rendered user data on a host folder of
@@ -240,7 +221,8 @@ echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
 		t.Fatal("the registry's refresher sends no SIGHUP: the services reload their certificates on it")
 	}
 
-	ca, a, b, c := newPair(t, "ca"), newPair(t, "registry.idgen.internal"), newPair(t, "registry.idgen.internal"), newPair(t, "registry.idgen.internal")
+	authority := testenv.NewCA(t, "ca")
+	ca, a, b, c := pair{crt: authority.PEM}, newPair(t, authority), newPair(t, authority), newPair(t, authority)
 	publish(a, ca)
 	if out, err := run("none"); err != nil {
 		t.Fatalf("at boot: %v\n%s", err, out)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -32,31 +33,13 @@ idgen_generator_ids_issued_total 1500
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "idgen_generator_ids_issued_total"); err != nil {
 		t.Fatal(err)
 	}
-	if got := seriesValue(t, reg, "idgen_generator_refusals_total", "clock_backwards"); got != 1 {
+	if got := testenv.GatheredMetric(t, reg, "idgen_generator_refusals_total", testenv.Labels{"reason": "clock_backwards"}); got != 1 {
 		t.Fatalf("clock_backwards refusals = %v", got)
 	}
-	if got := seriesValue(t, reg, "idgen_generator_machine_number", "v2"); got != 5 {
+	if got := testenv.GatheredMetric(t, reg, "idgen_generator_machine_number", testenv.Labels{"layout": "v2"}); got != 5 {
 		t.Fatalf("machine number gauge = %v", got)
 	}
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)
 	}
-}
-
-// seriesValue returns the value of the series of name whose one label has the given value.
-func seriesValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			if mf.GetName() == name && len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
-				return m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no series %s{%s}", name, label)
-	return 0
 }

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,14 +300,8 @@ func CheckTLSDistrust(t *testing.T, svc TLSService) TLSDistrust {
 	t.Helper()
 	res := TLSDistrust{Refused: map[string]time.Duration{}, Ended: map[string]time.Duration{}, Served: map[string]int{}}
 	dir := t.TempDir()
-	f := TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-		ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
 	caA, caB := NewCA(t, "CA A"), NewCA(t, "CA B")
-	certPEM, keyPEM := EncodePEM(t, caA.Server(t))
-	RenameInto(t, f.Key, keyPEM)
-	RenameInto(t, f.Cert, certPEM)
-	RenameInto(t, f.ClientCA, append(append([]byte(nil), caA.PEM...), caB.PEM...))
-	RenameInto(t, f.Callers, callersFile("orders"))
+	f := WriteTLSFiles(t, dir, caA.Server(t), append(append([]byte(nil), caA.PEM...), caB.PEM...), callersFile("orders"))
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	base := "https://" + addr
 	hour := time.Now().Add(time.Hour)

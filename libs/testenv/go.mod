@@ -5,3 +5,13 @@ go 1.26.0
 replace github.com/idgen/idgen/libs/localstack => ../localstack
 
 require github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
+
+require (
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.72.0
+)
+
+require (
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)

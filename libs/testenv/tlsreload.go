@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,8 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,20 +84,22 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 	const every = time.Second
 	res := TLSReload{Every: every}
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	f := TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-		ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
 	ca := NewCA(t, "first CA")
+	first := ca.Server(t)
+	f := WriteTLSFiles(t, dir, first, ca.PEM, callersFile("orders"))
 	writePair := func(cert tls.Certificate) {
 		c, k := EncodePEM(t, cert)
 		RenameInto(t, f.Key, k)
 		RenameInto(t, f.Cert, c)
 	}
-	first := ca.Server(t)
-	writePair(first)
-	RenameInto(t, f.ClientCA, ca.PEM)
+	// The callers file is a symbolic link to a file in a folder nobody watches.
 	callersTarget := filepath.Join(elsewhere, "callers.json")
 	RenameInto(t, callersTarget, callersFile("orders"))
-	if err := os.Symlink(callersTarget, f.Callers); err != nil {
+	link := filepath.Join(dir, ".callers.link")
+	if err := os.Symlink(callersTarget, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, f.Callers); err != nil {
 		t.Fatal(err)
 	}
 
@@ -137,14 +136,10 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		t.Fatalf("serves serial %s, want the first certificate's %s", got, serialOf(first))
 	}
 	res.ServedSerials = append(res.ServedSerials, serialOf(first))
-	metric := func(series string) float64 {
+	metric := func(name string, labels Labels) float64 {
 		c := ca.HTTPSClient(&scraper)
 		defer c.CloseIdleConnections()
-		v, err := MetricValue(c, base+"/metrics", series)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+		return Scrape(t, c, base+"/metrics").Get(t, name, labels)
 	}
 
 	// A renewal renamed into place is served within the interval, by the same process.
@@ -161,10 +156,10 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		t.Errorf("the renewal was served %v after its rename, more than the reload interval %v", res.Watched[0], every)
 	}
 	renewedLeaf, _ := x509.ParseCertificate(renewed.Certificate[0])
-	if got := metric(`idgen_tls_certificate_expiry_timestamp_seconds{kind="server"}`); got != float64(renewedLeaf.NotAfter.Unix()) {
+	if got := metric("idgen_tls_certificate_expiry_timestamp_seconds", Labels{"kind": "server"}); got != float64(renewedLeaf.NotAfter.Unix()) {
 		t.Errorf("server expiry %v, want the renewal's %d", got, renewedLeaf.NotAfter.Unix())
 	}
-	if got := metric(`idgen_tls_reloads_total{kind="server",outcome="ok"}`); got < 1 {
+	if got := metric("idgen_tls_reloads_total", Labels{"kind": "server", "outcome": "ok"}); got < 1 {
 		t.Errorf("idgen_tls_reloads_total{kind=server,outcome=ok} = %v after a renewal", got)
 	}
 
@@ -183,7 +178,7 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		{"not yet valid", ca.ServerValid(t, now.Add(time.Hour), now.Add(2*time.Hour)), nil, "not valid before"},
 		{"a key that is not the certificate's", tls.Certificate{}, otherCert, "private key does not match public key"},
 	} {
-		errorsBefore := metric(`idgen_tls_reloads_total{kind="server",outcome="error"}`)
+		errorsBefore := metric("idgen_tls_reloads_total", Labels{"kind": "server", "outcome": "error"})
 		if bad.certPEM != nil {
 			RenameInto(t, f.Key, renewedKey)
 			RenameInto(t, f.Cert, bad.certPEM)
@@ -191,7 +186,7 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 			writePair(bad.cert)
 		}
 		Eventually(t, 10*time.Second, func() (bool, string) {
-			n := metric(`idgen_tls_reloads_total{kind="server",outcome="error"}`)
+			n := metric("idgen_tls_reloads_total", Labels{"kind": "server", "outcome": "error"})
 			return n > errorsBefore && strings.Contains(p.Tail(0), bad.log),
 				fmt.Sprintf("%s renewal: reload errors %v (before %v); log line with %q: %v", bad.name, n, errorsBefore, bad.log, strings.Contains(p.Tail(0), bad.log))
 		})
@@ -245,7 +240,7 @@ func CheckTLSReload(t *testing.T, svc TLSService) TLSReload {
 		t.Fatalf("after SIGHUP: %d, %v, exited %v", code, err, p.Exited())
 	}
 	ca2Expiry := min(ca.Cert.NotAfter.Unix(), ca2.Cert.NotAfter.Unix())
-	if got := metric(`idgen_tls_certificate_expiry_timestamp_seconds{kind="client_ca"}`); got != float64(ca2Expiry) {
+	if got := metric("idgen_tls_certificate_expiry_timestamp_seconds", Labels{"kind": "client_ca"}); got != float64(ca2Expiry) {
 		t.Errorf("client CA expiry %v, want the bundle's earliest %d", got, ca2Expiry)
 	}
 
@@ -296,15 +291,8 @@ func CheckTLSStartRefused(t *testing.T, svc TLSService) {
 		{"not yet valid", now.Add(time.Hour), now.Add(2 * time.Hour), "not valid before"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			f := TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-				ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
 			ca := NewCA(t, "CA")
-			certPEM, keyPEM := EncodePEM(t, ca.ServerValid(t, c.from, c.to))
-			RenameInto(t, f.Cert, certPEM)
-			RenameInto(t, f.Key, keyPEM)
-			RenameInto(t, f.ClientCA, ca.PEM)
-			RenameInto(t, f.Callers, callersFile("orders"))
+			f := WriteTLSFiles(t, t.TempDir(), ca.ServerValid(t, c.from, c.to), ca.PEM, callersFile("orders"))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, svc.Bin, svc.Args(fmt.Sprintf("127.0.0.1:%d", FreePort(t)), f)...)
@@ -323,57 +311,4 @@ func CheckTLSStartRefused(t *testing.T, svc TLSService) {
 			}
 		})
 	}
-}
-
-// MetricValue reads the Prometheus text at url with c and returns the value of the first series
-// of the metric that has the labels series names, written name{a="x",b="y"} (or name alone);
-// other labels (such as a region every series gets) may be there too.
-func MetricValue(c *http.Client, url, series string) (float64, error) {
-	name, want, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
-	var wanted []string
-	if want != "" {
-		wanted = strings.Split(want, ",")
-	}
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		labels, value := "", rest
-		if rest[0] == '{' {
-			end := strings.LastIndex(rest, "}")
-			if end < 0 {
-				continue
-			}
-			labels, value = rest[1:end], rest[end+1:]
-		}
-		have := strings.Split(labels, ",")
-		all := true
-		for _, w := range wanted {
-			if !slices.Contains(have, w) {
-				all = false
-				break
-			}
-		}
-		if !all {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", series, err)
-		}
-		return f, nil
-	}
-	return 0, fmt.Errorf("no series %s at %s", series, url)
 }

@@ -51,7 +51,6 @@ require (
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
-	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -3,12 +3,10 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore"
@@ -351,28 +349,6 @@ func (rep report) failed() bool {
 		off += r.offClock
 	}
 	return len(rep.dups) > 0 || len(rep.disorders) > 0 || len(rep.fences) > 0 || off > 0 || rep.total == 0
-}
-
-// print writes the report's table, in Markdown.
-func (rep report) print(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| fault\t| injected\t| IDs checked\t| duplicates\t| refusals by reason\t| IDs from a clock beyond the bound\t| of them unseen by the clock check\t| unavailable (sum)\t| longest gap\t|")
-	fmt.Fprintln(tw, "|---\t|---:\t|---:\t|---:\t|---\t|---:\t|---:\t|---:\t|---:\t|")
-	var tot row
-	for _, r := range rep.rows {
-		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t| %s\t| %d\t| %d\t| %s\t| %s\t|\n", r.kind, r.injected, r.ids, r.dups, reasons(r.refusals),
-			r.offClock+r.hidden, r.hidden, r.unavailable.Round(100*time.Millisecond), r.longest.Round(100*time.Millisecond))
-		tot.injected += r.injected
-		tot.ids += r.ids
-		tot.dups += r.dups
-		tot.offClock += r.offClock
-		tot.hidden += r.hidden
-		tot.unavailable += r.unavailable
-		tot.longest = max(tot.longest, r.longest)
-	}
-	fmt.Fprintf(tw, "| total\t| %d\t| %d\t| %d\t| \t| %d\t| %d\t| %s\t| %s\t|\n", tot.injected, tot.ids, tot.dups, tot.offClock+tot.hidden, tot.hidden,
-		tot.unavailable.Round(100*time.Millisecond), tot.longest.Round(100*time.Millisecond))
-	tw.Flush()
 }
 
 func reasons(m map[string]int) string {

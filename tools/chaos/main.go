@@ -12,7 +12,8 @@
 // beyond the bound that the discipline reported; prints a table by fault, and exits 1 on the
 // first duplicate, naming both processes and the ID.
 //
-//	go run ./tools/chaos --duration 5m [--seed N]
+//	go run ./tools/chaos --duration 5m [--seed N] [--results FILE]
+//	go run ./tools/chaos --readme-block FILE     the README's block from a results file; runs nothing
 //
 // The faults are one file per family (fault_process.go, fault_store.go, fault_operator.go,
 // fault_clock.go), each kind a Fault (fault.go); the runner (runner.go) sets the run up, injects
@@ -53,6 +54,8 @@ type config struct {
 	generatorPause, nodePause time.Duration
 	// keep keeps the work folder even when the run passes.
 	keep bool
+	// results, when set, is where the run's results are written as JSON (results.go).
+	results string
 }
 
 func main() {
@@ -65,7 +68,18 @@ func main() {
 	flag.DurationVar(&c.generatorPause, "generator-pause", 2*time.Millisecond, "pause after each generator answer")
 	flag.DurationVar(&c.nodePause, "node-pause", 5*time.Millisecond, "pause after each node batch")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work folder (logs, stores) even when the run passes")
+	flag.StringVar(&c.results, "results", "", "write the run's results (the table's rows and the totals) as JSON to this file")
+	block := flag.String("readme-block", "", "print the README's block (the totals and the table by fault) from this results file, and run nothing")
 	flag.Parse()
+	if *block != "" {
+		res, err := readResults(*block)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+			os.Exit(2)
+		}
+		res.readmeBlock(os.Stdout)
+		return
+	}
 	if c.seed == 0 {
 		c.seed = uint64(time.Now().UnixNano())
 	}

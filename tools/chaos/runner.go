@@ -294,44 +294,58 @@ func (r *runner) stop() {
 	r.elapsed = time.Since(r.began)
 }
 
-// report checks every ID the processes returned, prints the table and what failed, and returns
-// the exit status: 1 on a duplicate, IDs out of order or past their fence, or from a clock beyond
-// the bound that its discipline reported.
+// report checks every ID the processes returned, prints the table and what failed, writes the
+// results file when --results names one, and returns the exit status: 1 on a duplicate, IDs out
+// of order or past their fence, or from a clock beyond the bound that its discipline reported.
 func (r *runner) report() int {
 	all := r.rec.series()
 	rep := check(all, r.windows, r.hidden)
-	fmt.Println()
-	rep.print(os.Stdout)
-	fmt.Printf("\n%d IDs from %d process incarnations over %s (%.2f M IDs/min), seed %d\n", rep.total, len(all),
-		r.elapsed.Round(time.Second), float64(rep.total)/r.elapsed.Minutes()/1e6, r.cfg.seed)
-	var fromGen, fromNode, fenceChecks int
+	res := &results{Seed: r.cfg.seed, Duration: duration(r.cfg.duration), Elapsed: duration(r.elapsed), IDs: rep.total,
+		Incarnations: len(all), OperatorFailures: r.ctlFailures, Failures: []string{}}
+	res.Rows, res.UnavailableTotal = rep.resultRows()
 	for _, s := range all {
 		s.mu.Lock()
 		if strings.Contains(s.slot, "/gen-") {
-			fromGen += s.n
+			res.FromGenerators += s.n
 		} else {
-			fromNode += s.n
+			res.FromNodes += s.n
 		}
-		fenceChecks += s.fenceChecks
+		res.FenceChecks += s.fenceChecks
 		s.mu.Unlock()
 	}
-	fmt.Printf("%d from generators (HTTP batches), %d from embedded nodes; %d batches checked against their holder's fence\n", fromGen, fromNode, fenceChecks)
-	for _, c := range r.ctlFailures {
-		fmt.Printf("chaos: operator command failed (reported, not a broken promise): %s\n", c)
-	}
 	for _, d := range rep.disorders {
-		fmt.Printf("chaos: IDs not strictly increasing: %s\n", d)
+		res.Failures = append(res.Failures, "chaos: IDs not strictly increasing: "+d)
 	}
 	for _, d := range rep.fences {
-		fmt.Printf("chaos: ID past its fence: %s\n", d)
+		res.Failures = append(res.Failures, "chaos: ID past its fence: "+d)
 	}
 	for _, d := range rep.offClock {
-		fmt.Printf("chaos: IDs from a clock beyond the bound: %s\n", d)
+		res.Failures = append(res.Failures, "chaos: IDs from a clock beyond the bound: "+d)
 	}
 	if len(rep.dups) > 0 {
 		d := rep.dups[0]
-		fmt.Printf("chaos: DUPLICATE id %d returned by %s and by %s (%d IDs returned twice in all)\n", d.id, d.a, d.b, rep.dupIDs)
-		return 1
+		res.Failures = append(res.Failures, fmt.Sprintf("chaos: DUPLICATE id %d returned by %s and by %s (%d IDs returned twice in all)", d.id, d.a, d.b, rep.dupIDs))
+	}
+	if rep.total == 0 {
+		res.Failures = append(res.Failures, "chaos: no ID checked")
+	}
+	fmt.Println()
+	printTable(os.Stdout, res.Rows, res.UnavailableTotal)
+	fmt.Printf("\n%d IDs from %d process incarnations over %s (%.2f M IDs/min), seed %d\n", rep.total, len(all),
+		r.elapsed.Round(time.Second), float64(rep.total)/r.elapsed.Minutes()/1e6, r.cfg.seed)
+	fmt.Printf("%d from generators (HTTP batches), %d from embedded nodes; %d batches checked against their holder's fence\n", res.FromGenerators, res.FromNodes, res.FenceChecks)
+	for _, c := range r.ctlFailures {
+		fmt.Printf("chaos: operator command failed (reported, not a broken promise): %s\n", c)
+	}
+	for _, f := range res.Failures {
+		fmt.Println(f)
+	}
+	if r.cfg.results != "" {
+		if err := writeResults(r.cfg.results, res); err != nil {
+			fmt.Printf("chaos: the results file: %v\n", err)
+		} else {
+			fmt.Printf("chaos: results in %s (the README's block: go run ./tools/chaos --readme-block %s)\n", r.cfg.results, r.cfg.results)
+		}
 	}
 	if rep.failed() {
 		return 1

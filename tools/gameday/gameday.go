@@ -49,8 +49,8 @@ type Options struct {
 	Seed uint64
 	// Root is the repository (the programs are built from it, dynalite run from its node_modules).
 	Root string
-	// Out is the folder of the results: table.txt, timeline.svg, client_config.json
-	// and logs/.
+	// Out is the folder of the results: table.txt, results.json (ReadmeBlock's), timeline.svg,
+	// client_config.json and logs/.
 	Out string
 	// TopologyVars are the topology module's variables (nil: its defaults, the five regions).
 	TopologyVars map[string]any
@@ -76,8 +76,8 @@ type Result struct {
 	// own timers late by MachineStallBound or more): the checks say nothing about idgen then.
 	Inconclusive bool
 	Customers    *CustomerTotals // the public-ID side, when the scenario has customers
-	Table        string          // a table per phase
-	Summary      string          // a line per phase
+	Table        string          `json:"-"` // a table per phase
+	Summary      string          `json:"-"` // a line per phase
 }
 
 // phaseRun is a phase as it ran.
@@ -246,11 +246,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.inconclusive(runs, dog.stalls())
 	res.Table = renderTable(sc, res, alerts)
-	res.Summary = renderSummary(res)
-	if res.Customers != nil {
-		res.Summary += "\n" + renderCustomerSummary(res)
-	}
+	res.Summary = summary(res)
 	if err := os.WriteFile(filepath.Join(o.Out, "table.txt"), []byte(res.Summary+"\n"+res.Table), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writeResults(o.Out, sc, res); err != nil {
 		return nil, err
 	}
 	if err := plotTimeline(s, runs, res, filepath.Join(o.Out, "timeline.svg")); err != nil {

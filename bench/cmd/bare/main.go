@@ -17,7 +17,7 @@ import (
 func main() {
 	addr := flag.String("listen", "127.0.0.1:7100", "address")
 	flag.Parse()
-	body := []byte(`{"id":"120460138153815040","id_num":120460138153815040}` + "\n")
+	body := []byte(`{"id":"120460138153815040"}` + "\n")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

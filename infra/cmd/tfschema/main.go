@@ -1,8 +1,10 @@
 // Command tfschema checks Terraform files against the AWS provider's schema, read offline from
-// the npm package @cdktf/provider-aws that package-lock.json pins (make setup installs it): every
-// resource and data source type exists, every argument and nested block exists at its level
-// (inside dynamic blocks too), required ones are present, and every aws_x.name.attr reference
-// names an attribute the type has.
+// the .jsii manifest of the npm package @cdktf/provider-aws that package-lock.json pins (make
+// setup installs it): every resource and data source type exists; every argument and nested
+// block exists at its level (inside dynamic blocks too); required arguments and blocks are
+// present; once-only blocks appear once; no computed-only attribute is set; literal values
+// convert to their argument's type; and every reference (aws_x.name.attr, with indexes and
+// splats, into nested blocks) names an attribute the type has.
 //
 //	go run ./infra/cmd/tfschema [-root DIR] [PATH ...]
 //

@@ -1,9 +1,14 @@
-# Where every root's Terraform state lives: one versioned, SSE-KMS-encrypted, private, TLS-only
-# S3 bucket, and one DynamoDB table that locks each state while a plan or apply runs, so two SREs
-# cannot apply the same root at once. Both are prevent_destroy. The account is read, never
-# written here: the bucket's name carries it.
+# Where the Terraform state of one region's roots lives: a versioned, SSE-KMS-encrypted, private,
+# TLS-only S3 bucket, and a DynamoDB table that locks each state while a plan or apply runs, so
+# two SREs cannot apply the same root at once. Applied once per region (var.region), each into a
+# state of its own in the bucket it made: the roots of a region keep their state in that region
+# (the registry root in the home region), so an outage of one region's S3 or DynamoDB leaves every
+# other region plannable and appliable. Both are prevent_destroy. The account is read, never
+# written here: the bucket's name carries it and the region.
 
 data "aws_caller_identity" "current" {}
+
+data "aws_region" "current" {}
 
 locals {
   bucket = "idgen-tfstate-${data.aws_caller_identity.current.account_id}-${var.region}"
@@ -16,6 +21,11 @@ resource "aws_kms_key" "state" {
 
   lifecycle {
     prevent_destroy = true
+
+    precondition {
+      condition     = data.aws_region.current.name == var.region
+      error_message = "the aws provider is in ${data.aws_region.current.name}, not ${var.region}: the state bucket and lock table of ${var.region} must be in ${var.region}."
+    }
   }
 }
 

@@ -14,7 +14,7 @@ output "kms_key_arn" {
 }
 
 output "backend_config" {
-  description = "The s3 backend's settings every root shares (partial configuration, without the key): terraform output -raw backend_config > ../backend.hcl. idgenctl infra adds each root's key."
+  description = "The s3 backend's settings of this region's roots (partial configuration, without the key): terraform output -raw backend_config > ../backend.<region>.hcl. idgenctl infra picks the file of a root's region and adds the root's key."
   value       = <<-EOT
     bucket         = "${aws_s3_bucket.state.id}"
     region         = "${var.region}"

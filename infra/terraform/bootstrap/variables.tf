@@ -1,7 +1,11 @@
 variable "region" {
-  description = "Region of the state bucket and the lock table (every root's backend uses them, whatever region it deploys to)."
+  description = "Region of this state bucket and lock table: the root is applied once per region, and each region's roots keep their state in their own region's (the registry root in the home region's), so one region's S3 or DynamoDB outage leaves the other regions' roots plannable. idgenctl infra --dir bootstrap --state-region R gives it."
   type        = string
-  default     = "us-east-1"
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.region))
+    error_message = "region must be an AWS region name, like eu-west-1."
+  }
 }
 
 variable "noncurrent_version_days" {

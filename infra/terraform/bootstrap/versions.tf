@@ -8,7 +8,8 @@ terraform {
     }
   }
 
-  # After the first apply (with local state, see README.md) this root's own state moves into the
-  # bucket it made, key bootstrap/terraform.tfstate. Partial configuration, from backend.hcl.
+  # After a region's first apply (with local state, see README.md) this root's own state of that
+  # region moves into the bucket it made, key bootstrap/terraform.tfstate. Partial configuration,
+  # from backend.<region>.hcl.
   backend "s3" {}
 }

@@ -80,6 +80,45 @@ gateway_upstreams = {
   "eu-west-1" = [{ description = "orders", cidr = "10.2.32.0/20", port = 80 }]
 }
 
+# Per region: the pinned AMI of its fleets (Amazon Linux 2023 arm64, an image of that region:
+# aws ssm get-parameter --region R --name /aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64
+# names the newest; changing ami_id rolls the region's fleets by instance refresh, gated on their
+# alarms), and each fleet's capacity (min, desired, max; omitted: the default). Scale a fleet here,
+# then plan and apply the region's root: a capacity set by hand is put back by the next apply.
+fleets = {
+  "us-east-1" = {
+    ami_id    = "ami-0e1a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+    public_id = { min = 3, desired = 3, max = 6 }
+    gateway   = { min = 3, desired = 3, max = 6 }
+    registry  = { min = 2, desired = 2, max = 3 }
+  }
+  "us-west-2" = {
+    ami_id    = "ami-0e2a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "eu-west-1" = {
+    ami_id    = "ami-0e3a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "ap-northeast-1" = {
+    ami_id    = "ami-0e4a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+  "ap-southeast-1" = {
+    ami_id    = "ami-0e5a2b3c4d5e6f708"
+    generator = { min = 24, desired = 24, max = 30 }
+  }
+}
+
+# What each root's vCPU quota check counts besides its own fleets, in its region: in the home
+# region, the registry root's output vcpus_at_max under "us-east-1" and the us-east-1 root's under
+# "registry" (0 until that root is applied), plus other workloads of the account.
+vcpus_elsewhere = {
+  "us-east-1" = 8
+  "registry"  = 94
+}
+
 alarm_actions = {
   "us-east-1" = ["arn:aws:sns:us-east-1:111122223333:idgen-oncall"]
   "eu-west-1" = ["arn:aws:sns:eu-west-1:111122223333:idgen-oncall"]
@@ -87,4 +126,37 @@ alarm_actions = {
 
 tags = {
   Team = "idgen"
+}
+
+# The network's. Each region root makes its Transit Gateway and peers it with every other region
+# (modules/topology's transit_peers): the lower-numbered region of a pair requests, the other
+# accepts. Like public_id_dynamodb_endpoints, these are filled in as the roots are applied
+# (../README.md, "Applying"): each region's Transit Gateway from its root's output
+# transit_gateway_id (null or left out before its first apply), and each peering's attachment,
+# keyed <requester>:<accepter>, from the requester root's output transit_peering_attachments.
+transit_gateways = {
+  "us-east-1"      = "tgw-0e100000000000001"
+  "us-west-2"      = "tgw-0e200000000000001"
+  "eu-west-1"      = "tgw-0e300000000000001"
+  "ap-northeast-1" = "tgw-0e400000000000001"
+  "ap-southeast-1" = "tgw-0e500000000000001"
+}
+
+transit_peering_attachments = {
+  "us-east-1:us-west-2"           = "tgw-attach-0e1000000000e2001"
+  "us-east-1:eu-west-1"           = "tgw-attach-0e1000000000e3001"
+  "us-east-1:ap-northeast-1"      = "tgw-attach-0e1000000000e4001"
+  "us-east-1:ap-southeast-1"      = "tgw-attach-0e1000000000e5001"
+  "us-west-2:eu-west-1"           = "tgw-attach-0e2000000000e3001"
+  "us-west-2:ap-northeast-1"      = "tgw-attach-0e2000000000e4001"
+  "us-west-2:ap-southeast-1"      = "tgw-attach-0e2000000000e5001"
+  "eu-west-1:ap-northeast-1"      = "tgw-attach-0e3000000000e4001"
+  "eu-west-1:ap-southeast-1"      = "tgw-attach-0e3000000000e5001"
+  "ap-northeast-1:ap-southeast-1" = "tgw-attach-0e4000000000e5001"
+}
+
+# The registry root's: the callers' VPCs outside networks (us-east-1's 10.100.0.0/16), which the
+# private zone of the endpoints is associated with.
+caller_vpcs = {
+  "us-east-1" = ["vpc-0e1000000000000c0"]
 }

@@ -235,24 +235,7 @@ func (w window) String() string {
 // lapsed reads idgen_lease_renewals_total{result="lapsed"}: renewals ended by the fence.
 func (n *outageNode) lapsed() float64 {
 	n.t.Helper()
-	mfs, err := n.reg.Gather()
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "idgen_lease_renewals_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == "lapsed" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	n.t.Fatal(`no idgen_lease_renewals_total{result="lapsed"}`)
-	return 0
+	return testenv.GatheredMetric(n.t, n.reg, "idgen_lease_renewals_total", testenv.Labels{"result": "lapsed"})
 }
 
 func skipShort(t *testing.T) {

@@ -41,15 +41,17 @@ func writePair(t *testing.T, e auth.Edge, cert tls.Certificate) {
 	testenv.RenameInto(t, e.CertFile, c)
 }
 
+// edgeOf is the edge of the files f.
+func edgeOf(f testenv.TLSFiles) auth.Edge {
+	return auth.Edge{CertFile: f.Cert, KeyFile: f.Key, ClientCA: f.ClientCA, CallersFile: f.Callers}
+}
+
 func newEdge(t *testing.T, every time.Duration, watch bool) *edge {
 	t.Helper()
 	dir := t.TempDir()
 	ed := &edge{dir: dir, ca: testenv.NewCA(t, "CA"), reg: prometheus.NewRegistry(), log: &testenv.LogBuffer{}}
-	ed.e = auth.Edge{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
-		ClientCA: filepath.Join(dir, "ca.pem"), CallersFile: filepath.Join(dir, "callers.json"), ReloadEvery: every}
-	writePair(t, ed.e, ed.ca.Server(t))
-	testenv.RenameInto(t, ed.e.ClientCA, ed.ca.PEM)
-	testenv.RenameInto(t, ed.e.CallersFile, []byte(callers))
+	ed.e = edgeOf(ed.ca.EdgeFiles(t, dir, callers))
+	ed.e.ReloadEvery = every
 	var err error
 	ed.gate, err = auth.Setup(ed.e, slog.New(slog.NewJSONHandler(ed.log, nil)), ed.reg)
 	if err != nil {
@@ -85,7 +87,10 @@ func (ed *edge) served(t *testing.T) *x509.Certificate {
 	return c
 }
 
-func (ed *edge) reloads(kind, outcome string) float64 { return reloads(ed.reg, kind, outcome) }
+func (ed *edge) reloads(t *testing.T, kind, outcome string) float64 {
+	t.Helper()
+	return reloads(t, ed.reg, kind, outcome)
+}
 
 func leaf(t *testing.T, c tls.Certificate) *x509.Certificate {
 	t.Helper()
@@ -107,17 +112,17 @@ func TestGateServesRenewal(t *testing.T) {
 		return ed.served(t).SerialNumber.Cmp(leaf(t, renewed).SerialNumber) == 0, "the renewal is not served"
 	})
 	t.Logf("renewal served %v after its rename (watched)", time.Since(began).Round(time.Millisecond))
-	if got := gaugeValue(t, ed.reg, "idgen_tls_certificate_expiry_timestamp_seconds", "server"); got != float64(leaf(t, renewed).NotAfter.Unix()) {
+	if got := testenv.GatheredMetric(t, ed.reg, "idgen_tls_certificate_expiry_timestamp_seconds", testenv.Labels{"kind": "server"}); got != float64(leaf(t, renewed).NotAfter.Unix()) {
 		t.Errorf("server expiry gauge %v, want %d", got, leaf(t, renewed).NotAfter.Unix())
 	}
-	if ed.reloads("server", "ok") != 1 {
-		t.Errorf("reloads{server,ok} = %v, want 1", ed.reloads("server", "ok"))
+	if ed.reloads(t, "server", "ok") != 1 {
+		t.Errorf("reloads{server,ok} = %v, want 1", ed.reloads(t, "server", "ok"))
 	}
 
 	now := time.Now()
 	writePair(t, ed.e, ed.ca.ServerValid(t, now.Add(-2*time.Hour), now.Add(-time.Hour)))
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return ed.reloads("server", "error") >= 1, "the expired renewal is not counted"
+		return ed.reloads(t, "server", "error") >= 1, "the expired renewal is not counted"
 	})
 	if ed.served(t).SerialNumber.Cmp(leaf(t, renewed).SerialNumber) != 0 {
 		t.Fatal("an expired renewal replaced the pair in use")
@@ -149,10 +154,10 @@ func TestGatePeriodicReread(t *testing.T) {
 	}
 	testenv.RenameInto(t, ed.e.KeyFile, []byte("not a key"))
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return ed.reloads("server", "error") == 1, "the bad key is not counted"
+		return ed.reloads(t, "server", "error") == 1, "the bad key is not counted"
 	})
 	time.Sleep(3 * every) // three more periods re-read the same bad file
-	if n := ed.reloads("server", "error"); n != 1 {
+	if n := ed.reloads(t, "server", "error"); n != 1 {
 		t.Errorf("the same bad file counted %v times over several periods, want once", n)
 	}
 	if n := strings.Count(ed.log.String(), "TLS reload refused"); n != 1 {
@@ -193,7 +198,7 @@ func TestGateCallersAndCA(t *testing.T) {
 	})
 	testenv.RenameInto(t, ed.e.CallersFile, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "Not Valid"}]}`))
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return ed.reloads("callers", "error") == 1, "the invalid callers file is not counted"
+		return ed.reloads(t, "callers", "error") == 1, "the invalid callers file is not counted"
 	})
 	if code, _, _ := get(billing); code != http.StatusOK {
 		t.Fatalf("an invalid callers file replaced the one in use: %d", code)
@@ -239,12 +244,7 @@ func TestSetupRefuses(t *testing.T) {
 		{"no CA", func(e auth.Edge) { testenv.RenameInto(t, e.ClientCA, []byte("nothing")) }, "no PEM certificate"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			e := auth.Edge{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
-				ClientCA: filepath.Join(dir, "ca.pem"), CallersFile: filepath.Join(dir, "callers.json")}
-			writePair(t, e, ca.Server(t))
-			testenv.RenameInto(t, e.ClientCA, ca.PEM)
-			testenv.RenameInto(t, e.CallersFile, []byte(callers))
+			e := edgeOf(ca.EdgeFiles(t, t.TempDir(), callers))
 			tt.setup(e)
 			_, err := auth.Setup(e, slog.New(slog.DiscardHandler), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -319,7 +319,7 @@ func TestClientTLS(t *testing.T) {
 	if got := last(); got != leaf(t, first).SerialNumber.String()+" HTTP/2.0" {
 		t.Fatalf("presented %s, want the first certificate over HTTP/2", got)
 	}
-	if got := gaugeValue(t, reg, "idgen_tls_certificate_expiry_timestamp_seconds", "client"); got != float64(leaf(t, first).NotAfter.Unix()) {
+	if got := testenv.GatheredMetric(t, reg, "idgen_tls_certificate_expiry_timestamp_seconds", testenv.Labels{"kind": "client"}); got != float64(leaf(t, first).NotAfter.Unix()) {
 		t.Errorf("client expiry %v", got)
 	}
 	renewed := ca.Client(t, hour, "spiffe://idgen.test/svc/orders")
@@ -330,7 +330,7 @@ func TestClientTLS(t *testing.T) {
 	})
 	writePair(t, auth.Edge{CertFile: f.Cert, KeyFile: f.Key}, ca.Client(t, time.Now().Add(-time.Minute), "spiffe://idgen.test/svc/orders"))
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return reloads(reg, "client", "error") == 1, "the expired client certificate is not counted"
+		return reloads(t, reg, "client", "error") == 1, "the expired client certificate is not counted"
 	})
 	if got := last(); got != leaf(t, renewed).SerialNumber.String()+" HTTP/2.0" {
 		t.Fatalf("after an expired renewal it presents %s, want the previous one", got)
@@ -460,47 +460,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// reloads returns idgen_tls_reloads_total{kind,outcome} of reg.
-func reloads(reg *prometheus.Registry, kind, outcome string) float64 {
-	mfs, err := reg.Gather()
-	if err != nil {
-		panic(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "idgen_tls_reloads_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return -1
-}
-
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name, kind string) float64 {
+// reloads returns idgen_tls_reloads_total{kind,outcome} of reg: 0 before the first.
+func reloads(t *testing.T, reg *prometheus.Registry, kind, outcome string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" && l.GetValue() == kind {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no %s{kind=%q}", name, kind)
-	return 0
+	return testenv.Gather(t, reg).Sum("idgen_tls_reloads_total", testenv.Labels{"kind": kind, "outcome": outcome})
 }

@@ -1,6 +1,7 @@
 // Package flagenv gives every flag of a FlagSet an environment fallback: IDGEN_<NAME> with the
 // flag name upper-cased and dashes as underscores. A flag given on the command line wins, and
-// the usage names each flag's variable, so --help shows both ways of setting it.
+// the usage names each flag's variable, so --help shows both ways of setting it. FromEnv and
+// Usage do the same for one flag of any flag package (idgenctl's cobra flags).
 package flagenv
 
 import (
@@ -14,17 +15,40 @@ func Name(flagName string) string {
 	return "IDGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// Parse names each flag's variable at the end of its usage ("… ($IDGEN_LISTEN)") unless the
-// usage names it already, sets each flag from its variable (when set), then parses args over
-// them. Arguments left over are an error.
+// Setter is the part of a flag's value that the environment sets: the standard library's
+// flag.Value and pflag's (cobra's) are both one.
+type Setter interface{ Set(string) error }
+
+// FromEnv sets value from the variable of the flag name (Name) when that variable is set, and
+// reports whether it did. A value the flag refuses is an error naming the variable.
+func FromEnv(name string, value Setter, getenv func(string) string) (bool, error) {
+	v := getenv(Name(name))
+	if v == "" {
+		return false, nil
+	}
+	if err := value.Set(v); err != nil {
+		return false, fmt.Errorf("$%s=%q is not a valid --%s: %w", Name(name), v, name, err)
+	}
+	return true, nil
+}
+
+// Usage returns the usage of the flag name with its variable named at the end
+// ("… ($IDGEN_LISTEN)"), unless it names it already.
+func Usage(name, usage string) string {
+	if v := "$" + Name(name); !strings.Contains(usage, v) {
+		return usage + " (" + v + ")"
+	}
+	return usage
+}
+
+// Parse names each flag's variable at the end of its usage (Annotate), sets each flag from its
+// variable (FromEnv), then parses args over them. Arguments left over are an error.
 func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	Annotate(fs)
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(Name(f.Name)); v != "" && err == nil {
-			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("$%s: %w", Name(f.Name), e)
-			}
+		if err == nil {
+			_, err = FromEnv(f.Name, f.Value, getenv)
 		}
 	})
 	if err != nil {
@@ -39,12 +63,8 @@ func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	return nil
 }
 
-// Annotate appends " ($IDGEN_<NAME>)" to the usage of every flag of fs that does not name its
-// variable yet (Parse does it; a program that parses flags its own way calls it first).
+// Annotate names the variable at the end of the usage of every flag of fs that does not name it
+// yet (Usage; Parse does it, and a program that parses flags its own way calls it first).
 func Annotate(fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		if v := "$" + Name(f.Name); !strings.Contains(f.Usage, v) {
-			f.Usage += " (" + v + ")"
-		}
-	})
+	fs.VisitAll(func(f *flag.Flag) { f.Usage = Usage(f.Name, f.Usage) })
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/idgen/idgen/libs/svc/serve"
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 type answer struct {
@@ -96,9 +97,8 @@ func TestRESTRefusesBodiesThatAreNotJSON(t *testing.T) {
 		t.Errorf("POST /poke without a body or Content-Type: %d %s", a.status, a.body)
 	}
 	// Counted as the caller's mistake, under the route.
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	if m := send(t, req).body; !strings.Contains(m, `idgen_server_requests_total{code="invalid_argument",protocol="rest",route="/things"} 8`) {
-		t.Errorf("415s not counted as invalid_argument on /things:\n%s", m)
+	if n := testenv.Metric(t, base+"/metrics", "idgen_server_requests_total", testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "/things"}); n != 8 {
+		t.Errorf("415s counted as invalid_argument on /things: %v, want 8", n)
 	}
 }
 
@@ -232,20 +232,15 @@ func TestRESTUnroutedAnswered(t *testing.T) {
 	if a := post(t, base+"/th%69ngs", "application/json", "{}"); a.status != 404 {
 		t.Errorf("POST /th%%69ngs: %d %s, want echo's 404", a.status, a.body)
 	}
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	m := send(t, req).body
-	for _, want := range []string{
-		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="unmatched"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",route="unmatched"} 2`,
-		`idgen_server_requests_total{code="unimplemented",protocol="rest",route="/things"} 1`,
-		`idgen_server_requests_total{code="invalid_argument",protocol="rest",route="/things/:id"} 1`,
-		`idgen_server_requests_total{code="unimplemented",protocol="rest",route="/things/:id"} 1`,
-		`idgen_server_request_duration_seconds_count{route="unmatched"} 3`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s:\n%s", want, m)
-		}
-	}
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "unmatched"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "route": "unmatched"}, Value: 2},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "invalid_argument", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "unimplemented", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "unmatched"}, Value: 3},
+	)
 }
 
 // TestOptionsObserved: an OPTIONS request that is no CORS preflight is answered as echo answers
@@ -259,16 +254,11 @@ func TestOptionsObserved(t *testing.T) {
 			t.Fatalf("OPTIONS %s: %d, Allow %q; want 204, %q", p, a.status, a.header.Get("Allow"), allow)
 		}
 	}
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	m := send(t, req).body
-	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",route="/things"} 1`,
-		`idgen_server_requests_total{code="ok",protocol="rest",route="/things/:id"} 1`,
-		`idgen_server_request_duration_seconds_count{route="/things"} 1`,
-		`idgen_server_request_duration_seconds_count{route="/things/:id"} 1`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "route": "/things/:id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "/things"}, Value: 1},
+		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "/things/:id"}, Value: 1},
+	)
 }

@@ -176,41 +176,26 @@ func TestAPI(t *testing.T) {
 		Resolver: auth.NewDevResolver(auth.Caller{Name: "dev"})}
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
-	call := func(method, path, ct, body string, hdr ...string) (*http.Response, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		if ct != "" {
-			req.Header.Set("Content-Type", ct)
-		}
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+	if code, h, body := testenv.Do(t, "GET", srv.URL+"/hello", "", "", "X-Request-Id", "abc-1"); code != 200 || body != "hello dev" || h.Get("X-Request-Id") != "abc-1" {
+		t.Errorf("REST: %d %q, request ID %q", code, body, h.Get("X-Request-Id"))
 	}
-	if resp, body := call("GET", "/hello", "", "", "X-Request-Id", "abc-1"); resp.StatusCode != 200 || body != "hello dev" || resp.Header.Get("X-Request-Id") != "abc-1" {
-		t.Errorf("REST: %d %q, request ID %q", resp.StatusCode, body, resp.Header.Get("X-Request-Id"))
-	}
-	if resp, _ := call("GET", "/hello", "", ""); resp.Header.Get("X-Request-Id") == "" {
+	if _, h, _ := testenv.Do(t, "GET", srv.URL+"/hello", "", ""); h.Get("X-Request-Id") == "" {
 		t.Error("no request ID made")
 	}
 	for _, svc := range []string{testService, ""} {
-		if resp, body := call("POST", "/grpc.health.v1.Health/Check", "application/json", `{"service":"`+svc+`"}`); resp.StatusCode != 200 || !strings.Contains(body, `"SERVING_STATUS_SERVING"`) {
-			t.Errorf("health of %q: %d %s", svc, resp.StatusCode, body)
+		if code, _, body := testenv.Do(t, "POST", srv.URL+"/grpc.health.v1.Health/Check", "application/json", `{"service":"`+svc+`"}`); code != 200 || !strings.Contains(body, `"SERVING_STATUS_SERVING"`) {
+			t.Errorf("health of %q: %d %s", svc, code, body)
 		}
 	}
-	if resp, body := call("POST", idgenv1connect.IdServiceGenerateProcedure, "application/json", `{}`); resp.StatusCode != 501 || !strings.Contains(body, "unimplemented") {
-		t.Errorf("a mounted procedure: %d %s", resp.StatusCode, body)
+	if code, _, body := testenv.Do(t, "POST", srv.URL+idgenv1connect.IdServiceGenerateProcedure, "application/json", `{}`); code != 501 || !strings.Contains(body, "unimplemented") {
+		t.Errorf("a mounted procedure: %d %s", code, body)
 	}
-	if resp, body := call("POST", idgenv1connect.IdServiceDecodeProcedure, "application/json", `{}`); resp.StatusCode != 404 || !strings.Contains(body, `"unimplemented"`) {
-		t.Errorf("a procedure not mounted: %d %s", resp.StatusCode, body)
+	if code, _, body := testenv.Do(t, "POST", srv.URL+idgenv1connect.IdServiceDecodeProcedure, "application/json", `{}`); code != 404 || !strings.Contains(body, `"unimplemented"`) {
+		t.Errorf("a procedure not mounted: %d %s", code, body)
 	}
-	if resp, body := call("GET", "/metrics", "", ""); resp.StatusCode != 200 || !strings.Contains(body, `idgen_server_requests_total{code="ok",protocol="rest",route="/hello"} 2`) {
-		t.Errorf("metrics: %d %s", resp.StatusCode, body)
+	if code, _, body := testenv.Do(t, "GET", srv.URL+"/metrics", "", ""); code != 200 {
+		t.Errorf("metrics: %d %s", code, body)
+	} else if n := testenv.ParseMetrics(t, body).Get(t, "idgen_server_requests_total", testenv.Labels{"code": "ok", "protocol": "rest", "route": "/hello"}); n != 2 {
+		t.Errorf("idgen_server_requests_total of /hello = %v, want 2", n)
 	}
 }

@@ -155,15 +155,10 @@ func stallUnderSIGSTOP(t *testing.T, cfg idclient.Config, frozenFor time.Duratio
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c.Collectors()...)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	gathered := testenv.Gather(t, reg)
 	m := map[string]float64{}
-	for _, mf := range mfs {
-		if ctr := mf.GetMetric()[0].GetCounter(); ctr != nil {
-			m[mf.GetName()] = ctr.GetValue()
-		}
+	for _, name := range []string{"idgen_client_hedges_total", "idgen_client_failovers_total"} {
+		m[name] = gathered.Sum(name, nil)
 	}
 	t.Logf("%d IDs, none twice; %d calls to Next during the %v SIGSTOP of us-east-1: the longest took %v; the peer's slowest batch meanwhile %v; %v hedged calls, %v moves between endpoints",
 		len(all), calls, frozenFor, longest.Round(time.Millisecond), peerSlowest.Round(time.Millisecond), m["idgen_client_hedges_total"], m["idgen_client_failovers_total"])

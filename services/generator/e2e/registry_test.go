@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,17 +82,11 @@ func health(t *testing.T, url string) (int, struct{ Status, Reason, Error string
 // reachable returns the generator's idgen_generator_registry_reachable, or "" when absent.
 func reachable(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^idgen_generator_registry_reachable(?:\{[^}]*\})? (\S+)$`).FindSubmatch(b)
-	if m == nil {
+	v, ok := testenv.Scrape(t, nil, url+"/metrics").Value("idgen_generator_registry_reachable", nil)
+	if !ok {
 		return ""
 	}
-	return string(m[1])
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // issueOne takes an ID from the generator and returns its region number.
@@ -104,7 +98,7 @@ func issueOne(t *testing.T, url string) int {
 	}
 	defer resp.Body.Close()
 	var body struct {
-		ID int64 `json:"id_num"`
+		ID idcore.ID `json:"id"`
 	}
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || json.Unmarshal(b, &body) != nil {

@@ -82,24 +82,21 @@ func TestTLSStartRefused(t *testing.T) {
 func TestClientCertificateReload(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewCA(t, "services CA")
-	f := testenv.TLSFiles{Dir: dir, Cert: filepath.Join(dir, "server.crt"), Key: filepath.Join(dir, "server.key"),
-		ClientCA: filepath.Join(dir, "client-ca.pem"), Callers: filepath.Join(dir, "callers.json")}
-	certPEM, keyPEM := testenv.EncodePEM(t, ca.Server(t))
-	testenv.RenameInto(t, f.Cert, certPEM)
-	testenv.RenameInto(t, f.Key, keyPEM)
-	testenv.RenameInto(t, f.ClientCA, ca.PEM)
-	testenv.RenameInto(t, f.Callers, []byte(`{"trust_domain": "idgen.test", "callers": [{"name": "orders"}, {"name": "billing"}, {"name": "prometheus", "scraper": true}]}`))
+	f := ca.EdgeFiles(t, dir, `{"trust_domain": "idgen.test", "callers": [{"name": "orders"}, {"name": "billing"}, {"name": "prometheus", "scraper": true}]}`)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	hour := time.Now().Add(time.Hour)
 	scraper := ca.Client(t, hour, "spiffe://idgen.test/svc/prometheus")
 	served := func(caller string) float64 {
 		c := ca.HTTPSClient(&scraper)
 		defer c.CloseIdleConnections()
-		v, err := testenv.MetricValue(c, "https://"+addr+"/metrics", `idgen_server_ids_served_total{caller="`+caller+`"}`)
+		m, err := testenv.ScrapeErr(c, "https://"+addr+"/metrics")
 		if err != nil {
 			return -1
 		}
-		return v
+		if v, ok := m.Value("idgen_server_ids_served_total", testenv.Labels{"caller": caller}); ok {
+			return v
+		}
+		return -1
 	}
 	proc.StartT(t, proc.Spec{Bin: generatorBin(t), Args: generatorTLS.Args(addr, f), Health: func(context.Context) error {
 		if served("orders") != 0 {
@@ -172,26 +169,8 @@ func TestClientCertificateReload(t *testing.T) {
 	}
 }
 
-// clientReloads returns the client's idgen_tls_reloads_total{kind="client",outcome}.
+// clientReloads returns the client's idgen_tls_reloads_total{kind="client",outcome}: 0 before the first.
 func clientReloads(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "idgen_tls_reloads_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			l := map[string]string{}
-			for _, p := range m.GetLabel() {
-				l[p.GetName()] = p.GetValue()
-			}
-			if l["kind"] == "client" && l["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return testenv.Gather(t, reg).Sum("idgen_tls_reloads_total", testenv.Labels{"kind": "client", "outcome": outcome})
 }

@@ -331,12 +331,8 @@ func TestAttackGateway(t *testing.T) {
 	customer := newID()
 	cus := g.publish(t, customer, "cus")
 	// Every route's series exist at zero from the first scrape.
-	if resp, err := http.Get(g.ops + "/metrics"); err == nil {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(b), `idgen_gateway_requests_total{outcome="unsafe_response",region="us-east-1",route="order"} 0`) {
-			t.Errorf("no zero series for the route's refusals")
-		}
+	if v, ok := g.metrics(t).Value("idgen_gateway_requests_total", testenv.Labels{"outcome": "unsafe_response", "region": "us-east-1", "route": "order"}); !ok || v != 0 {
+		t.Errorf("the route's refusals before any request: %v (there: %v), want a series at 0", v, ok)
 	}
 
 	// A well-behaved order first: it passes, with public IDs only.

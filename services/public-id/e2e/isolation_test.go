@@ -37,33 +37,16 @@ func limitRoutesFile(t testing.TB, routes ...string) string {
 	return p
 }
 
-// metrics returns the gateway's /metrics text.
-func (g *gw) metrics(t *testing.T) string {
+// metrics scrapes the gateway's /metrics.
+func (g *gw) metrics(t *testing.T) testenv.Metrics {
 	t.Helper()
-	resp, err := http.Get(g.ops + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return testenv.Scrape(t, nil, g.ops+"/metrics")
 }
 
-// counter reads idgen_gateway_requests_total{route,outcome} from /metrics.
-func counter(t *testing.T, metrics, route, outcome string) int {
+// counter reads idgen_gateway_requests_total{route,outcome} of a scrape.
+func counter(t *testing.T, m testenv.Metrics, route, outcome string) int {
 	t.Helper()
-	series := `idgen_gateway_requests_total{outcome="` + outcome + `",region="us-east-1",route="` + route + `"} `
-	for _, line := range strings.Split(metrics, "\n") {
-		if v, ok := strings.CutPrefix(line, series); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("%s: %q", series, v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no series %s", series)
-	return 0
+	return int(m.Get(t, "idgen_gateway_requests_total", testenv.Labels{"outcome": outcome, "region": "us-east-1", "route": route}))
 }
 
 // TestRouteIsolation: one route's upstream trickles its bodies (a byte every 200 ms, past the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,18 +14,7 @@ import (
 // rateErrors reads idgen_gateway_rate_store_errors_total from /metrics.
 func rateErrors(t *testing.T, g *gw) int {
 	t.Helper()
-	series := `idgen_gateway_rate_store_errors_total{region="us-east-1"} `
-	for _, line := range strings.Split(g.metrics(t), "\n") {
-		if v, ok := strings.CutPrefix(line, series); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("%s: %q", series, v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no series %s", series)
-	return 0
+	return int(g.metrics(t).Get(t, "idgen_gateway_rate_store_errors_total", testenv.Labels{"region": "us-east-1"}))
 }
 
 // burst sends n requests for path to the gateways of gws in turn, as fast as they answer, and

@@ -33,16 +33,16 @@ resource "aws_route53_zone" "this" {
   name    = var.endpoint_domain
   comment = "idgen endpoints: generators per region and the registry"
 
-  dynamic "vpc" {
-    for_each = var.networks
-
-    content {
-      vpc_id     = vpc.value.vpc_id
-      vpc_region = vpc.key
-    }
+  # A private zone is made with one VPC, the home VPC; every other VPC is associated by an
+  # aws_route53_zone_association (network.tf), so the zone's own list of VPCs is left to them.
+  vpc {
+    vpc_id     = local.network.vpc_id
+    vpc_region = local.home
   }
 
   lifecycle {
+    ignore_changes = [vpc]
+
     precondition {
       condition     = length(setsubtract(keys(module.topology.regions), keys(var.networks))) == 0
       error_message = "networks has no entry for: ${join(", ", setsubtract(keys(module.topology.regions), keys(var.networks)))}."
@@ -98,6 +98,15 @@ module "registry" {
   tls_key_s3_uri   = "${local.tls}/registry.key"
   client_ca_s3_uri = "${local.tls}/client-ca.pem"
   s3_kms_key_arn   = local.s3_kms_key
+
+  # The home region's pinned image and the registry's capacity (live/idgen.tfvars: fleets); the
+  # group waits for the home VPC's endpoints, and its quota check counts the home region root's
+  # fleets (vcpus_elsewhere's registry entry).
+  ami_id                = var.fleets[local.home].ami_id
+  capacity              = var.fleets[local.home].registry
+  boot_dependencies     = module.endpoints.boot_dependency_ids
+  quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, "registry", 0)
+  alarm_actions         = lookup(var.alarm_actions, local.home, [])
 }
 
 ################################################################################

@@ -27,3 +27,8 @@ output "v1_table_arn" {
     error_message = "schedule v1-v2 needs the v1 lease table idgen-leases: set v1_table = true (and keep it true after the cutover; runbooks/retire-v1-table.md says when and how the table may go)."
   }
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs the registry needs at its peak from the home region's EC2 quota L-1216C47A (max size plus the instance refresh's headroom): put it under the home region's name in vcpus_elsewhere (live/idgen.tfvars), which the home region root's quota check counts."
+  value       = module.registry.vcpus_at_max
+}

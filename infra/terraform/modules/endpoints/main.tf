@@ -159,3 +159,61 @@ resource "aws_vpc_endpoint" "dynamodb" {
     }
   }
 }
+
+################################################################################
+# What the endpoints need of the VPC and its subnets, checked against AWS at plan time: the plan
+# stops, naming what is missing, before an endpoint is made where it cannot serve.
+################################################################################
+
+# Private DNS of the interface endpoints needs the VPC's DNS support and DNS hostnames.
+# Read for its postconditions alone.
+# tflint-ignore: terraform_unused_declarations
+data "aws_vpc" "this" {
+  id = var.vpc_id
+
+  lifecycle {
+    postcondition {
+      condition     = self.enable_dns_support
+      error_message = "VPC ${var.vpc_id} in ${var.region} has DNS support off; the interface endpoints' private DNS (and every name the hosts resolve) needs it: set enable_dns_support."
+    }
+    postcondition {
+      condition     = self.enable_dns_hostnames
+      error_message = "VPC ${var.vpc_id} in ${var.region} has DNS hostnames off; private DNS of the interface endpoints needs it: set enable_dns_hostnames."
+    }
+    postcondition {
+      condition     = contains([for c in concat([self.cidr_block], [for a in self.cidr_block_associations : a.cidr_block]) : cidrsubnet(c, 0, 0)], cidrsubnet(var.vpc_cidr, 0, 0))
+      error_message = "VPC ${var.vpc_id} in ${var.region} has CIDR ${self.cidr_block}, not ${var.vpc_cidr} (vpc_cidr): the endpoints' security groups would admit the wrong network."
+    }
+  }
+}
+
+data "aws_subnet" "this" {
+  for_each = toset(var.subnet_ids)
+
+  id = each.key
+
+  lifecycle {
+    postcondition {
+      condition     = self.vpc_id == var.vpc_id
+      error_message = "subnet ${each.key} in ${var.region} is in ${self.vpc_id}, not in ${var.vpc_id}: the endpoints' network interfaces go in the VPC's own subnets."
+    }
+  }
+}
+
+# Every interface endpoint's service (and the DynamoDB interface endpoint's) is offered in the
+# zone of every subnet its network interfaces go in.
+# Read for its postconditions alone.
+# tflint-ignore: terraform_unused_declarations
+data "aws_vpc_endpoint_service" "interface" {
+  for_each = toset(concat(var.interface_services, var.dynamodb_interface ? ["dynamodb"] : []))
+
+  service_name = "com.amazonaws.${var.region}.${each.key}"
+  service_type = "Interface"
+
+  lifecycle {
+    postcondition {
+      condition     = alltrue([for s in data.aws_subnet.this : contains(self.availability_zones, s.availability_zone)])
+      error_message = "the interface endpoint service com.amazonaws.${var.region}.${each.key} is not offered in ${join(", ", distinct([for id, s in data.aws_subnet.this : s.availability_zone if !contains(self.availability_zones, s.availability_zone)]))} (subnets ${join(", ", [for id, s in data.aws_subnet.this : id if !contains(self.availability_zones, s.availability_zone)])}); it is offered in ${join(", ", sort(self.availability_zones))}: give subnets in zones it is offered in."
+    }
+  }
+}

@@ -2,14 +2,23 @@ data "aws_partition" "current" {}
 
 data "aws_caller_identity" "current" {}
 
-data "aws_ssm_parameter" "ami" {
-  count = var.ami_id == null ? 1 : 0
-
-  name = var.ami_ssm_parameter
+# The pinned image, read only to check it: the fleet rolls to a new image when ami_id changes, never
+# because an image was released.
+data "aws_ami" "this" {
+  filter {
+    name   = "image-id"
+    values = [var.ami_id]
+  }
 }
 
 data "aws_ec2_instance_type" "this" {
   instance_type = var.instance_type
+}
+
+# Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances: every idgen fleet draws on it.
+data "aws_servicequotas_service_quota" "vcpus" {
+  service_code = "ec2"
+  quota_code   = "L-1216C47A"
 }
 
 locals {
@@ -20,6 +29,12 @@ locals {
 
   unit = "idgen-${var.service}"
   nlb  = var.load_balancer == "internal-nlb"
+
+  # The most hosts the group runs: its max size, and during an instance refresh the hosts launched
+  # before the ones they replace (max_healthy_percentage above 100: at least one, the percentage
+  # of the max size rounded up). The vCPU quota must hold them all at once.
+  refresh_headroom = var.max_healthy_percentage > 100 ? max(1, ceil(var.capacity.max * (var.max_healthy_percentage - 100) / 100)) : 0
+  peak_instances   = var.capacity.max + local.refresh_headroom
 
   # Every S3 object a host copies, at boot or when it refreshes its certificates, as IAM
   # resource ARNs.
@@ -271,7 +286,7 @@ resource "aws_vpc_security_group_egress_rule" "https" {
 resource "aws_launch_template" "this" {
   name_prefix            = "${var.name}-"
   description            = "idgen ${var.service}: Amazon Linux 2023 arm64, chrony on the Amazon Time Sync Service"
-  image_id               = var.ami_id != null ? var.ami_id : nonsensitive(data.aws_ssm_parameter.ami[0].value)
+  image_id               = var.ami_id
   instance_type          = var.instance_type
   update_default_version = true
   user_data              = base64encode(local.user_data)
@@ -321,16 +336,27 @@ resource "aws_launch_template" "this" {
       condition     = contains(data.aws_ec2_instance_type.this.supported_architectures, "arm64")
       error_message = "instance_type ${var.instance_type} does not support arm64: the idgen binaries are built for linux/arm64 (Graviton)."
     }
+    precondition {
+      condition     = data.aws_ami.this.architecture == "arm64"
+      error_message = "ami_id ${var.ami_id} in ${var.region} is a ${data.aws_ami.this.architecture} image, not arm64: the idgen binaries are built for linux/arm64 (Graviton). Pin an Amazon Linux 2023 arm64 image of the region."
+    }
   }
 }
 
 resource "aws_autoscaling_group" "this" {
-  name_prefix               = "${var.name}-"
-  vpc_zone_identifier       = var.subnet_ids
-  min_size                  = var.instance_count
-  max_size                  = var.instance_count
-  desired_capacity          = var.instance_count
-  health_check_type         = "ELB"
+  name_prefix         = "${var.name}-"
+  vpc_zone_identifier = var.subnet_ids
+  min_size            = var.capacity.min
+  max_size            = var.capacity.max
+  # Changed only through the configuration (the roots' fleets in live/idgen.tfvars, then plan and
+  # apply): a desired capacity set by hand is put back by the next apply.
+  desired_capacity = var.capacity.desired
+  # Liveness: the group replaces a host only when EC2 says it is impaired or stopped (a boot that
+  # gives up powers off). Readiness is the load balancer's: a host whose /healthz says 503 (no
+  # lease, unsynchronized clock, expired certificate, unreachable table) gets no traffic but is
+  # kept, so an incident of the lease table or a certificate never replaces the fleet, and
+  # systemd restarts a service that exits.
+  health_check_type         = "EC2"
   health_check_grace_period = var.health_check_grace_period
   target_group_arns         = local.nlb ? aws_lb_target_group.this[*].arn : var.target_group_arns
   wait_for_capacity_timeout = "15m"
@@ -340,12 +366,23 @@ resource "aws_autoscaling_group" "this" {
     version = aws_launch_template.this.latest_version
   }
 
+  # A new launch template version (a release, a new ami_id, a changed boot script) rolls out in
+  # steps: hosts are launched before the ones they replace, the refresh pauses at each checkpoint,
+  # and rolls back to the previous version by itself when one of the fleet's alarms goes off.
   instance_refresh {
     strategy = "Rolling"
 
     preferences {
       min_healthy_percentage = var.min_healthy_percentage
-      instance_warmup        = var.health_check_grace_period
+      max_healthy_percentage = var.max_healthy_percentage
+      instance_warmup        = tostring(var.health_check_grace_period)
+      checkpoint_percentages = var.refresh_checkpoints
+      checkpoint_delay       = tostring(var.refresh_checkpoint_delay)
+      auto_rollback          = true
+
+      alarm_specification {
+        alarms = var.refresh_alarms
+      }
     }
   }
 
@@ -359,16 +396,38 @@ resource "aws_autoscaling_group" "this" {
     }
   }
 
-  depends_on = [aws_iam_role_policy.service, aws_iam_role_policy.artifacts]
+  # What a host needs at boot, made here: its grants and every rule of its security group (the
+  # S3 copies, SSM, the peers). What is made outside the module (the VPC's endpoints and their
+  # security group's rules) comes in boot_dependencies, which the precondition below reads, so
+  # the group waits for it too.
+  depends_on = [
+    aws_iam_role_policy.service,
+    aws_iam_role_policy.artifacts,
+    aws_iam_role_policy_attachment.ssm,
+    aws_vpc_security_group_ingress_rule.service,
+    aws_vpc_security_group_ingress_rule.service_from_group,
+    aws_vpc_security_group_ingress_rule.health,
+    aws_vpc_security_group_egress_rule.https,
+  ]
 
   lifecycle {
     precondition {
-      condition     = var.instances_per_az == null || var.instance_count == coalesce(var.instances_per_az, 0) * length(var.subnet_ids)
-      error_message = "instance_count (${var.instance_count}) must be instances_per_az times the number of subnets (${length(var.subnet_ids)})."
+      condition     = var.capacity.min <= var.capacity.desired && var.capacity.desired <= var.capacity.max
+      error_message = "capacity: min (${var.capacity.min}) <= desired (${var.capacity.desired}) <= max (${var.capacity.max}) does not hold."
     }
     precondition {
       condition     = local.nlb ? var.target_group_name != null && var.zone_id != null && var.dns_name != null && length(var.target_group_arns) == 0 : length(var.target_group_arns) > 0
       error_message = "load_balancer internal-nlb needs target_group_name, zone_id and dns_name (and no target_group_arns); load_balancer none needs target_group_arns."
+    }
+    precondition {
+      condition     = alltrue([for id in var.boot_dependencies : id != null && id != ""])
+      error_message = "a boot dependency of ${var.name} (a VPC endpoint or a security group rule the hosts need at boot) has no ID."
+    }
+    # Checked at plan time, before anything is created: a group whose hosts do not fit the quota
+    # would wait its 15 minutes for capacity, fail, and be left tainted.
+    precondition {
+      condition     = local.peak_instances * data.aws_ec2_instance_type.this.default_vcpus + var.quota_vcpus_elsewhere <= data.aws_servicequotas_service_quota.vcpus.value
+      error_message = "${var.region}: the EC2 quota of running On-Demand Standard instances (L-1216C47A) is ${data.aws_servicequotas_service_quota.vcpus.value} vCPUs, but ${local.peak_instances * data.aws_ec2_instance_type.this.default_vcpus + var.quota_vcpus_elsewhere} are needed: ${var.name} ${local.peak_instances * data.aws_ec2_instance_type.this.default_vcpus} (${var.capacity.max} × ${var.instance_type} at max size + ${local.refresh_headroom} during an instance refresh, ${data.aws_ec2_instance_type.this.default_vcpus} vCPUs each) and the region's other fleets ${var.quota_vcpus_elsewhere}. Ask for a higher quota in ${var.region} (Service Quotas) or lower the max sizes."
     }
   }
 }
@@ -410,6 +469,9 @@ resource "aws_lb_target_group" "this" {
     unhealthy_draining_interval             = 45
   }
 
+  # Readiness: only hosts whose /healthz answers 200 get connections (the health port's, which
+  # asks for no client certificate); without a health port, those that accept TCP on the service
+  # port.
   health_check {
     enabled             = true
     protocol            = var.health_port == null ? "TCP" : "HTTP"

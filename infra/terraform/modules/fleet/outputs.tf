@@ -57,3 +57,8 @@ output "unit" {
   description = "Name of the service's systemd unit on every host."
   value       = local.unit
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs the group needs at its peak from the region's EC2 quota of running On-Demand Standard instances (L-1216C47A): its max size plus the instance refresh's headroom, times the instance type's vCPUs. A caller adds it to the quota_vcpus_elsewhere of the region's other fleets."
+  value       = local.peak_instances * data.aws_ec2_instance_type.this.default_vcpus
+}

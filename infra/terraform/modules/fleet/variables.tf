@@ -210,7 +210,7 @@ variable "service_port" {
 }
 
 variable "health_port" {
-  description = "Plaintext port serving /healthz, checked over HTTP by the load balancer, and admitted from the VPC (the load balancer's checks, and Prometheus scraping /metrics there). null: the service has no plaintext health port, and the load balancer checks that the service port accepts TCP connections."
+  description = "Plaintext port serving /healthz, checked over HTTP by the load balancer (readiness: only hosts answering 200 get traffic; the Auto Scaling group replaces only hosts EC2 finds impaired), and admitted from the VPC (the load balancer's checks, and Prometheus scraping /metrics there). null: the service has no plaintext health port, and the load balancer checks that the service port accepts TCP connections."
   type        = number
   default     = null
 }
@@ -221,27 +221,72 @@ variable "instance_type" {
   default     = "c7g.large"
 }
 
-variable "instance_count" {
-  description = "Number of hosts: the Auto Scaling group's minimum, maximum and desired capacity."
-  type        = number
-}
+variable "capacity" {
+  description = "Hosts of the group: its min size, desired capacity and max size (min <= desired <= max). Change them here (through the roots' fleets in live/idgen.tfvars, then plan and apply): a capacity set by hand is put back by the next apply. The vCPU quota check counts max, plus the instance refresh's headroom."
+  type = object({
+    min     = number
+    desired = number
+    max     = number
+  })
 
-variable "instances_per_az" {
-  description = "Hosts per Availability Zone; when set, instance_count must equal it times the number of subnets. null: no such check (fleets too small to fill every zone evenly)."
-  type        = number
-  default     = null
-}
-
-variable "ami_ssm_parameter" {
-  description = "SSM public parameter that names the current AMI (Amazon Linux 2023, arm64)."
-  type        = string
-  default     = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"
+  validation {
+    condition     = alltrue([for n in [var.capacity.min, var.capacity.desired, var.capacity.max] : n >= 0 && floor(n) == n]) && var.capacity.max >= 1 && var.capacity.min <= var.capacity.desired && var.capacity.desired <= var.capacity.max
+    error_message = "capacity needs whole numbers with min <= desired <= max and max >= 1."
+  }
 }
 
 variable "ami_id" {
-  description = "AMI to use instead of the SSM parameter's; set it to hold the fleet on one image."
+  description = "AMI of the hosts (Amazon Linux 2023, arm64, of the fleet's region), pinned: a new image rolls the fleet out by instance refresh only when this changes, never because a newer image was released. The plan checks that it is an arm64 image."
   type        = string
-  default     = null
+
+  validation {
+    condition     = can(regex("^ami-[0-9a-f]{8}([0-9a-f]{9})?$", var.ami_id))
+    error_message = "ami_id must be an AMI ID (ami- and 8 or 17 hex digits)."
+  }
+}
+
+variable "quota_vcpus_elsewhere" {
+  description = "vCPUs that the region's other fleets and workloads of this account need at their peak from the same EC2 quota (running On-Demand Standard instances, L-1216C47A): the plan stops, before the group is created, when this fleet's peak (max size plus the instance refresh's headroom) and these do not fit the quota."
+  type        = number
+  default     = 0
+
+  validation {
+    condition     = var.quota_vcpus_elsewhere >= 0
+    error_message = "quota_vcpus_elsewhere must not be negative."
+  }
+}
+
+variable "boot_dependencies" {
+  description = "IDs of what the hosts need at boot that is made outside this module: the VPC's endpoints (S3 and DynamoDB gateways, the SSM, CloudWatch, STS and KMS interface endpoints) and their security group's rules. The Auto Scaling group waits for them, so no host boots before it can copy its release and reach SSM."
+  type        = list(string)
+  default     = []
+}
+
+variable "refresh_alarms" {
+  description = "Names of the CloudWatch alarms that stop an instance refresh and roll it back to the previous launch template version when one goes into ALARM: the region's alarms of this fleet (its healthy and unhealthy hosts, its errors)."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.refresh_alarms) > 0
+    error_message = "refresh_alarms must name at least one alarm: an instance refresh without an alarm gate cannot roll back by itself."
+  }
+}
+
+variable "refresh_checkpoints" {
+  description = "Percentages of the group replaced at which an instance refresh pauses for refresh_checkpoint_delay, increasing, the last 100: the alarms have that long to go off before the refresh goes on."
+  type        = list(number)
+  default     = [10, 50, 100]
+
+  validation {
+    condition     = length(var.refresh_checkpoints) > 0 && alltrue([for i, p in var.refresh_checkpoints : p > 0 && p <= 100 && (i == 0 || p > var.refresh_checkpoints[max(i - 1, 0)])]) && contains(var.refresh_checkpoints, 100)
+    error_message = "refresh_checkpoints must be increasing percentages from 1 to 100, the last 100."
+  }
+}
+
+variable "refresh_checkpoint_delay" {
+  description = "Seconds an instance refresh waits at each checkpoint."
+  type        = number
+  default     = 600
 }
 
 variable "root_volume_size" {
@@ -297,8 +342,19 @@ variable "min_healthy_percentage" {
   default     = 90
 }
 
+variable "max_healthy_percentage" {
+  description = "During an instance refresh, the most hosts in service and launching, as a share of the desired capacity: above 100, new hosts are launched before the ones they replace (at least one), which the vCPU quota check counts."
+  type        = number
+  default     = 110
+
+  validation {
+    condition     = var.max_healthy_percentage >= 100 && var.max_healthy_percentage <= 200
+    error_message = "max_healthy_percentage must be from 100 to 200."
+  }
+}
+
 variable "health_check_grace_period" {
-  description = "Seconds after launch before the load balancer's verdict counts: boot, clock sync and the first lease."
+  description = "Seconds after launch before EC2's status checks count for the group, and the instance refresh's warm-up: boot, clock sync and the first lease."
   type        = number
   default     = 300
 }

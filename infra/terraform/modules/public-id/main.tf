@@ -313,8 +313,14 @@ module "public_id" {
     dynamodb = local.dynamodb_egress
   }
 
-  instance_type  = var.instance_type
-  instance_count = var.public_id_instances
+  instance_type = var.instance_type
+  ami_id        = var.ami_id
+  capacity      = var.public_id_capacity
+
+  boot_dependencies = var.boot_dependencies
+  # The gateways' peak and the region's other fleets': the two fleets share the region's quota.
+  quota_vcpus_elsewhere = var.quota_vcpus_elsewhere + module.gateway.vcpus_at_max
+  refresh_alarms        = [aws_cloudwatch_metric_alarm.public_id_unhealthy_hosts.alarm_name]
 
   target_group_name = "idgen-public-id"
   zone_id           = var.zone_id
@@ -379,8 +385,16 @@ module "gateway" {
     { for u in var.gateway_upstreams : "upstream ${u.cidr}:${u.port}" => { description = "an upstream of the routes: ${u.description}", port = u.port, cidr_ipv4 = u.cidr } },
   )
 
-  instance_type  = var.instance_type
-  instance_count = var.gateway_instances
+  instance_type = var.instance_type
+  ami_id        = var.ami_id
+  capacity      = var.gateway_capacity
+
+  boot_dependencies     = var.boot_dependencies
+  quota_vcpus_elsewhere = var.quota_vcpus_elsewhere
+  refresh_alarms = [
+    aws_cloudwatch_metric_alarm.gateway_unhealthy_hosts.alarm_name,
+    aws_cloudwatch_metric_alarm.gateway_5xx.alarm_name,
+  ]
 
   load_balancer     = "none"
   target_group_arns = [aws_lb_target_group.gateway.arn]

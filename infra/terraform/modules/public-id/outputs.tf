@@ -86,3 +86,8 @@ output "alarm_names" {
     aws_cloudwatch_metric_alarm.redis_evictions.alarm_name,
   ]
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs both fleets need at their peak from the region's EC2 quota L-1216C47A (max sizes plus the instance refreshes' headroom)."
+  value       = module.public_id.vcpus_at_max + module.gateway.vcpus_at_max
+}

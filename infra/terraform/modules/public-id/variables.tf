@@ -165,16 +165,41 @@ variable "resources" {
   }
 }
 
-variable "public_id_instances" {
-  description = "Hosts of the internal API (public-id), spread over the three Availability Zones."
-  type        = number
-  default     = 3
+variable "public_id_capacity" {
+  description = "The internal API's (public-id) Auto Scaling group: min size, desired capacity and max size, spread over the three Availability Zones. Changed here (live/idgen.tfvars), then plan and apply."
+  type = object({
+    min     = number
+    desired = number
+    max     = number
+  })
+  default = { min = 3, desired = 3, max = 6 }
 }
 
-variable "gateway_instances" {
-  description = "Hosts of the customer gateway (public-id-gateway), spread over the three Availability Zones."
+variable "gateway_capacity" {
+  description = "The customer gateway's (public-id-gateway) Auto Scaling group: min size, desired capacity and max size, spread over the three Availability Zones. Changed here (live/idgen.tfvars), then plan and apply."
+  type = object({
+    min     = number
+    desired = number
+    max     = number
+  })
+  default = { min = 3, desired = 3, max = 6 }
+}
+
+variable "ami_id" {
+  description = "AMI of both fleets (Amazon Linux 2023 arm64 of this region), pinned: changing it rolls them by instance refresh, gated on their alarms."
+  type        = string
+}
+
+variable "boot_dependencies" {
+  description = "IDs of the VPC endpoints (and their security group's rules) the hosts need at boot that the caller makes: both Auto Scaling groups wait for them. Empty when they exist already."
+  type        = list(string)
+  default     = []
+}
+
+variable "quota_vcpus_elsewhere" {
+  description = "vCPUs the region's other fleets and workloads of the account need at their peak from the EC2 quota L-1216C47A, besides these two fleets: the plan stops when they do not fit together."
   type        = number
-  default     = 3
+  default     = 0
 }
 
 variable "instance_type" {

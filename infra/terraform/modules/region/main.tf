@@ -170,9 +170,20 @@ module "fleet" {
   endpoints_security_group_id = var.endpoints_security_group_id
   peer_cidrs                  = var.registry_cidrs
 
-  instance_type    = var.instance_type
-  instance_count   = var.workers
-  instances_per_az = var.workers_per_az
+  instance_type = var.instance_type
+  ami_id        = var.ami_id
+  capacity      = var.capacity
+
+  # What the hosts need at boot, made outside this module (the VPC's endpoints), and the
+  # region's other fleets that share the vCPU quota.
+  boot_dependencies     = var.boot_dependencies
+  quota_vcpus_elsewhere = var.quota_vcpus_elsewhere
+
+  # An instance refresh rolls back when the fleet loses healthy hosts or gains unhealthy ones.
+  refresh_alarms = [
+    aws_cloudwatch_metric_alarm.fleet_healthy_hosts.alarm_name,
+    aws_cloudwatch_metric_alarm.nlb_unhealthy_hosts.alarm_name,
+  ]
 
   target_group_name = "idgen-workers"
   zone_id           = var.zone_id

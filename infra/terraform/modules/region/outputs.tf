@@ -57,3 +57,8 @@ output "alarm_names" {
     aws_cloudwatch_metric_alarm.lease_system_errors.alarm_name,
   ]
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs the generator fleet needs at its peak from the region's EC2 quota L-1216C47A (max size plus the instance refresh's headroom)."
+  value       = module.fleet.vcpus_at_max
+}

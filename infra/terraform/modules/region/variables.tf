@@ -120,16 +120,31 @@ variable "s3_kms_key_arn" {
   default     = null
 }
 
-variable "workers" {
-  description = "Number of generator workers."
-  type        = number
-  default     = 24
+variable "capacity" {
+  description = "The generator fleet's Auto Scaling group: min size, desired capacity and max size (spread over the three Availability Zones). Raise desired (up to max) here, in the region's fleets in live/idgen.tfvars, then plan and apply: a capacity set by hand is put back by the next apply."
+  type = object({
+    min     = number
+    desired = number
+    max     = number
+  })
+  default = { min = 24, desired = 24, max = 30 }
 }
 
-variable "workers_per_az" {
-  description = "Workers per Availability Zone; workers must equal it times three."
+variable "ami_id" {
+  description = "AMI of the generators (Amazon Linux 2023 arm64 of this region), pinned: changing it rolls the fleet by instance refresh, gated on the region's alarms."
+  type        = string
+}
+
+variable "boot_dependencies" {
+  description = "IDs of the VPC endpoints (and their security group's rules) the hosts need at boot that the caller makes: the Auto Scaling group waits for them. Empty when they exist already (the home VPC's, made by the registry root)."
+  type        = list(string)
+  default     = []
+}
+
+variable "quota_vcpus_elsewhere" {
+  description = "vCPUs the region's other fleets (the public-ID programs', in the home region the registry's) and other workloads of the account need at their peak from the EC2 quota L-1216C47A: the plan stops when they and the generators' peak do not fit it."
   type        = number
-  default     = 8
+  default     = 0
 }
 
 variable "instance_type" {

@@ -65,6 +65,7 @@ module "fleet" {
 
   service_args = [
     "--listen", "0.0.0.0:443",
+    "--health-listen", "0.0.0.0:${var.health_port}",
     "--region", var.region,
     "--store", "dynamodb:https://dynamodb.${var.region}.amazonaws.com",
     "--schedule", var.schedule,
@@ -91,18 +92,69 @@ module "fleet" {
   subnet_ids   = var.subnet_ids
   caller_cidrs = var.caller_cidrs
   service_port = 443
-  # The registry has no plaintext health port: the load balancer checks TCP on 443.
-  health_port = null
+  # The load balancer checks /healthz over HTTP on the plaintext health port (443 asks every
+  # connection for a client certificate, which the checks do not have): 503 once the server
+  # certificate in use has expired, when the table does not answer, and from the start of a
+  # drain, so it routes only to registries its callers can use.
+  health_port = var.health_port
 
   # Out: the AWS APIs through the VPC's endpoints only; the registry calls no peer.
   endpoints_security_group_id = var.endpoints_security_group_id
 
-  instance_type  = var.instance_type
-  instance_count = var.instance_count
+  instance_type = var.instance_type
+  ami_id        = var.ami_id
+  capacity      = var.capacity
+
+  boot_dependencies     = var.boot_dependencies
+  quota_vcpus_elsewhere = var.quota_vcpus_elsewhere
+  refresh_alarms        = [aws_cloudwatch_metric_alarm.unhealthy_hosts.alarm_name]
+  # Two hosts: a refresh replaces one, waits, then the other.
+  refresh_checkpoints = [50, 100]
 
   target_group_name = "idgen-registry"
   zone_id           = var.zone_id
   dns_name          = var.dns_name
+
+  tags = local.tags
+}
+
+################################################################################
+# Alarms (thresholds from deploy/alert-thresholds.json): the instance refresh's gate too
+################################################################################
+
+locals {
+  alert_doc          = jsondecode(file("${path.module}/../../../../deploy/alert-thresholds.json"))
+  thresholds         = { for a in local.alert_doc.alerts : a.name => a }
+  alarm_descriptions = { for name, a in local.thresholds : name => "${a.meaning} Runbook: ${local.alert_doc.runbook_base}runbooks/alerts/${name}.md" }
+  for_minutes = {
+    for name, a in local.thresholds : name => max(1, ceil(
+      tonumber(regex("^([0-9]+)[smh]$", a.for)[0]) * { s = 1, m = 60, h = 3600 }[regex("[smh]$", a.for)] / 60
+    ))
+  }
+  operators = {
+    for name, a in local.thresholds : name => a.comparison == "below" ? "LessThanThreshold" : "GreaterThanThreshold"
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "unhealthy_hosts" {
+  alarm_name          = "idgen-registry-unhealthy-hosts"
+  alarm_description   = local.alarm_descriptions["IdgenRegistryUnhealthyHosts"]
+  namespace           = "AWS/NetworkELB"
+  metric_name         = "UnHealthyHostCount"
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = local.for_minutes["IdgenRegistryUnhealthyHosts"]
+  datapoints_to_alarm = local.for_minutes["IdgenRegistryUnhealthyHosts"]
+  comparison_operator = local.operators["IdgenRegistryUnhealthyHosts"]
+  threshold           = local.thresholds["IdgenRegistryUnhealthyHosts"].threshold
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  dimensions = {
+    LoadBalancer = module.fleet.lb_arn_suffix
+    TargetGroup  = module.fleet.target_group_arn_suffix
+  }
 
   tags = local.tags
 }

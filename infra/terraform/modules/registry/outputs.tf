@@ -27,3 +27,13 @@ output "lb_dns_name" {
   description = "DNS name of the registry's internal network load balancer."
   value       = module.fleet.lb_dns_name
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs the registry needs at its peak from the home region's EC2 quota L-1216C47A (max size plus the instance refresh's headroom)."
+  value       = module.fleet.vcpus_at_max
+}
+
+output "alarm_names" {
+  description = "Names of the registry's CloudWatch alarms."
+  value       = [aws_cloudwatch_metric_alarm.unhealthy_hosts.alarm_name]
+}

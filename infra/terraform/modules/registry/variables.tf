@@ -80,10 +80,43 @@ variable "s3_kms_key_arn" {
   default     = null
 }
 
-variable "instance_count" {
-  description = "Number of registry hosts."
+variable "capacity" {
+  description = "The registry's Auto Scaling group: min size, desired capacity and max size. Changed here (live/idgen.tfvars), then plan and apply."
+  type = object({
+    min     = number
+    desired = number
+    max     = number
+  })
+  default = { min = 2, desired = 2, max = 3 }
+}
+
+variable "ami_id" {
+  description = "AMI of the registry hosts (Amazon Linux 2023 arm64 of the home region), pinned: changing it rolls them by instance refresh, gated on the registry's alarm."
+  type        = string
+}
+
+variable "health_port" {
+  description = "Port of the registry's plaintext /healthz and /metrics (--health-listen), which the load balancer checks over HTTP and the VPC may reach."
   type        = number
-  default     = 2
+  default     = 8081
+}
+
+variable "boot_dependencies" {
+  description = "IDs of the VPC endpoints (and their security group's rules) the hosts need at boot that the caller makes: the Auto Scaling group waits for them."
+  type        = list(string)
+  default     = []
+}
+
+variable "quota_vcpus_elsewhere" {
+  description = "vCPUs the home region's other fleets and workloads of the account need at their peak from the EC2 quota L-1216C47A: the plan stops when they and the registry's peak do not fit it."
+  type        = number
+  default     = 0
+}
+
+variable "alarm_actions" {
+  description = "ARNs (SNS topics in the home region) notified when the registry's alarm fires or clears."
+  type        = list(string)
+  default     = []
 }
 
 variable "instance_type" {

@@ -30,3 +30,23 @@ locals {
     for name in keys(var.regions) : name => sort([for other, r in var.regions : other if r.peer == name])
   }
 }
+
+locals {
+  # Per region, every other region it exchanges traffic with over the Transit Gateway, and why:
+  # "failover" (one is the other's peer: its callers fail over there), "registry" (one is the home
+  # region: every region's generators read the registry there) and "public-id" (every region's
+  # public-ID programs read and write every other region's table). The lower-numbered region of a
+  # pair requests the peering; the other accepts it.
+  transit_peers = {
+    for name, r in var.regions : name => {
+      for other, o in var.regions : other => {
+        reasons = concat(
+          r.peer == other || o.peer == name ? ["failover"] : [],
+          name == var.home_region || other == var.home_region ? ["registry"] : [],
+          ["public-id"],
+        )
+        request = r.number < o.number
+      } if other != name
+    }
+  }
+}

@@ -70,3 +70,13 @@ output "registry_url" {
   description = "URL of the registry, which every region's generators read at start-up."
   value       = "https://registry.${var.endpoint_domain}"
 }
+
+output "transit_peers" {
+  description = "Per region, every other region it exchanges traffic with over the Transit Gateway: why (reasons: failover, when one is the other's peer; registry, when one is the home region; public-id, always, for the public-ID tables) and whether this region requests the peering (request: its number is the lower) or accepts it."
+  value       = local.transit_peers
+
+  precondition {
+    condition     = length(local.duplicate_numbers) == 0
+    error_message = join("; ", values(local.duplicate_numbers))
+  }
+}

@@ -16,7 +16,7 @@ func BenchmarkHandler(b *testing.B) {
 	r := start(b, baseConfig(b))
 	r.waitReady(b)
 	h := r.srv.Handler()
-	body := []byte(`{"id":"120460138153815040","id_num":120460138153815040}` + "\n")
+	body := []byte(`{"id":"120460138153815040"}` + "\n")
 	bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)

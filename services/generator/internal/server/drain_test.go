@@ -83,13 +83,13 @@ func TestDrainSequence(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		return !refused(g.apiAddr), "the API listener did not open once the generator was ready"
 	})
-	if code, hdr, body := do(t, "POST", g.url+"/v1/ids", "{}"); code != 200 || hdr.Get("Connection") == "close" {
+	if code, hdr, body := testenv.Do(t, "POST", g.url+"/v1/ids", "", "{}"); code != 200 || hdr.Get("Connection") == "close" {
 		t.Fatalf("before the shutdown: %d %s, Connection %q", code, body, hdr.Get("Connection"))
 	}
 	g.cancel() // SIGTERM
 	for _, url := range []string{g.healthURL, g.url} {
 		testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-			code, _, body := do(t, "GET", url+"/healthz", "")
+			code, _, body := testenv.Do(t, "GET", url+"/healthz", "", "")
 			return code == 503 && strings.Contains(body, `"reason":"draining"`), fmt.Sprintf("%s/healthz during the delay: %d %s", url, code, body)
 		})
 	}
@@ -158,7 +158,7 @@ func TestStopBeforeReady(t *testing.T) {
 				healthURL = r.url
 			}
 			testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-				code, _, body := do(t, "GET", healthURL+"/healthz", "")
+				code, _, body := testenv.Do(t, "GET", healthURL+"/healthz", "", "")
 				return code == 503 && strings.Contains(body, "no_lease"), fmt.Sprintf("healthz of the second generator: %d %s", code, body)
 			})
 			r.cancel()
@@ -199,7 +199,7 @@ func TestNotReadyRefusesAPI(t *testing.T) {
 		}
 		return len(ls) > 0, fmt.Sprintf("the second generator's leases: %+v", ls)
 	})
-	code, _, body := do(t, "GET", b.healthURL+"/healthz", "")
+	code, _, body := testenv.Do(t, "GET", b.healthURL+"/healthz", "", "")
 	if code != 503 || !strings.Contains(body, `"reason":"no_lease"`) {
 		t.Fatalf("healthz without a lease: %d %s", code, body)
 	}
@@ -212,10 +212,10 @@ func TestNotReadyRefusesAPI(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		return !refused(b.apiAddr), "the API address still refuses connections once the generator is ready"
 	})
-	if code, _, _ := do(t, "POST", b.url+"/v1/ids", "{}"); code != 200 {
+	if code, _, _ := testenv.Do(t, "POST", b.url+"/v1/ids", "", "{}"); code != 200 {
 		t.Fatalf("after the release: %d", code)
 	}
-	if code, _, body := do(t, "GET", b.healthURL+"/healthz", ""); code != 200 {
+	if code, _, body := testenv.Do(t, "GET", b.healthURL+"/healthz", "", ""); code != 200 {
 		t.Fatalf("healthz after the release: %d %s", code, body)
 	}
 }

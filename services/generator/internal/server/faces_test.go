@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 // TestOneValidation: the REST and Connect faces refuse the same bad bodies, by field name, and
@@ -14,8 +16,8 @@ func TestOneValidation(t *testing.T) {
 	r := start(t, baseConfig(t))
 	r.waitReady(t)
 	// Labelled counters exist at zero from the first scrape.
-	if _, _, m := do(t, "GET", r.url+"/metrics", ""); !strings.Contains(m, `idgen_server_quota_rejections_total{caller="dev",region="us-east-1"} 0`) {
-		t.Errorf("no zero quota-rejection series for the known caller:\n%s", grep(m, "quota"))
+	if n := testenv.Metric(t, r.url+"/metrics", "idgen_server_quota_rejections_total", testenv.Labels{"caller": "dev", "region": "us-east-1"}); n != 0 {
+		t.Errorf("quota rejections of the known caller before any request: %v, want 0", n)
 	}
 	connect := func(proc, body string) (int, string) {
 		t.Helper()
@@ -28,7 +30,7 @@ func TestOneValidation(t *testing.T) {
 		{"unknown field", "/v1/ids:batch", `{"cnt": 3}`, "GenerateBatch", `{"cnt": 3}`, `unknown field \"cnt\"`},
 		{"other case", "/v1/ids:batch", `{"COUNT": 2}`, "GenerateBatch", `{"COUNT": 2}`, `unknown field \"COUNT\"`},
 	} {
-		code, _, body := do(t, "POST", r.url+tt.rest, tt.restBody)
+		code, _, body := testenv.Do(t, "POST", r.url+tt.rest, "", tt.restBody)
 		if code != 400 || !strings.Contains(body, tt.want) {
 			t.Errorf("%s over REST: %d %s, want 400 with %s", tt.name, code, body, tt.want)
 		}
@@ -41,7 +43,7 @@ func TestOneValidation(t *testing.T) {
 		t.Errorf("Decode {} over Connect: %d %s", code, body)
 	}
 	// The same decode, one shape: proto field names and zero values present on Connect too.
-	_, _, gen := do(t, "POST", r.url+"/v1/ids", "{}")
+	_, _, gen := testenv.Do(t, "POST", r.url+"/v1/ids", "", "{}")
 	id := strings.Split(strings.Split(gen, `"id":"`)[1], `"`)[0]
 	code, body := connect("Decode", `{"id": "`+id+`"}`)
 	for _, field := range []string{`"created_at"`, `"region_number":0`, `"machine"`, `"sequence"`} {
@@ -50,7 +52,7 @@ func TestOneValidation(t *testing.T) {
 		}
 	}
 	// One vocabulary for the code label: REST answers are counted by Connect code names too.
-	_, _, m := do(t, "GET", r.url+"/metrics", "")
+	_, _, m := testenv.Do(t, "GET", r.url+"/metrics", "", "")
 	rest := grep(m, `protocol="rest"`)
 	if !strings.Contains(rest, `code="ok"`) || !strings.Contains(rest, `code="invalid_argument"`) || regexp.MustCompile(`code="[0-9]`).MatchString(rest) {
 		t.Errorf("REST requests counted with another vocabulary:\n%s", rest)

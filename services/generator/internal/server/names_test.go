@@ -37,7 +37,7 @@ func TestDecodeNamesRegions(t *testing.T) {
 	}()
 	c := idgenv1connect.NewIdServiceClient(http.DefaultClient, r.url)
 	names := func() (string, string) {
-		_, _, body := do(t, "GET", r.url+"/v1/ids/"+id5.String()+"/decode", "")
+		_, _, body := testenv.Do(t, "GET", r.url+"/v1/ids/"+id5.String()+"/decode", "", "")
 		resp, err := c.Decode(context.Background(), connect.NewRequest(&idgenv1.DecodeRequest{Id: int64(id5)}))
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,13 +34,10 @@ func TestRegistryUnreachableWhileRunning(t *testing.T) {
 	r := start(t, cfg)
 	r.waitReady(t)
 	state := func() (int, string, string) {
-		code, _, body := do(t, "GET", r.url+"/healthz", "")
-		_, _, metrics := do(t, "GET", r.url+"/metrics", "")
+		code, _, body := testenv.Do(t, "GET", r.url+"/healthz", "", "")
 		gauge := "absent"
-		for _, l := range strings.Split(metrics, "\n") {
-			if strings.HasPrefix(l, "idgen_generator_registry_reachable") {
-				gauge = l[strings.LastIndex(l, " ")+1:]
-			}
+		if v, ok := testenv.Scrape(t, nil, r.url+"/metrics").Value("idgen_generator_registry_reachable", nil); ok {
+			gauge = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		return code, body, gauge
 	}
@@ -52,7 +50,7 @@ func TestRegistryUnreachableWhileRunning(t *testing.T) {
 		return code == 200 && strings.Contains(body, `"status":"degraded","reason":"registry_unreachable"`) &&
 			strings.Contains(body, reg.URL) && strings.Contains(body, copyPath) && gauge == "0", fmt.Sprintf("registry down: %d %s, reachable %s", code, body, gauge)
 	})
-	if code, _, body := do(t, "POST", r.url+"/v1/ids", "{}"); code != 200 {
+	if code, _, body := testenv.Do(t, "POST", r.url+"/v1/ids", "", "{}"); code != 200 {
 		t.Fatalf("POST /v1/ids with the registry down: %d %s", code, body)
 	}
 	before, err := os.Stat(copyPath)

@@ -84,7 +84,10 @@ var jsonType = []string{echo.MIMEApplicationJSON}
 func (s *Server) postID(c echo.Context) error {
 	// One buffer for the body ({} as a rule) and the answer.
 	buf := make([]byte, 0, 64)
-	var req struct{}
+	// {"id_num": true} asks for the ID as a JSON number too; nothing else may be in the body.
+	var req struct {
+		IDNum bool `json:"id_num"`
+	}
 	if err := readBody(c, buf, true, &req); err != nil {
 		return err
 	}
@@ -93,15 +96,20 @@ func (s *Server) postID(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// {"id":"<id>","id_num":<id>}: the decimal formatted once, the body written as JSONBlob
-	// would, with the header's key given canonical (JSONBlob looks it up, then sets it).
+	// {"id":"<id>"} or {"id":"<id>","id_num":<id>}: the decimal formatted once, the body
+	// written as JSONBlob would, with the header's key given canonical (JSONBlob looks it up,
+	// then sets it).
 	b := append(buf[:0], `{"id":"`...)
 	start := len(b)
 	b = strconv.AppendInt(b, int64(ids[0]), 10)
-	digits := b[start:]
-	b = append(b, `","id_num":`...)
-	b = append(b, digits...)
-	b = append(b, "}\n"...)
+	if req.IDNum {
+		digits := b[start:]
+		b = append(b, `","id_num":`...)
+		b = append(b, digits...)
+		b = append(b, "}\n"...)
+	} else {
+		b = append(b, "\"}\n"...)
+	}
 	w := c.Response()
 	w.Header()[echo.HeaderContentType] = jsonType
 	w.WriteHeader(http.StatusOK)

@@ -3,13 +3,13 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
 )
 
 type reply struct {
@@ -20,32 +20,14 @@ type reply struct {
 
 func send(t *testing.T, method, url, contentType, body string, hdr ...string) reply {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	status, header, b := testenv.Do(t, method, url, contentType, body, hdr...)
+	return reply{status, header, b}
 }
 
-var servedDev = regexp.MustCompile(`idgen_server_ids_served_total\{caller="dev",region="us-east-1"\} (\d+)`)
-
 // served is how many IDs the generator has handed to the dev caller.
-func (r *running) served(t *testing.T) string {
+func (r *running) served(t *testing.T) float64 {
 	t.Helper()
-	m := servedDev.FindStringSubmatch(send(t, "GET", r.url+"/metrics", "", "").body)
-	if m == nil {
-		t.Fatal("no idgen_server_ids_served_total for dev")
-	}
-	return m[1]
+	return testenv.Metric(t, r.url+"/metrics", "idgen_server_ids_served_total", testenv.Labels{"caller": "dev", "region": "us-east-1"})
 }
 
 // TestRESTIssuesForJSONOnly: a POST for IDs sent as text/plain, a form or multipart gets 415
@@ -81,7 +63,7 @@ func TestRESTIssuesForJSONOnly(t *testing.T) {
 			t.Errorf("POST %s as %s: %d %s, want 415 unsupported_media_type naming application/json", tt.path, tt.contentType, a.status, a.body)
 		}
 		if after := r.served(t); after != before {
-			t.Errorf("POST %s as %s: IDs issued (%s, then %s)", tt.path, tt.contentType, before, after)
+			t.Errorf("POST %s as %s: IDs issued (%v, then %v)", tt.path, tt.contentType, before, after)
 		}
 	}
 	for _, tt := range []struct{ path, contentType, body string }{
@@ -122,7 +104,7 @@ func TestRESTBodyIsOneJSONObject(t *testing.T) {
 			t.Errorf("POST %s %q: %d %s, want 400 saying %q", tt.path, tt.body, a.status, a.body, tt.want)
 		}
 		if after := r.served(t); after != before {
-			t.Errorf("POST %s %q: IDs issued (%s, then %s)", tt.path, tt.body, before, after)
+			t.Errorf("POST %s %q: IDs issued (%v, then %v)", tt.path, tt.body, before, after)
 		}
 	}
 	if a := send(t, "POST", r.url+"/v1/ids:batch", "application/json", " \r\n\t{\"count\": 2}\r\n"); a.status != 200 {
@@ -156,9 +138,8 @@ func TestRESTHeadWhereGet(t *testing.T) {
 	if h := send(t, "HEAD", r.url+"/v1/ids/97301141913751557/decode", "", ""); h.status != 200 {
 		t.Errorf("HEAD decode: %d", h.status)
 	}
-	m := send(t, "GET", r.url+"/metrics", "", "").body
-	if strings.Contains(grep(m, `route="/v1/ids/:id/decode"`), `code="unimplemented"`) {
-		t.Errorf("a HEAD of decode counted as unimplemented:\n%s", grep(m, "decode"))
+	if n := testenv.Scrape(t, nil, r.url+"/metrics").Sum("idgen_server_requests_total", testenv.Labels{"route": "/v1/ids/:id/decode", "code": "unimplemented"}); n != 0 {
+		t.Errorf("a HEAD of decode counted as unimplemented %v times", n)
 	}
 }
 

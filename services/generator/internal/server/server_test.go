@@ -86,18 +86,6 @@ func (r *running) waitReady(t testing.TB) {
 	}
 }
 
-func do(t *testing.T, method, url, body string) (int, http.Header, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
-
 func TestREST(t *testing.T) {
 	r := start(t, baseConfig(t))
 	r.waitReady(t)
@@ -106,7 +94,9 @@ func TestREST(t *testing.T) {
 		status                   int
 		contains                 string
 	}{
-		{"one id", "POST", "/v1/ids", "{}", 200, `"id_num":`},
+		{"one id", "POST", "/v1/ids", "{}", 200, `"id":"`},
+		{"one id with id_num", "POST", "/v1/ids", `{"id_num":true}`, 200, `"id_num":`},
+		{"one id, id_num not a bool", "POST", "/v1/ids", `{"id_num":1}`, 400, `"id_num"`},
 		{"one id, empty body", "POST", "/v1/ids", "", 200, `"id":"`},
 		{"one id, not JSON", "POST", "/v1/ids", "hello", 400, "not a valid JSON object"},
 		{"one id, unknown field", "POST", "/v1/ids", `{"n":1}`, 400, "unknown field"},
@@ -133,7 +123,7 @@ func TestREST(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, hdr, body := do(t, tt.method, r.url+tt.path, tt.body)
+			code, hdr, body := testenv.Do(t, tt.method, r.url+tt.path, "", tt.body)
 			var e struct {
 				Error string `json:"error"`
 			}
@@ -151,15 +141,27 @@ func TestREST(t *testing.T) {
 func TestRESTShapes(t *testing.T) {
 	r := start(t, baseConfig(t))
 	r.waitReady(t)
-	_, _, body := do(t, "POST", r.url+"/v1/ids", "{}")
-	var one struct {
-		ID    string `json:"id"`
-		IDNum int64  `json:"id_num"`
+	// By default the ID is a string alone: a JSON number above 2^53 is another value after
+	// JSON.parse in JavaScript, and every v2 ID is above it.
+	_, _, body := testenv.Do(t, "POST", r.url+"/v1/ids", "", "{}")
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &fields); err != nil || len(fields) != 1 || fields["id"] == nil {
+		t.Fatalf("POST /v1/ids {} = %s (%v), want only \"id\"", body, err)
 	}
-	if err := json.Unmarshal([]byte(body), &one); err != nil || strconv.FormatInt(one.IDNum, 10) != one.ID {
-		t.Fatalf("POST /v1/ids = %s (%v)", body, err)
+	for _, req := range []string{`{"id_num":true}`, ` {"id_num": true} `} {
+		_, _, body = testenv.Do(t, "POST", r.url+"/v1/ids", "", req)
+		var one struct {
+			ID    string `json:"id"`
+			IDNum int64  `json:"id_num"`
+		}
+		if err := json.Unmarshal([]byte(body), &one); err != nil || one.IDNum == 0 || strconv.FormatInt(one.IDNum, 10) != one.ID {
+			t.Fatalf("POST /v1/ids %s = %s (%v)", req, body, err)
+		}
 	}
-	_, _, body = do(t, "POST", r.url+"/v1/ids:batch", `{"count":1000}`)
+	if _, _, body = testenv.Do(t, "POST", r.url+"/v1/ids", "", `{"id_num":false}`); strings.Contains(body, "id_num") {
+		t.Fatalf(`POST /v1/ids {"id_num":false} = %s`, body)
+	}
+	_, _, body = testenv.Do(t, "POST", r.url+"/v1/ids:batch", "", `{"count":1000}`)
 	var batch struct {
 		IDs []idcore.ID `json:"ids"`
 	}
@@ -175,7 +177,7 @@ func TestRESTShapes(t *testing.T) {
 		t.Fatal("ids are not strings")
 	}
 	// A v2 ID decodes with its region; the server's region is us-east-1 (number 0).
-	_, _, body = do(t, "GET", r.url+"/v1/ids/"+batch.IDs[0].String()+"/decode", "")
+	_, _, body = testenv.Do(t, "GET", r.url+"/v1/ids/"+batch.IDs[0].String()+"/decode", "", "")
 	var d map[string]any
 	_ = json.Unmarshal([]byte(body), &d)
 	if d["layout"] != "v2" || d["region"] != "us-east-1" || d["region_number"] != float64(0) || d["id"] != batch.IDs[0].String() {
@@ -185,7 +187,7 @@ func TestRESTShapes(t *testing.T) {
 	cfg := baseConfig(t)
 	cfg.Schedule = "v1-v2"
 	r2 := start(t, cfg)
-	_, _, body = do(t, "GET", r2.url+"/v1/ids/97301141913751557/decode", "")
+	_, _, body = testenv.Do(t, "GET", r2.url+"/v1/ids/97301141913751557/decode", "", "")
 	if !strings.Contains(body, `"layout":"v1"`) || !strings.Contains(body, `"machine":37`) || strings.Contains(body, "region") {
 		t.Fatalf("v1 decode = %s", body)
 	}
@@ -334,11 +336,11 @@ func TestHealthStrictClock(t *testing.T) {
 	r.waitReady(t)
 	health.Set(idcore.KernelClock{Synchronized: false}, nil)
 	r.srv.Node().Generator().CheckClock()
-	code, _, body := do(t, "GET", r.url+"/healthz", "")
+	code, _, body := testenv.Do(t, "GET", r.url+"/healthz", "", "")
 	if code != 503 || !strings.Contains(body, `"reason":"clock_unsynced"`) {
 		t.Fatalf("healthz with an unsynchronized clock: %d %s", code, body)
 	}
-	code, _, body = do(t, "POST", r.url+"/v1/ids", "{}")
+	code, _, body = testenv.Do(t, "POST", r.url+"/v1/ids", "", "{}")
 	if code != 503 || !strings.Contains(body, "clock_unsynced") {
 		t.Fatalf("POST /v1/ids with an unsynchronized clock: %d %s", code, body)
 	}
@@ -348,7 +350,7 @@ func TestHealthStrictClock(t *testing.T) {
 	}
 	health.Set(idcore.KernelClock{Synchronized: true}, nil)
 	r.srv.Node().Generator().CheckClock()
-	if code, _, body := do(t, "GET", r.url+"/healthz", ""); code != 200 {
+	if code, _, body := testenv.Do(t, "GET", r.url+"/healthz", "", ""); code != 200 {
 		t.Fatalf("healthz after the clock recovered: %d %s", code, body)
 	}
 }
@@ -370,17 +372,17 @@ func TestHealthNoLease(t *testing.T) {
 		}
 		return len(ls) > 0, fmt.Sprintf("the second generator's leases: %+v", ls)
 	})
-	code, _, body := do(t, "GET", b.url+"/healthz", "")
+	code, _, body := testenv.Do(t, "GET", b.url+"/healthz", "", "")
 	if code != 503 || !strings.Contains(body, `"reason":"no_lease"`) {
 		t.Fatalf("healthz without a lease: %d %s", code, body)
 	}
-	if code, _, body := do(t, "POST", b.url+"/v1/ids", "{}"); code != 503 || !strings.Contains(body, "no_lease") {
+	if code, _, body := testenv.Do(t, "POST", b.url+"/v1/ids", "", "{}"); code != 503 || !strings.Contains(body, "no_lease") {
 		t.Fatalf("POST /v1/ids without a lease: %d %s", code, body)
 	}
 	// a shuts down and releases; b takes the number at its next claim round.
 	a.stop()
 	b.waitReady(t)
-	if code, _, _ := do(t, "POST", b.url+"/v1/ids", "{}"); code != 200 {
+	if code, _, _ := testenv.Do(t, "POST", b.url+"/v1/ids", "", "{}"); code != 200 {
 		t.Fatalf("after the release: %d", code)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,20 +27,11 @@ type tlsEnv struct {
 
 func startTLS(t *testing.T, callers string) *tlsEnv {
 	t.Helper()
-	dir := t.TempDir()
 	root := testenv.NewCA(t, "idgen test CA")
-	certFile, keyFile := testenv.WritePEM(t, dir, "server", root.Server(t))
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, root.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	callersFile := filepath.Join(dir, "callers.json")
-	if err := os.WriteFile(callersFile, []byte(callers), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := root.EdgeFiles(t, t.TempDir(), callers)
 	cfg := baseConfig(t)
 	cfg.InsecureDev = false
-	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = certFile, keyFile, caFile, callersFile
+	cfg.CertFile, cfg.KeyFile, cfg.ClientCA, cfg.CallersFile = f.Cert, f.Key, f.ClientCA, f.Callers
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -168,21 +157,10 @@ func TestMutualTLS(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// idsIssued reads idgen_generator_ids_issued_total from /metrics.
+// idsIssued reads idgen_generator_ids_issued_total of the server's registry.
 func idsIssued(t *testing.T, r *running) float64 {
 	t.Helper()
-	reg := r.srv.Metrics()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "idgen_generator_ids_issued_total" {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatal("no idgen_generator_ids_issued_total")
-	return 0
+	return testenv.Gather(t, r.srv.Metrics()).Sum("idgen_generator_ids_issued_total", nil)
 }
 
 // A caller that keeps asking past its quota is served what its bucket allows (200 a second plus the

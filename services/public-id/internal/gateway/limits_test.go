@@ -93,36 +93,13 @@ func (g *limGateway) publish(t *testing.T, id int64, res string) string {
 // count reads idgen_gateway_requests_total{route,outcome}.
 func (g *limGateway) count(t *testing.T, route, outcome string) float64 {
 	t.Helper()
-	return g.counter(t, "idgen_gateway_requests_total", "route", route, "outcome", outcome)
+	return g.counter(t, "idgen_gateway_requests_total", testenv.Labels{"route": route, "outcome": outcome})
 }
 
-// counter reads the counter series name{labels}, labels given as name, value pairs.
-func (g *limGateway) counter(t *testing.T, name string, labels ...string) float64 {
+// counter reads the counter series name{labels}.
+func (g *limGateway) counter(t *testing.T, name string, labels testenv.Labels) float64 {
 	t.Helper()
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue series
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no series %s%q", name, labels)
-	return 0
+	return testenv.GatheredMetric(t, g.reg, name, labels)
 }
 
 type limAnswer struct {
@@ -320,24 +297,7 @@ func TestRouteInFlight(t *testing.T) {
 // gauge reads a gauge of the gateway's registry by its route label.
 func (g *limGateway) gauge(t *testing.T, name, route string) float64 {
 	t.Helper()
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" && l.GetValue() == route {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no series %s{route=%q}", name, route)
-	return 0
+	return testenv.GatheredMetric(t, g.reg, name, testenv.Labels{"route": route})
 }
 
 // TestBodyBudget: bodies take the budget as they grow; a route's bodies can hold half of it, the

@@ -88,7 +88,7 @@ func TestSharedRate(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("keys %v missing from the Redis, which holds %q", want, keys)
 	}
-	if n := a.counter(t, "idgen_gateway_rate_store_errors_total") + b.counter(t, "idgen_gateway_rate_store_errors_total"); n != 0 {
+	if n := a.counter(t, "idgen_gateway_rate_store_errors_total", nil) + b.counter(t, "idgen_gateway_rate_store_errors_total", nil); n != 0 {
 		t.Errorf("rate store errors %v, want 0", n)
 	}
 }
@@ -106,7 +106,7 @@ func TestRateRedisFails(t *testing.T) {
 	if a := do(t, "GET", g.url+"/nowhere"); a.code != 404 {
 		t.Fatalf("with the Redis up: %d %s", a.code, a.body)
 	}
-	errs := func() float64 { return g.counter(t, "idgen_gateway_rate_store_errors_total") }
+	errs := func() float64 { return g.counter(t, "idgen_gateway_rate_store_errors_total", nil) }
 	r.Freeze(t)
 	// /healthz is limited in-process only: no wait on the Redis, no failure counted; it takes one
 	// of the client's local burst.
@@ -188,7 +188,7 @@ func TestRateRedisACL(t *testing.T) {
 	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", "http://127.0.0.1:1", ""),
 		gateway.Options{RatePerClient: 1, RateRedis: as("limiter", "limiter-pw")})
 	codes, _ := tally(t, 4, "/nowhere", g)
-	if codes[404] != 2 || codes[429] != 2 || g.counter(t, "idgen_gateway_rate_store_errors_total") != 0 {
+	if codes[404] != 2 || codes[429] != 2 || g.counter(t, "idgen_gateway_rate_store_errors_total", nil) != 0 {
 		t.Errorf("through the limiter's user: %v, want its burst of 2 passed by the Redis", codes)
 	}
 }

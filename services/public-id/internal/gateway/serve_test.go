@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/svc/healthz"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 )
 
@@ -38,19 +39,7 @@ func (c *testClock) add(d time.Duration) {
 // total is the sum of every idgen_gateway_requests_total series.
 func (g *limGateway) total(t *testing.T) float64 {
 	t.Helper()
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() == "idgen_gateway_requests_total" {
-			for _, m := range mf.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
+	return testenv.Gather(t, g.reg).Sum("idgen_gateway_requests_total", nil)
 }
 
 // TestOutcomes: each way a request ends gets its status, the gateway's own body and headers,
@@ -251,16 +240,8 @@ func TestOutcomeLabels(t *testing.T) {
 	want := []string{"ok", "not_found", "bad_request", "method_not_allowed", "rate_limited", "busy", "upstream_4xx",
 		"upstream_error", "upstream_timeout", "unsafe_response", "store_unavailable", "canceled"}
 	g := newLimGateway(t, twoRoutes("http://127.0.0.1:1", "", "http://127.0.0.1:1", ""), gateway.Options{})
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "idgen_gateway_requests_total" {
-			if help := "Customer requests by route and outcome (" + strings.Join(want, ", ") + ")."; mf.GetHelp() != help {
-				t.Errorf("help %q, want %q", mf.GetHelp(), help)
-			}
-		}
+	if help, want := testenv.Gather(t, g.reg)["idgen_gateway_requests_total"].GetHelp(), "Customer requests by route and outcome ("+strings.Join(want, ", ")+")."; help != want {
+		t.Errorf("help %q, want %q", help, want)
 	}
 	for _, route := range []string{"slow", "fast"} {
 		for _, o := range want {

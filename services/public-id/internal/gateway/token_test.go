@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/routes"
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/gateway"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -79,7 +80,7 @@ func (u *cursorUpstream) received() (cursors []string, calls int) {
 // tokenCount reads idgen_gateway_tokens_total{route,op}.
 func (g *limGateway) tokenCount(t *testing.T, route, op string) float64 {
 	t.Helper()
-	return g.counter(t, "idgen_gateway_tokens_total", "route", route, "op", op)
+	return g.counter(t, "idgen_gateway_tokens_total", testenv.Labels{"route": route, "op": op})
 }
 
 type tokenPage struct {

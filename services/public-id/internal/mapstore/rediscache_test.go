@@ -61,25 +61,7 @@ func TestCacheRedis(t *testing.T) {
 	if got, err := o.Mappings.Resolve(ctx, pub); err != nil || got != 42 {
 		t.Fatalf("Resolve = %d, %v", got, err)
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hits float64
-	for _, mf := range mfs {
-		if mf.GetName() == "idgen_publicid_redis_cache_requests_total" {
-			for _, m := range mf.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range m.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
-				if labels["op"] == "resolve" && labels["result"] == "hit" {
-					hits = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	if hits != 1 {
+	if hits := testenv.Gather(t, reg).Sum("idgen_publicid_redis_cache_requests_total", testenv.Labels{"op": "resolve", "result": "hit"}); hits != 1 {
 		t.Fatalf("%v resolve hits of the Redis cache, want 1", hits)
 	}
 }

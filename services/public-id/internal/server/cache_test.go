@@ -53,16 +53,17 @@ func TestMappingCache(t *testing.T) {
 			if code, body := call(t, "GET", base+"/v1/public-ids/ord_notyetpublished", ""); code != 200 || !strings.Contains(body, `"42"`) {
 				t.Fatalf("resolve after a miss, once published: %d %s", code, body)
 			}
-			_, metrics := call(t, "GET", base+"/metrics", "")
-			if has := strings.Contains(metrics, `idgen_publicid_cache_hit_ratio{region="us-east-1"}`); has != c.cached {
+			m := testenv.Scrape(t, nil, base+"/metrics")
+			if has := m.Count("idgen_publicid_cache_hit_ratio", testenv.Labels{"region": "us-east-1"}) == 1; has != c.cached {
 				t.Fatalf("idgen_publicid_cache_hit_ratio with its region exported: %v; want %v", has, c.cached)
 			}
 			// The publish put the mapping in the cache: both resolves of it are hits; the unknown
 			// ID's two resolves are misses.
-			for _, want := range []string{`idgen_publicid_cache_requests_total{op="resolve",region="us-east-1",result="hit"} 2`,
-				`idgen_publicid_cache_requests_total{op="resolve",region="us-east-1",result="miss"} 2`} {
-				if c.cached && !strings.Contains(metrics, want) {
-					t.Fatalf("want %s in:\n%s", want, metrics)
+			for _, result := range []string{"hit", "miss"} {
+				if c.cached {
+					if n := m.Get(t, "idgen_publicid_cache_requests_total", testenv.Labels{"op": "resolve", "region": "us-east-1", "result": result}); n != 2 {
+						t.Fatalf("resolves answered as a cache %s: %v, want 2", result, n)
+					}
 				}
 			}
 		})

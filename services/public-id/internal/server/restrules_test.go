@@ -2,27 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func do(t *testing.T, method, url, contentType, body string) (int, http.Header, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
+	"github.com/idgen/idgen/libs/testenv"
+)
 
 // TestPublishOnlyFromJSON: a publish sent as text/plain or a form gets 415 and a body of null or
 // with bytes after its object 400; as JSON, or without a Content-Type, it is served. HEAD answers
@@ -31,7 +17,7 @@ func TestPublishOnlyFromJSON(t *testing.T) {
 	base := start(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
 	const body = `{"internal_id": "683244571854022659"}`
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
-		code, _, b := do(t, "POST", base+"/v1/public-ids", ct, body)
+		code, _, b := testenv.Do(t, "POST", base+"/v1/public-ids", ct, body)
 		var e map[string]string
 		if code != http.StatusUnsupportedMediaType || json.Unmarshal([]byte(b), &e) != nil || len(e) != 2 ||
 			e["reason"] != "unsupported_media_type" || !strings.Contains(e["error"], "application/json") {
@@ -39,23 +25,23 @@ func TestPublishOnlyFromJSON(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`null`, body + "\x00", body + "x"} {
-		if code, _, b := do(t, "POST", base+"/v1/public-ids", "application/json", bad); code != 400 || !strings.Contains(b, "bad_request") {
+		if code, _, b := testenv.Do(t, "POST", base+"/v1/public-ids", "application/json", bad); code != 400 || !strings.Contains(b, "bad_request") {
 			t.Errorf("a publish of %q: %d %s, want 400", bad, code, b)
 		}
 	}
-	code, _, b := do(t, "POST", base+"/v1/public-ids", "", body)
+	code, _, b := testenv.Do(t, "POST", base+"/v1/public-ids", "", body)
 	var pub struct {
 		PublicID string `json:"public_id"`
 	}
 	if code != 200 || json.Unmarshal([]byte(b), &pub) != nil || pub.PublicID == "" {
 		t.Fatalf("a publish without a Content-Type: %d %s", code, b)
 	}
-	if code, _, b := do(t, "POST", base+"/v1/public-ids", "application/json; charset=utf-8", body); code != 200 || !strings.Contains(b, pub.PublicID) {
+	if code, _, b := testenv.Do(t, "POST", base+"/v1/public-ids", "application/json; charset=utf-8", body); code != 200 || !strings.Contains(b, pub.PublicID) {
 		t.Errorf("a publish as JSON: %d %s", code, b)
 	}
 	for _, path := range []string{"/v1/public-ids/" + pub.PublicID, "/v1/public-ids/ord_nope", "/healthz"} {
-		gc, gh, _ := do(t, "GET", base+path, "", "")
-		hc, hh, hb := do(t, "HEAD", base+path, "", "")
+		gc, gh, _ := testenv.Do(t, "GET", base+path, "", "")
+		hc, hh, hb := testenv.Do(t, "HEAD", base+path, "", "")
 		if hc != gc || hb != "" || hh.Get("Content-Type") != gh.Get("Content-Type") || hh.Get("Content-Length") != gh.Get("Content-Length") {
 			t.Errorf("HEAD %s: %d %v %q; GET: %d %v", path, hc, hh, hb, gc, gh)
 		}

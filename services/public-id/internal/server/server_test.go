@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,14 +43,8 @@ func start(t *testing.T, store string, extra ...string) string {
 
 func call(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	code, _, b := testenv.Do(t, method, url, "", body)
+	return code, b
 }
 
 func TestInternalAPI(t *testing.T) {
@@ -136,13 +129,12 @@ func TestVolatileStore(t *testing.T) {
 		t.Fatalf("a volatile store: %v", err)
 	}
 	base := start(t, "redis:"+r.Addr, "--accept-volatile-store")
-	code, body := call(t, "GET", base+"/metrics", "")
-	if code != 200 || !regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 1$`).MatchString(body) {
-		t.Fatalf("metrics: %d, want idgen_publicid_store_volatile 1", code)
+	if v := testenv.Metric(t, base+"/metrics", "idgen_publicid_store_volatile", nil); v != 1 {
+		t.Fatalf("idgen_publicid_store_volatile %v, want 1", v)
 	}
 	durable := testenv.StartRedis(t, t.TempDir())
-	if _, body := call(t, "GET", start(t, "redis:"+durable.Addr)+"/metrics", ""); !regexp.MustCompile(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? 0$`).MatchString(body) {
-		t.Fatal("a durable store: want idgen_publicid_store_volatile 0")
+	if v := testenv.Metric(t, start(t, "redis:"+durable.Addr)+"/metrics", "idgen_publicid_store_volatile", nil); v != 0 {
+		t.Fatalf("a durable store: idgen_publicid_store_volatile %v, want 0", v)
 	}
 }
 
@@ -246,18 +238,16 @@ func TestRequestMetrics(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 	}
-	_, m := call(t, "GET", base+"/metrics", "")
-	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",region="us-east-1",route="/v1/public-ids"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",region="us-east-1",route="/v1/public-ids/:public_id"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="connect",region="us-east-1",route="/idgen.v1.PublicIdService/Resolve"} 1`,
-		`idgen_publicid_store_calls_total{op="publish",outcome="ok",region="us-east-1"} 1`,
-		`idgen_publicid_store_calls_total{op="resolve",outcome="store_unavailable",region="us-east-1"} 0`,
-		`idgen_server_requests_in_flight`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/public-ids/:public_id"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "connect", "region": "us-east-1", "route": "/idgen.v1.PublicIdService/Resolve"}, Value: 1},
+		testenv.Series{Name: "idgen_publicid_store_calls_total", Labels: testenv.Labels{"op": "publish", "outcome": "ok", "region": "us-east-1"}, Value: 1},
+		testenv.Series{Name: "idgen_publicid_store_calls_total", Labels: testenv.Labels{"op": "resolve", "outcome": "store_unavailable", "region": "us-east-1"}, Value: 0},
+	)
+	if m.Count("idgen_server_requests_in_flight", nil) == 0 {
+		t.Errorf("metrics lack idgen_server_requests_in_flight")
 	}
 }
 
@@ -320,9 +310,8 @@ func TestStoreTurnsVolatile(t *testing.T) {
 	accepting := start(t, "redis:"+r.Addr, "--redis-durability-check", "100ms", "--accept-volatile-store")
 	gauge := func(base string, want int) func() (bool, string) {
 		return func() (bool, string) {
-			_, m := call(t, "GET", base+"/metrics", "")
-			re := regexp.MustCompile(fmt.Sprintf(`(?m)^idgen_publicid_store_volatile(\{[^}]*\})? %d$`, want))
-			return re.MatchString(m), "want idgen_publicid_store_volatile " + fmt.Sprint(want)
+			v := testenv.Metric(t, base+"/metrics", "idgen_publicid_store_volatile", nil)
+			return v == float64(want), fmt.Sprintf("idgen_publicid_store_volatile %v, want %d", v, want)
 		}
 	}
 	health := func(base string) healthz.Service {
@@ -378,14 +367,12 @@ func TestStoreTurnsVolatile(t *testing.T) {
 	if code, body := publish(accepting, "683244571854022662"); code != 200 {
 		t.Errorf("publish with --accept-volatile-store on a store turned volatile: %d %v", code, body)
 	}
-	_, m := call(t, "GET", base+"/metrics", "")
-	for _, want := range []string{ // other labels (a region) may come between or after these
-		`(?m)^idgen_publicid_store_calls_total\{op="publish",outcome="store_volatile"[^}]*\} 3$`,
-		`(?m)^idgen_server_requests_total\{code="unavailable",protocol="rest",([a-z_]+="[^"]*",)*route="/v1/public-ids"[^}]*\} 2$`,
-	} {
-		if !regexp.MustCompile(want).MatchString(m) {
-			t.Errorf("metrics lack %s", want)
-		}
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	if n := m.Get(t, "idgen_publicid_store_calls_total", testenv.Labels{"op": "publish", "outcome": "store_volatile"}); n != 3 {
+		t.Errorf("publishes refused as store_volatile: %v, want 3", n)
+	}
+	if n := m.Get(t, "idgen_server_requests_total", testenv.Labels{"code": "unavailable", "protocol": "rest", "route": "/v1/public-ids"}); n != 2 {
+		t.Errorf("publishes answered unavailable: %v, want 2", n)
 	}
 
 	set("appendonly", "yes")

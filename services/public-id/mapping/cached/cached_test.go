@@ -118,26 +118,7 @@ func TestHit(t *testing.T) {
 // counter reads the cache's request counter with those labels from reg.
 func counter(t *testing.T, reg *prometheus.Registry, op, result string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "idgen_publicid_cache_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["op"] == op && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no idgen_publicid_cache_requests_total{op=%q,result=%q}", op, result)
-	return 0
+	return testenv.GatheredMetric(t, reg, "idgen_publicid_cache_requests_total", testenv.Labels{"op": op, "result": result})
 }
 
 // TestMissNotCached: an unknown public ID, and an internal ID without one, are asked of the store

@@ -64,33 +64,20 @@ func maker(t testing.TB) func() (string, error) {
 }
 
 func reads(reg *prometheus.Registry, op, result string) float64 {
-	return counter(reg, "idgen_publicid_redis_cache_requests_total", map[string]string{"op": op, "result": result})
+	return counter(reg, "idgen_publicid_redis_cache_requests_total", testenv.Labels{"op": op, "result": result})
 }
 
 func writes(reg *prometheus.Registry, result string) float64 {
-	return counter(reg, "idgen_publicid_redis_cache_writes_total", map[string]string{"result": result})
+	return counter(reg, "idgen_publicid_redis_cache_writes_total", testenv.Labels{"result": result})
 }
 
-func counter(reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	mfs, err := reg.Gather()
+// counter sums the series of the counter name that have labels: 0 before the first.
+func counter(reg *prometheus.Registry, name string, labels testenv.Labels) float64 {
+	m, err := testenv.GatherErr(reg)
 	if err != nil {
 		panic(err)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if labels[l.GetName()] != l.GetValue() {
-					continue metrics
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	return m.Sum(name, labels)
 }
 
 // TestConformance: the whole contract holds with the cache in front of SQLite, on a real Redis

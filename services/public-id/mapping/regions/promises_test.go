@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,37 +44,6 @@ func settle(t *testing.T, vs ...*view) {
 		_, _ = resolve(v, unknown)
 	}
 	time.Sleep(300 * time.Millisecond)
-}
-
-// sumOf sums every series of a counter whose labels include labels.
-func sumOf(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
 }
 
 // TestLookupGivesOutOnlyAcknowledgedMappings: a publish whose copies cannot be written is not
@@ -115,13 +85,13 @@ func TestRepublishWritesNothing(t *testing.T) {
 	p.open("r3", true)
 	id := p.id("r1")
 	pub := publish(t, v1, p, id)
-	before := sumOf(t, v1.reg, "idgen_publicid_region_calls_total", "op", "copy")
+	before := testenv.Gather(t, v1.reg).Sum("idgen_publicid_region_calls_total", testenv.Labels{"op": "copy"})
 	for range 5 {
 		if again := publish(t, v1, p, id); again != pub {
 			t.Fatalf("published again: %s, want %s", again, pub)
 		}
 	}
-	if n := sumOf(t, v1.reg, "idgen_publicid_region_calls_total", "op", "copy") - before; n != 0 {
+	if n := testenv.Gather(t, v1.reg).Sum("idgen_publicid_region_calls_total", testenv.Labels{"op": "copy"}) - before; n != 0 {
 		t.Errorf("five publishes of a mapping both its regions hold made %v copy calls (each two PutItems and a GetItem, to another region)", n)
 	}
 }
@@ -227,9 +197,9 @@ func TestPublishWhileTheOwnerIsFrozen(t *testing.T) {
 	p.srv["r1"].Freeze()
 	defer p.srv["r1"].Thaw()
 	for i := range 3 {
-		before := sumOf(t, v2.reg, "idgen_publicid_region_calls_total", "store_region", "r1", "op", "publish")
+		before := testenv.Gather(t, v2.reg).Sum("idgen_publicid_region_calls_total", testenv.Labels{"store_region": "r1", "op": "publish"})
 		publish(t, v2, p, p.id("r1"))
-		if n := sumOf(t, v2.reg, "idgen_publicid_region_calls_total", "store_region", "r1", "op", "publish") - before; n != 0 {
+		if n := testenv.Gather(t, v2.reg).Sum("idgen_publicid_region_calls_total", testenv.Labels{"store_region": "r1", "op": "publish"}) - before; n != 0 {
 			t.Errorf("publish %d of a new r1 id, r1 frozen: r1 asked to choose %v times after its lookup failed", i, n)
 		}
 	}
@@ -268,7 +238,7 @@ func TestAbsentRegion(t *testing.T) {
 	if _, err := resolve(views[0], unknown); !errors.Is(err, mapping.ErrNotFound) {
 		t.Fatalf("unknown with r3 absent: %v, want not found", err)
 	}
-	if n := sumOf(t, views[0].reg, "idgen_publicid_region_calls_total", "store_region", "r3"); n != 0 {
+	if n := testenv.Gather(t, views[0].reg).Sum("idgen_publicid_region_calls_total", testenv.Labels{"store_region": "r3"}); n != 0 {
 		t.Errorf("r3, absent, was asked %v times", n)
 	}
 	f := p.file("r3", func(n string) string { return p.srv[n].Endpoint })

@@ -19,7 +19,6 @@ import (
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/idgen/idgen/services/public-id/publicid"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // The test platform: three regions, a pair (r1, r2) and one more (r3, whose peer is r1).
@@ -231,7 +230,7 @@ func TestUnknownPublicID(t *testing.T) {
 	if _, err := resolve(v, unknown); !errors.Is(err, mapping.ErrNotFound) {
 		t.Fatalf("unknown again: %v, want not found", err)
 	}
-	if n := testutil.ToFloat64(counter(t, v.reg, "idgen_publicid_fanouts_total", "result", "negative_cache")); n != 1 {
+	if n := testenv.Gather(t, v.reg).Sum("idgen_publicid_fanouts_total", testenv.Labels{"result": "negative_cache"}); n != 1 {
 		t.Errorf("negative cache answers: %v, want 1", n)
 	}
 	other, _ := p.newPublic()
@@ -328,10 +327,18 @@ func TestFillResumes(t *testing.T) {
 	first := p.open("r1", false)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for testutil.ToFloat64(counterOf(t, first.reg, "idgen_publicid_fill_mappings_total")) < 120 {
+		defer cancel()
+		for {
+			m, err := testenv.GatherErr(first.reg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if m.Sum("idgen_publicid_fill_mappings_total", nil) >= 120 {
+				return
+			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		cancel()
 	}()
 	if _, err := first.Fill(ctx, 50*time.Millisecond); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a stopped fill: %v", err)
@@ -449,7 +456,7 @@ func TestStandInRepaired(t *testing.T) {
 		t.Fatalf("r3's table, standing in: %v", err)
 	}
 	// queued (the repair loop may be trying it at this moment, so not counted as pending)
-	if n := testutil.ToFloat64(counter(t, v1.reg, "idgen_publicid_repairs_total", "result", "queued")); n != 1 {
+	if n := testenv.Gather(t, v1.reg).Sum("idgen_publicid_repairs_total", testenv.Labels{"result": "queued"}); n != 1 {
 		t.Fatalf("repairs queued: %v, want 1", n)
 	}
 	v1.links["r2"].heal()
@@ -473,56 +480,6 @@ func restartEmpty(t *testing.T, d *testenv.Dynalite) *testenv.Dynalite {
 	}
 	t.Cleanup(nd.Stop)
 	return nd
-}
-
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) prometheus.Collector {
-	t.Helper()
-	return gathered{t: t, reg: reg, name: name, labels: labels}
-}
-
-func counterOf(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
-	return counter(t, reg, name)
-}
-
-// gathered is one series of a registry, as a collector testutil.ToFloat64 reads.
-type gathered struct {
-	t      *testing.T
-	reg    *prometheus.Registry
-	name   string
-	labels []string
-}
-
-func (g gathered) Describe(ch chan<- *prometheus.Desc) {}
-
-func (g gathered) Collect(ch chan<- prometheus.Metric) {
-	mfs, err := g.reg.Gather()
-	if err != nil {
-		g.t.Error(err)
-		return
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != g.name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(g.labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == g.labels[i] && lp.GetValue() == g.labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
-			}
-			v := m.GetCounter().GetValue()
-			ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.name, "", nil, nil), prometheus.CounterValue, v)
-			return
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.name, "", nil, nil), prometheus.CounterValue, 0)
 }
 
 // link is a TCP path from a process to a region's server that a test can cut: cut closes its

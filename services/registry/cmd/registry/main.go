@@ -29,5 +29,24 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		srv.Close()
 		return err
 	}
+	if cfg.HealthListen != "" {
+		hl, err := net.Listen("tcp", cfg.HealthListen)
+		if err != nil {
+			l.Close()
+			srv.Close()
+			return err
+		}
+		// The health listener closes after the API's: its /healthz says draining through the
+		// whole deregistration delay.
+		hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := srv.ServeHealth(hctx, hl); err != nil {
+				log.Error("health listener stopped", "error", err.Error())
+			}
+		}()
+		defer func() { stop(); <-done }()
+	}
 	return srv.Serve(ctx, l)
 }

@@ -20,6 +20,7 @@ import (
 // Config is the registry's configuration. Defaults are in the flag definitions.
 type Config struct {
 	Listen         string
+	HealthListen   string // plaintext /healthz and /metrics for load balancers and scrapers
 	Region         string // the home region: its name labels every idgen_* series
 	Store          string // sqlite:PATH or dynamodb:ENDPOINT_URL
 	Schedule       string // the layout schedule a new registry starts with
@@ -35,6 +36,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	fs := flag.NewFlagSet("registry", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:7000", "address for REST, Connect, gRPC, /healthz and /metrics")
+	fs.StringVar(&c.HealthListen, "health-listen", "", "optional plaintext address serving only /healthz and /metrics (for NLB health checks, which present no client certificate)")
 	fs.StringVar(&c.Region, "region", "us-east-1", "the registry's home region, named in the region label of every idgen_* series it exports")
 	fs.StringVar(&c.Store, "store", "sqlite:.idgen/registry.db", "sqlite:PATH or dynamodb:ENDPOINT_URL (table idgen-regions)")
 	fs.StringVar(&c.Schedule, "schedule", "v2", "layout schedule a new registry starts with: v2 or v1-v2")

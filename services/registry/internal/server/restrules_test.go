@@ -2,26 +2,12 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-)
 
-func do(t *testing.T, method, url, contentType, body string) (int, http.Header, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
+	"github.com/idgen/idgen/libs/testenv"
+)
 
 // TestChangesOnlyFromJSON: an add or a retire sent as text/plain or a form (what a page of any
 // origin can make an admin's browser send without a preflight) gets 415 and changes nothing; a
@@ -35,26 +21,26 @@ func TestChangesOnlyFromJSON(t *testing.T) {
 		{"/v1/regions/us-west-2:retire", "application/x-www-form-urlencoded", ``},
 		{"/v1/regions/us-west-2:retire", "multipart/form-data; boundary=x", "--x--\r\n"},
 	} {
-		code, _, body := do(t, "POST", base+tt.path, tt.contentType, tt.body)
+		code, _, body := testenv.Do(t, "POST", base+tt.path, tt.contentType, tt.body)
 		var e map[string]string
 		if code != http.StatusUnsupportedMediaType || json.Unmarshal([]byte(body), &e) != nil || len(e) != 2 ||
 			e["reason"] != "unsupported_media_type" || !strings.Contains(e["error"], "application/json") {
 			t.Errorf("POST %s as %s: %d %s, want 415 unsupported_media_type naming application/json", tt.path, tt.contentType, code, body)
 		}
 	}
-	if code, _, body := do(t, "POST", base+"/v1/regions", "application/json", `null`); code != 400 || !strings.Contains(body, "must be a JSON object, not null") {
+	if code, _, body := testenv.Do(t, "POST", base+"/v1/regions", "application/json", `null`); code != 400 || !strings.Contains(body, "must be a JSON object, not null") {
 		t.Errorf("an add with a body of null: %d %s", code, body)
 	}
-	if _, _, body := do(t, "GET", base+"/v1/regions/us-west-2", "", ""); !strings.Contains(body, `"status":"active"`) {
+	if _, _, body := testenv.Do(t, "GET", base+"/v1/regions/us-west-2", "", ""); !strings.Contains(body, `"status":"active"`) {
 		t.Errorf("us-west-2 changed: %s", body)
 	}
-	if _, _, body := do(t, "GET", base+"/v1/regions/eu-central-1", "", ""); !strings.Contains(body, "not_found") {
+	if _, _, body := testenv.Do(t, "GET", base+"/v1/regions/eu-central-1", "", ""); !strings.Contains(body, "not_found") {
 		t.Errorf("eu-central-1 was added: %s", body)
 	}
-	if code, _, body := do(t, "POST", base+"/v1/regions", "application/json", `{"name": "eu-central-1", "peer": "eu-west-1"}`); code != 201 {
+	if code, _, body := testenv.Do(t, "POST", base+"/v1/regions", "application/json", `{"name": "eu-central-1", "peer": "eu-west-1"}`); code != 201 {
 		t.Errorf("an add as JSON: %d %s", code, body)
 	}
-	if code, _, body := do(t, "POST", base+"/v1/regions/eu-central-1:retire", "", ""); code != 200 || !strings.Contains(body, `"status":"retired"`) {
+	if code, _, body := testenv.Do(t, "POST", base+"/v1/regions/eu-central-1:retire", "", ""); code != 200 || !strings.Contains(body, `"status":"retired"`) {
 		t.Errorf("a retire without a body: %d %s", code, body)
 	}
 }
@@ -63,8 +49,8 @@ func TestChangesOnlyFromJSON(t *testing.T) {
 func TestHeadWhereGet(t *testing.T) {
 	base := "http://" + start(t, devConfig(t))
 	for _, path := range []string{"/v1/regions", "/v1/regions/eu-west-1", "/v1/regions/mars-1", "/v1/layouts", "/v1/audit", "/healthz"} {
-		gc, gh, _ := do(t, "GET", base+path, "", "")
-		hc, hh, hb := do(t, "HEAD", base+path, "", "")
+		gc, gh, _ := testenv.Do(t, "GET", base+path, "", "")
+		hc, hh, hb := testenv.Do(t, "HEAD", base+path, "", "")
 		if hc != gc || hb != "" || hh.Get("Content-Type") != gh.Get("Content-Type") || hh.Get("Content-Length") != gh.Get("Content-Length") {
 			t.Errorf("HEAD %s: %d %v %q; GET: %d %v", path, hc, hh, hb, gc, gh)
 		}

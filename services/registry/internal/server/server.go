@@ -119,6 +119,24 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
+// HealthHandler serves only /healthz and /metrics, for a plaintext listener that load balancers
+// and scrapers reach without a client certificate (the API's listener asks every connection for
+// one). Its /healthz is the API's: 503 certificate_expired once the server certificate in use
+// has expired, store_unavailable, draining from the start of a shutdown.
+func (s *Server) HealthHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", s.rest())
+	mux.Handle("GET /metrics", serve.MetricsHandler(serve.RegionLabeled(s.reg, s.cfg.Region)))
+	return mux
+}
+
+// ServeHealth serves HealthHandler on l (plaintext) until ctx ends, then stops accepting and
+// waits for requests in flight. Give it a context that ends after Serve returned, so the load
+// balancer sees /healthz answer 503 draining for the whole deregistration delay.
+func (s *Server) ServeHealth(ctx context.Context, l net.Listener) error {
+	return serve.Serve(ctx, l, s.HealthHandler(), nil, serve.Shutdown{Drain: s.cfg.Drain}, s.log.With("listener", "health"))
+}
+
 var nameRE = regexp.MustCompile(`^[a-z]{2,}(-[a-z]+)+-[0-9]{1,2}$`)
 
 // caller returns the request's caller, or an error when it is unknown; admin demands an admin.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -121,16 +120,9 @@ func TestRESTShapes(t *testing.T) {
 func TestAdminOnlyChanges(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewCA(t, "registry test CA")
-	certFile, keyFile := testenv.WritePEM(t, dir, "server", ca.Server(t))
-	caFile, callers := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "callers.json")
-	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(callers, []byte(`{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", certFile, "--tls-key", keyFile,
-		"--client-ca", caFile, "--callers", callers}, func(string) string { return "" }, io.Discard)
+	f := ca.EdgeFiles(t, dir, `{"trust_domain":"idgen.test","callers":[{"name":"ops","admin":true},{"name":"orders"}]}`)
+	cfg, err := config.Parse([]string{"--store", "sqlite:" + filepath.Join(dir, "r.db"), "--tls-cert", f.Cert, "--tls-key", f.Key,
+		"--client-ca", f.ClientCA, "--callers", f.Callers}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,15 +219,12 @@ func TestRequestMetrics(t *testing.T) {
 	base := "http://" + start(t, devConfig(t))
 	get(t, http.DefaultClient, base+"/v1/regions")
 	get(t, http.DefaultClient, base+"/v1/regions/nowhere-1")
-	_, m := get(t, http.DefaultClient, base+"/metrics")
-	for _, want := range []string{
-		`idgen_server_requests_total{code="ok",protocol="rest",region="us-east-1",route="/v1/regions"} 1`,
-		`idgen_server_requests_total{code="not_found",protocol="rest",region="us-east-1",route="/v1/regions/:name"} 1`,
-		`idgen_server_requests_in_flight`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
+	m := testenv.Scrape(t, nil, base+"/metrics")
+	m.Expect(t,
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "ok", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions"}, Value: 1},
+		testenv.Series{Name: "idgen_server_requests_total", Labels: testenv.Labels{"code": "not_found", "protocol": "rest", "region": "us-east-1", "route": "/v1/regions/:name"}, Value: 1})
+	if m.Count("idgen_server_requests_in_flight", nil) == 0 {
+		t.Errorf("metrics lack idgen_server_requests_in_flight")
 	}
 }
 

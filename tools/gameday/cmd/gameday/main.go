@@ -6,6 +6,7 @@
 //	gameday [--scenario tools/gameday/scenarios/default.json] [--seed N] [--out DIR]
 //	        [--topology-vars FILE.tfvars.json] [--prometheus]
 //	gameday --plan [--scenario F] [--seed N]     the phases with their regions drawn, for a staging drill
+//	gameday --readme-block DIR                   the README's block from the run folder DIR's results.json
 package main
 
 import (
@@ -35,12 +36,22 @@ func run() int {
 	vars := flag.String("topology-vars", "", "the topology module's variables (a .tfvars.json file; default: its defaults)")
 	prom := flag.Bool("prometheus", true, "run Prometheus with idgen's alert rules and check IdgenClientOnPeerRegion fires for each lost region's caller")
 	planOnly := flag.Bool("plan", false, "print the phases with their regions drawn from the seed, and run nothing")
+	block := flag.String("readme-block", "", "print the README's block from this run folder's results.json (tools/gameday/last-run: the recorded run), and run nothing")
 	flag.Parse()
 
 	root, err := repoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gameday:", err)
 		return 2
+	}
+	if *block != "" {
+		saved, err := gameday.ReadResults(abs(root, *block))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gameday:", err)
+			return 2
+		}
+		fmt.Print(gameday.ReadmeBlock(saved))
+		return 0
 	}
 	sc, err := gameday.LoadScenario(abs(root, *scenario))
 	if err != nil {
@@ -88,7 +99,8 @@ func run() int {
 		return 2
 	}
 	fmt.Print("\n" + res.Summary + "\n" + res.Table)
-	fmt.Printf("\ngameday: picture %s, table %s\n", filepath.Join(*out, "timeline.svg"), filepath.Join(*out, "table.txt"))
+	fmt.Printf("\ngameday: picture %s, table %s, the README's block: go run ./tools/gameday/cmd/gameday --readme-block %s\n",
+		filepath.Join(*out, "timeline.svg"), filepath.Join(*out, "table.txt"), *out)
 	switch {
 	case res.Inconclusive:
 		return 3

@@ -64,7 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 func run(ctx context.Context, args []string, in io.Reader, terminal bool, stdout, stderr io.Writer, getenv func(string) string) int {
 	o := &opts{stdout: stdout, stderr: stderr, in: in, terminal: terminal, getenv: getenv}
 	root := o.rootCmd()
-	root.SetArgs(args)
+	root.SetArgs(wordsFirst(root, args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(in)
@@ -134,9 +134,6 @@ func (e *enumValue) Set(s string) error {
 // override must be typed each time.
 var noEnv = map[string]bool{"yes": true, strings.TrimPrefix(infra.OverrideFlag, "--"): true, "help": true}
 
-// shadowAnnotation marks the root's hidden copies of the commands' own flags (see shadowFlags).
-const shadowAnnotation = "idgenctl_shadow"
-
 func (o *opts) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "idgenctl",
@@ -185,7 +182,6 @@ func (o *opts) rootCmd() *cobra.Command {
 		root.AddCommand(groups[g.ID]...)
 	}
 	setHelp(root, groups)
-	shadowFlags(root)
 	annotateEnv(root)
 	return root
 }
@@ -194,8 +190,8 @@ func (o *opts) rootCmd() *cobra.Command {
 // --help shows both ways of setting it.
 func annotateEnv(c *cobra.Command) {
 	note := func(f *pflag.Flag) {
-		if v := "$" + flagenv.Name(f.Name); !noEnv[f.Name] && !isShadow(f) && !strings.Contains(f.Usage, v) {
-			f.Usage += " (" + v + ")"
+		if !noEnv[f.Name] {
+			f.Usage = flagenv.Usage(f.Name, f.Usage)
 		}
 	}
 	c.LocalNonPersistentFlags().VisitAll(note)
@@ -214,70 +210,79 @@ func (o *opts) completeRegions(*cobra.Command, []string, string) ([]string, cobr
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
-// shadowFlags gives the root a hidden copy of every command's own flag, so that the flag may also
-// come before the command's words (idgenctl --yes leases quarantine 3): cobra finds the command
-// by skipping flags, and must know which take a value. A command's own flag shadows the copy; a
-// copy set for a command that lacks the flag is refused in resolveFlags.
-func shadowFlags(root *cobra.Command) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		add := func(f *pflag.Flag) {
-			if root.PersistentFlags().Lookup(f.Name) != nil || f.Name == "help" {
-				return
+// wordsFirst moves the words that name the command ahead of the flags given before them
+// (idgenctl --yes leases quarantine 3 → leases quarantine --yes 3), so that a command's own flag
+// may also come before its words: cobra finds the command by skipping flags, and must know
+// which of them take a value, which the root alone cannot say for a flag it does not have.
+// Whether a flag takes a value is read from the flags of the command found so far and of
+// every command below it. The rest keeps its order; what follows "--" is left as it is.
+func wordsFirst(root *cobra.Command, args []string) []string {
+	var words, rest []string
+	cmd := root
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(append(words, rest...), args[i:]...)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			rest = append(rest, a)
+			if !strings.Contains(a, "=") && takesValue(cmd, strings.TrimLeft(a, "-"), !strings.HasPrefix(a, "--")) && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
 			}
-			root.PersistentFlags().AddFlag(&pflag.Flag{Name: f.Name, Shorthand: f.Shorthand, Usage: f.Usage, Value: &sink{typ: f.Value.Type()},
-				NoOptDefVal: f.NoOptDefVal, Hidden: true, Annotations: map[string][]string{shadowAnnotation: {"true"}}})
-		}
-		if c != root {
-			c.LocalNonPersistentFlags().VisitAll(add)
-			c.PersistentFlags().VisitAll(add)
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
+		default:
+			sub, _, err := cmd.Find([]string{a})
+			if err != nil || sub == cmd {
+				// An argument of the command: its words end here.
+				return append(append(words, rest...), args[i:]...)
+			}
+			words, cmd = append(words, a), sub
 		}
 	}
-	walk(root)
+	return append(words, rest...)
 }
 
-// sink is the value of a shadow flag.
-type sink struct{ v, typ string }
+// takesValue reports whether the flag name (a shorthand when short) of cmd, or of a command below
+// it, takes a value; a flag none of them has is taken to have none.
+func takesValue(cmd *cobra.Command, name string, short bool) bool {
+	lookup := func(fs *pflag.FlagSet) *pflag.Flag {
+		if short {
+			if len(name) != 1 {
+				return nil // several shorthands at once take no value but the last's
+			}
+			return fs.ShorthandLookup(name)
+		}
+		return fs.Lookup(name)
+	}
+	for _, fs := range []*pflag.FlagSet{cmd.LocalFlags(), cmd.InheritedFlags()} {
+		if f := lookup(fs); f != nil {
+			return f.NoOptDefVal == ""
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		if takesValue(sub, name, short) {
+			return true
+		}
+	}
+	return false
+}
 
-func (s *sink) String() string     { return s.v }
-func (s *sink) Set(v string) error { s.v = v; return nil }
-func (s *sink) Type() string       { return s.typ }
-
-func isShadow(f *pflag.Flag) bool { return f.Annotations[shadowAnnotation] != nil }
-
-// resolveFlags refuses shadow flags the command does not have, fills every flag not given from
-// its IDGEN_* variable (a bad value is an error naming the variable), and notes which of the
-// region and schedule were chosen.
+// resolveFlags fills every flag not given on the command line from its IDGEN_* variable
+// (flagenv: a bad value is an error naming the variable), and notes which of the region and
+// schedule were chosen.
 func (o *opts) resolveFlags(cmd *cobra.Command) error {
 	// Given on the command line, before the environment fills the rest.
 	o.regionFlag = cmd.Flags().Changed("region")
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if err != nil {
+		if err != nil || f.Changed || noEnv[f.Name] {
 			return
 		}
-		if isShadow(f) {
-			if f.Changed {
-				err = usagef("unknown flag: --%s (not a flag of %s)", f.Name, cmd.CommandPath())
-			}
-			return
+		set, e := flagenv.FromEnv(f.Name, f.Value, o.getenv)
+		if e != nil {
+			err = usageError{e.Error()}
 		}
-		if f.Changed || noEnv[f.Name] {
-			return
-		}
-		name := flagenv.Name(f.Name)
-		v := o.getenv(name)
-		if v == "" {
-			return
-		}
-		if e := f.Value.Set(v); e != nil {
-			err = usagef("$%s=%q is not a valid --%s: %v", name, v, f.Name, e)
-			return
-		}
-		f.Changed = true
+		f.Changed = set
 	})
 	if err != nil {
 		return err
@@ -289,8 +294,9 @@ func (o *opts) resolveFlags(cmd *cobra.Command) error {
 
 var negativeArg = regexp.MustCompile(`^-[0-9]+$`)
 
-// flagError turns cobra's flag errors into usage errors; an argument such as -1 is a negative
-// number, not a flag: the commands that take an ID say the ID is negative.
+// flagError turns cobra's flag errors into usage errors, an unknown flag's naming the command
+// that lacks it; an argument such as -1 is a negative number, not a flag: the commands that
+// take an ID say the ID is negative.
 func flagError(cmd *cobra.Command, err error) error {
 	msg := err.Error()
 	if _, arg, ok := strings.Cut(msg, "unknown shorthand flag: "); ok {
@@ -301,6 +307,9 @@ func flagError(cmd *cobra.Command, err error) error {
 			}
 			return usagef("%s: %s is negative (a negative number is not a flag; there is none here)", cmd.CommandPath(), tok)
 		}
+	}
+	if strings.HasPrefix(msg, "unknown flag: ") || strings.HasPrefix(msg, "unknown shorthand flag: ") {
+		msg += " (not a flag of " + cmd.CommandPath() + ")"
 	}
 	return usageError{msg}
 }

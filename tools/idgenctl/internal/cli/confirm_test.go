@@ -365,6 +365,15 @@ func TestUsage(t *testing.T) {
 	if code, out := run(t, "decode", "1", "--peer", "x"); code != 2 || !strings.Contains(out, "not a flag of idgenctl decode") {
 		t.Fatalf("a flag of another command: %d\n%s", code, out)
 	}
+	if code, out := run(t, "--yes", "decode", "1"); code != 2 || !strings.Contains(out, "unknown flag: --yes (not a flag of idgenctl decode)") {
+		t.Fatalf("a flag of another command before the words: %d\n%s", code, out)
+	}
+	if code, out := run(t, "--output", "json", "-y", "decode", "683244571854022659", "--registry", "http://127.0.0.1:1"); code != 2 || !strings.Contains(out, "unknown shorthand flag: 'y' in -y (not a flag of idgenctl decode)") {
+		t.Fatalf("a shorthand of another command before the words: %d\n%s", code, out)
+	}
+	if code, out := run(t, "--output", "json", "decode", "683244571854022659", "--registry", "http://127.0.0.1:1"); code != 0 || !strings.HasPrefix(out, "{") {
+		t.Fatalf("a common flag and its value before the words: %d\n%s", code, out)
+	}
 
 	out := mustRun(t, "layouts", "show", "--schedule", "v1-v2")
 	for _, want := range []string{"schedule v1-v2", "v1      2026-01-01T00:00:00Z  timestamp(41) machine(10) sequence(12)", "v2      2028-01-01T00:00:00Z  timestamp(41) region(3) machine(9) sequence(10)"} {

@@ -94,9 +94,9 @@ func TestDupcheck(t *testing.T) {
 		}
 	}
 	plainFile := filepath.Join(dir, "ids.txt")
-	os.WriteFile(plainFile, []byte(plain.String()), 0o600)
+	writeFixture(t, plainFile, []byte(plain.String()))
 	csvFile := filepath.Join(dir, "orders.csv")
-	os.WriteFile(csvFile, []byte("order,id,note\n1,"+dupA+",\"a, quoted\"\n2,\""+dupB+"\",x\n"), 0o600)
+	writeFixture(t, csvFile, []byte("order,id,note\n1,"+dupA+",\"a, quoted\"\n2,\""+dupB+"\",x\n"))
 
 	// Small runs: the merge and the multi-level reduce (more than 64 runs) are both exercised.
 	args := []string{"dupcheck", plainFile, "--run-ids", "1024", "--registry", "http://127.0.0.1:1", "--tmp-dir", dir}
@@ -139,7 +139,7 @@ func TestDupcheck(t *testing.T) {
 	if code != 0 || sum["ids_read"] != float64(2) || sum["duplicate_ids"] != float64(0) {
 		t.Fatalf("csv on stdin: exit %d %v %s", code, m, stderr.String())
 	}
-	os.WriteFile(filepath.Join(dir, "more.csv"), []byte("id\n"+dupA+"\n"+dupB+"\n"), 0o600)
+	writeFixture(t, filepath.Join(dir, "more.csv"), []byte("id\n"+dupA+"\n"+dupB+"\n"))
 	code, out = run(t, "dupcheck", csvFile, filepath.Join(dir, "more.csv"), "--column", "id", "--output", "json", "--registry", "http://127.0.0.1:1")
 	if code != 1 {
 		t.Fatalf("two CSV files: exit %d\n%s", code, out)
@@ -152,9 +152,9 @@ func TestDupcheck(t *testing.T) {
 
 	// Unreadable input: exit 2, file and line named.
 	bad := filepath.Join(dir, "bad.txt")
-	os.WriteFile(bad, []byte(dupA+"\n"+dupB+"\n12x4\n"), 0o600)
+	writeFixture(t, bad, []byte(dupA+"\n"+dupB+"\n12x4\n"))
 	badCSV := filepath.Join(dir, "bad.csv")
-	os.WriteFile(badCSV, []byte("id,n\n"+dupA+",1\n\"unterminated,2\n"), 0o600)
+	writeFixture(t, badCSV, []byte("id,n\n"+dupA+",1\n\"unterminated,2\n"))
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -331,4 +331,12 @@ func vmHWM(pid int) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// writeFixture writes a test's input file, failing the test when it cannot.
+func writeFixture(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -16,7 +16,7 @@ import (
 type infraOpts struct {
 	*opts
 	infraDir, terraform, tfDir, planFile string
-	backendConfig, tfVars                string
+	backendConfig, tfVars, stateRegion   string
 	registryRoot, allRegions, override   bool // registryRoot: --registry, the registry's root
 }
 
@@ -69,7 +69,8 @@ func (o *opts) infraCmd() *cobra.Command {
 	g := group("infra", "Terraform with the plan guard: fmt, validate, plan, apply, check-plan", fmtCmd, validate, plan, apply, checkPlan)
 	g.PersistentFlags().StringVar(&f.infraDir, "infra-dir", "", "infra/terraform (default: found from the working directory up)")
 	g.PersistentFlags().StringVar(&f.terraform, "terraform", "", "Terraform binary (default: .tools/bin/terraform, Terraform 1.5.7, else PATH)")
-	g.PersistentFlags().StringVar(&f.backendConfig, "backend-config", "", "the s3 backend's settings (default: infra/terraform/"+infra.BackendFile+", from the bootstrap root's backend_config output)")
+	g.PersistentFlags().StringVar(&f.backendConfig, "backend-config", "", "the s3 backend's settings (default: infra/terraform/"+infra.BackendFile("R")+" of the root's state region R, from that region's bootstrap root's backend_config output)")
+	g.PersistentFlags().StringVar(&f.stateRegion, "state-region", "", "the region of the state bucket and lock table (default: --region R's own, the home region for --registry; required for --dir bootstrap, which is applied once per region)")
 	g.PersistentFlags().StringVar(&f.tfVars, "var-file", "", "the roots' variables (default: infra/terraform/"+infra.VarFile+" when it exists); each root gets the ones it declares")
 	return g
 }
@@ -92,7 +93,7 @@ func (f *infraOpts) infraRunner() (*infra.Runner, error) {
 			return nil, err
 		}
 	}
-	r := &infra.Runner{Dir: dir, Terraform: bin, Stdout: f.stdout, Stderr: f.stderr}
+	r := &infra.Runner{Dir: dir, Terraform: bin, StateRegion: f.stateRegion, Stdout: f.stdout, Stderr: f.stderr}
 	for _, p := range []struct {
 		dst *string
 		v   string
@@ -141,8 +142,8 @@ func (f *infraOpts) infraRoot(r *infra.Runner, fromPlan bool) (string, error) {
 
 func (f *infraOpts) infraPlan(ctx context.Context, r *infra.Runner) error {
 	if f.allRegions {
-		if f.regionSet || f.registryRoot || f.tfDir != "" || f.planFile != "" {
-			return usageError{"infra plan --all: not with --region, --registry, --dir or --plan (each plan is saved in its root)"}
+		if f.regionSet || f.registryRoot || f.tfDir != "" || f.planFile != "" || f.stateRegion != "" || f.backendConfig != "" {
+			return usageError{"infra plan --all: not with --region, --registry, --dir, --plan, --state-region or --backend-config (each plan is saved in its root, each state is in its root's region)"}
 		}
 		roots, err := r.LiveRoots()
 		if err != nil {

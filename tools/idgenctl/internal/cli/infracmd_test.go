@@ -21,7 +21,9 @@ func infraFixture(t *testing.T) (dir, bin, log string) {
 		"live/registry/main.tf":          root,
 		"live/regions/eu-west-1/main.tf": root,
 		"live/regions/us-east-1/main.tf": root,
-		"backend.hcl":                    "bucket = \"b\"\n",
+		"backend.us-east-1.hcl":          "bucket = \"b-us-east-1\"\nregion = \"us-east-1\"\n",
+		"backend.eu-west-1.hcl":          "bucket = \"b-eu-west-1\"\nregion = \"eu-west-1\"\n",
+		"modules/topology/variables.tf":  "variable \"home_region\" {\n  type    = string\n  default = \"us-east-1\"\n}\n",
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -38,14 +40,16 @@ if [ "$1" = version ]; then
   echo '{"terraform_version":"1.5.7","platform":"linux_amd64","provider_selections":{},"terraform_outdated":false}'
   exit 0
 fi
-key=""
+key="" cfg="" var=""
 for a in "$@"; do
   case "$a" in
     -backend-config=key=*) key=" ${a#-backend-config=}" ;;
+    -backend-config=*) cfg=" ${a##*/}" ;;
+    region=*) var=" var $a" ;;
     -out=*) echo plan > "${a#-out=}" ;;
   esac
 done
-echo "${PWD#` + dir + `/}: $1$key" >> ` + log + `
+echo "${PWD#` + dir + `/}: $1$cfg$key$var" >> ` + log + `
 if [ "$1" = show ]; then
   echo '{"format_version":"1.2","terraform_version":"1.5.7","resource_changes":[]}'
 fi
@@ -66,7 +70,9 @@ func TestInfraRoots(t *testing.T) {
 		args = append([]string{"infra", "--infra-dir", dir, "--terraform", bin}, args...)
 		code := cli.Run(context.Background(), args, &stdout, &stderr, func(string) string { return "" })
 		b, _ := os.ReadFile(log)
-		os.Remove(log)
+		if err := os.Remove(log); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 		return code, string(b) + stdout.String() + stderr.String()
 	}
 	for _, tt := range []struct {
@@ -74,15 +80,23 @@ func TestInfraRoots(t *testing.T) {
 		code int
 		want []string
 	}{
+		// Each region's state in its own region's bucket; the registry's in the home region's.
 		{[]string{"plan", "--region", "eu-west-1"}, 0, []string{
-			"live/regions/eu-west-1: init key=live/regions/eu-west-1/terraform.tfstate\nlive/regions/eu-west-1: plan\nlive/regions/eu-west-1: show",
-			"plan saved to " + filepath.Join(dir, "live/regions/eu-west-1/idgen.tfplan"), "nothing refused"}},
-		{[]string{"plan", "--registry"}, 0, []string{"live/registry: init key=live/registry/terraform.tfstate\n"}},
-		{[]string{"plan", "--dir", "bootstrap"}, 0, []string{"bootstrap: init key=bootstrap/terraform.tfstate\n"}},
+			"live/regions/eu-west-1: init backend.eu-west-1.hcl key=live/regions/eu-west-1/terraform.tfstate\nlive/regions/eu-west-1: plan\nlive/regions/eu-west-1: show",
+			"plan saved to " + filepath.Join(dir, "live/regions/eu-west-1/idgen.tfplan"), "nothing refused", "state in eu-west-1"}},
+		{[]string{"plan", "--registry"}, 0, []string{"live/registry: init backend.us-east-1.hcl key=live/registry/terraform.tfstate\n"}},
+		// The bootstrap root, once per region: its state into that region's bucket, which it makes.
+		{[]string{"plan", "--dir", "bootstrap", "--state-region", "eu-west-1"}, 0, []string{
+			"bootstrap: init backend.eu-west-1.hcl key=bootstrap/terraform.tfstate\nbootstrap: plan var region=eu-west-1\n"}},
+		{[]string{"plan", "--dir", "bootstrap"}, 1, []string{"say which with --state-region R"}},
+		{[]string{"plan", "--region", "us-east-1", "--backend-config", filepath.Join(dir, "backend.eu-west-1.hcl")}, 1, []string{
+			"state bucket and lock table in eu-west-1, but live/regions/us-east-1 keeps its state in us-east-1"}},
+		{[]string{"plan", "--region", "ap-south-1"}, 1, []string{"no region ap-south-1"}},
 		{[]string{"plan", "--all"}, 0, []string{
-			"live/registry: init key=live/registry/terraform.tfstate\nlive/registry: plan\nlive/registry: show\n" +
-				"live/regions/eu-west-1: init key=live/regions/eu-west-1/terraform.tfstate\nlive/regions/eu-west-1: plan\nlive/regions/eu-west-1: show\n" +
-				"live/regions/us-east-1: init key=live/regions/us-east-1/terraform.tfstate\n"}},
+			"live/registry: init backend.us-east-1.hcl key=live/registry/terraform.tfstate\nlive/registry: plan\nlive/registry: show\n" +
+				"live/regions/eu-west-1: init backend.eu-west-1.hcl key=live/regions/eu-west-1/terraform.tfstate\nlive/regions/eu-west-1: plan\nlive/regions/eu-west-1: show\n" +
+				"live/regions/us-east-1: init backend.us-east-1.hcl key=live/regions/us-east-1/terraform.tfstate\n"}},
+		{[]string{"plan", "--all", "--state-region", "eu-west-1"}, 2, []string{"not with --region, --registry, --dir, --plan, --state-region"}},
 		{[]string{"apply", "--plan", filepath.Join(dir, "live/regions/eu-west-1/idgen.tfplan")}, 0, []string{
 			"live/regions/eu-west-1: show\nlive/regions/eu-west-1: apply\n", "nothing refused"}},
 		{[]string{"apply", "--region", "us-east-1", "--plan", filepath.Join(dir, "live/regions/us-east-1/idgen.tfplan")}, 0, []string{"live/regions/us-east-1: apply\n"}},

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
@@ -33,12 +34,17 @@ const (
 	RegistryRoot = "live/registry"
 	// RegionRoots holds one root per region, live/regions/<region>.
 	RegionRoots = "live/regions"
-	// BackendFile is the s3 backend's shared settings (bucket, region, lock table, KMS key),
-	// written from the bootstrap root's backend_config output; relative to infra/terraform.
-	BackendFile = "backend.hcl"
+	// TopologyModule holds the home region (its home_region variable's default).
+	TopologyModule = "modules/topology"
 	// VarFile is the live roots' variables, one file for all of them; relative to infra/terraform.
 	VarFile = "live/idgen.tfvars"
 )
+
+// BackendFile is the s3 backend's settings (bucket, region, lock table, KMS key) of the state
+// bucket and lock table in region, written from that region's bootstrap root's backend_config
+// output; relative to infra/terraform. Each region's roots keep their state in their own region:
+// an outage of one region's S3 or DynamoDB leaves the other regions' roots plannable.
+func BackendFile(region string) string { return "backend." + region + ".hcl" }
 
 // StateKey is the s3 backend key of a root: its folder under infra/terraform.
 func StateKey(root string) string {
@@ -52,8 +58,12 @@ type Runner struct {
 	// Terraform is the binary; it must be TerraformVersion.
 	Terraform string
 	// BackendConfig is the s3 backend's settings file for roots with an s3 backend; "" is
-	// Dir/BackendFile.
+	// Dir/BackendFile(the root's state region). Its region must be the state region.
 	BackendConfig string
+	// StateRegion is the region of the state bucket and lock table a root's state is in; "" is
+	// the root's own: live/regions/R's is R, the registry root's the home region. A root of its
+	// own kind (bootstrap, applied once per region) needs it.
+	StateRegion string
 	// VarFile holds the variables of the roots; "" is Dir/VarFile when it exists. Each root is
 	// given only the variables it declares.
 	VarFile string
@@ -228,9 +238,68 @@ func backendType(dir string) (string, error) {
 	return "", nil
 }
 
-// initOptions are init's options for a configuration: for an s3 backend, the shared settings
-// file and the root's own key (partial configuration: nothing in the repository names the
-// account).
+// HomeRegion is the topology's home region (the default of modules/topology's home_region):
+// where the registry root is, and so its state.
+func (r *Runner) HomeRegion() (string, error) {
+	mod, diags := tfconfig.LoadModule(filepath.Join(r.Dir, TopologyModule))
+	if diags.HasErrors() {
+		return "", diags.Err()
+	}
+	v := mod.Variables["home_region"]
+	if v == nil {
+		return "", fmt.Errorf("infra: %s has no variable home_region", TopologyModule)
+	}
+	home, ok := v.Default.(string)
+	if !ok || home == "" {
+		return "", fmt.Errorf("infra: %s: home_region has no default region", TopologyModule)
+	}
+	return home, nil
+}
+
+// stateRegion is the region whose state bucket and lock table hold a root's state: StateRegion
+// when set, else live/regions/R's own region R, the registry root's home region.
+func (r *Runner) stateRegion(rel string) (string, error) {
+	if r.StateRegion != "" {
+		return r.StateRegion, nil
+	}
+	rel = filepath.ToSlash(filepath.Clean(rel))
+	switch {
+	case strings.HasPrefix(rel, RegionRoots+"/") && !strings.Contains(strings.TrimPrefix(rel, RegionRoots+"/"), "/"):
+		return strings.TrimPrefix(rel, RegionRoots+"/"), nil
+	case rel == RegistryRoot:
+		return r.HomeRegion()
+	}
+	return "", fmt.Errorf("infra: %s keeps its state in the region it is applied to: say which with --state-region R (the bootstrap root: once per region, each into its own region's bucket)", rel)
+}
+
+// backendRegion reads the region of an s3 backend settings file.
+func backendRegion(path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	file, diags := hclparse.NewParser().ParseHCL(src, path)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return "", fmt.Errorf("infra: %s is not HCL", path)
+	}
+	a := body.Attributes["region"]
+	if a == nil {
+		return "", fmt.Errorf("infra: %s names no region", path)
+	}
+	var region string
+	if diags := gohcl.DecodeExpression(a.Expr, nil, &region); diags.HasErrors() {
+		return "", fmt.Errorf("infra: %s: region is not a string: %w", path, diags)
+	}
+	return region, nil
+}
+
+// initOptions are init's options for a configuration: for an s3 backend, the settings file of
+// the root's state region and the root's own key (partial configuration: nothing in the
+// repository names the account).
 func (r *Runner) initOptions(dir, rel string) ([]tfexec.InitOption, error) {
 	typ, err := backendType(dir)
 	if err != nil || typ == "" {
@@ -242,18 +311,29 @@ func (r *Runner) initOptions(dir, rel string) ([]tfexec.InitOption, error) {
 	if rel == "" {
 		return nil, fmt.Errorf("infra: %s is not under %s, so it has no state key", dir, r.Dir)
 	}
+	region, err := r.stateRegion(rel)
+	if err != nil {
+		return nil, err
+	}
 	cfg := r.BackendConfig
 	if cfg == "" {
-		cfg = filepath.Join(r.Dir, BackendFile)
+		cfg = filepath.Join(r.Dir, BackendFile(region))
 	}
 	if _, err := os.Stat(cfg); err != nil {
-		return nil, fmt.Errorf("infra: no backend settings %s (%v): write them from the bootstrap root (cd infra/terraform/bootstrap && terraform output -raw backend_config > ../%s), or give --backend-config", cfg, err, BackendFile)
+		return nil, fmt.Errorf("infra: no backend settings %s (%v): apply the bootstrap root in %s and write them from it (cd infra/terraform/bootstrap && terraform output -raw backend_config > ../%s), or give --backend-config", cfg, err, region, BackendFile(region))
 	}
 	cfg, err = filepath.Abs(cfg)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(r.Stdout, "infra: %s: state s3 key %s, settings from %s\n", rel, StateKey(rel), cfg)
+	got, err := backendRegion(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if got != region {
+		return nil, fmt.Errorf("infra: %s: state bucket and lock table in %s, but %s keeps its state in %s (its own region's %s)", cfg, got, rel, region, BackendFile(region))
+	}
+	fmt.Fprintf(r.Stdout, "infra: %s: state in %s, s3 key %s, settings from %s\n", rel, region, StateKey(rel), cfg)
 	return []tfexec.InitOption{tfexec.BackendConfig(cfg), tfexec.BackendConfig("key=" + StateKey(rel))}, nil
 }
 
@@ -333,6 +413,14 @@ func (r *Runner) Plan(ctx context.Context, dir, out string, targets []string, va
 	}
 	for _, t := range targets {
 		opts = append(opts, tfexec.Target(t))
+	}
+	if filepath.ToSlash(filepath.Clean(rel)) == BootstrapRoot {
+		// The bootstrap root makes the state bucket and lock table of the region it is planned for.
+		region, err := r.stateRegion(rel)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, tfexec.Var("region="+region))
 	}
 	for _, v := range vars {
 		opts = append(opts, tfexec.Var(v))

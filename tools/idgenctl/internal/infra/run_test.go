@@ -63,7 +63,9 @@ variable "schedule" {
 		"live/regions/us-east-1/main.tf":  root,
 		"modules/topology/main.tf":        "variable \"regions\" {\n  type    = map(string)\n  default = {}\n}\n",
 		"live/idgen.tfvars":               "networks = { \"eu-west-1\" = \"vpc-1\" }\nschedule = \"v1-v2\"\nv1_table = true\n",
-		"backend.hcl":                     "bucket = \"b\"\nregion = \"us-east-1\"\ndynamodb_table = \"idgen-terraform-locks\"\n",
+		"backend.us-east-1.hcl":           "bucket = \"b\"\nregion = \"us-east-1\"\ndynamodb_table = \"idgen-terraform-locks\"\n",
+		"backend.eu-west-1.hcl":           "bucket = \"b-eu\"\nregion = \"eu-west-1\"\ndynamodb_table = \"idgen-terraform-locks\"\n",
+		"modules/topology/variables.tf":   "variable \"home_region\" {\n  type    = string\n  default = \"us-east-1\"\n}\n",
 		"live/regions/eu-west-1/notes.md": "not a configuration\n",
 	}
 	for name, src := range files {
@@ -84,7 +86,9 @@ func readLog(t *testing.T, log string) string {
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	os.Remove(log)
+	if err := os.Remove(log); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	return string(b)
 }
 
@@ -117,7 +121,7 @@ func TestPlanPassesBackendAndVariables(t *testing.T) {
 	got := readLog(t, log)
 	for _, want := range []string{
 		"live/regions/eu-west-1: init ",
-		"-backend-config=" + filepath.Join(dir, "backend.hcl") + " ",
+		"-backend-config=" + filepath.Join(dir, "backend.eu-west-1.hcl") + " ",
 		"-backend-config=key=live/regions/eu-west-1/terraform.tfstate",
 		"live/regions/eu-west-1: plan ",
 		`  var-file: networks = { "eu-west-1" = "vpc-1" }`,
@@ -140,7 +144,7 @@ func TestPlanPassesBackendAndVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = readLog(t, log)
-	if !strings.Contains(got, "-backend-config=key=live/registry/terraform.tfstate") || !strings.Contains(got, "  var-file: v1_table = true") {
+	if !strings.Contains(got, "-backend-config="+filepath.Join(dir, "backend.us-east-1.hcl")+" ") || !strings.Contains(got, "-backend-config=key=live/registry/terraform.tfstate") || !strings.Contains(got, "  var-file: v1_table = true") {
 		t.Errorf("registry root:\n%s", got)
 	}
 
@@ -153,19 +157,19 @@ func TestPlanPassesBackendAndVariables(t *testing.T) {
 	}
 
 	// Without the settings file.
-	if err := os.Remove(filepath.Join(dir, "backend.hcl")); err != nil {
+	if err := os.Remove(filepath.Join(dir, "backend.eu-west-1.hcl")); err != nil {
 		t.Fatal(err)
 	}
 	err = r.Plan(ctx, root, plan, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "terraform output -raw backend_config > ../backend.hcl") {
-		t.Fatalf("without backend.hcl: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "apply the bootstrap root in eu-west-1") || !strings.Contains(err.Error(), "terraform output -raw backend_config > ../backend.eu-west-1.hcl") {
+		t.Fatalf("without backend.eu-west-1.hcl: %v", err)
 	}
 	if got = readLog(t, log); got != "" {
 		t.Errorf("terraform ran without the backend settings:\n%s", got)
 	}
 	// Given explicitly, elsewhere.
 	elsewhere := filepath.Join(t.TempDir(), "prod.hcl")
-	if err := os.WriteFile(elsewhere, []byte("bucket = \"b\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(elsewhere, []byte("bucket = \"b\"\nregion = \"eu-west-1\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r.BackendConfig = elsewhere

@@ -47,3 +47,8 @@ output "autoscaling_group_name" {
   description = "Name of this region's generator Auto Scaling group (its instance refresh rolls a release or a certificate out)."
   value       = module.region.autoscaling_group_name
 }
+
+output "vcpus_at_max" {
+  description = "vCPUs this root's fleets (the generators and both public-ID fleets) need at their peak from the region's EC2 quota L-1216C47A: max sizes plus the instance refreshes' headroom."
+  value       = module.region.vcpus_at_max + module.public_id.vcpus_at_max
+}

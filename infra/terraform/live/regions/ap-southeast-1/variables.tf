@@ -18,7 +18,7 @@ variable "endpoint_domain" {
 }
 
 variable "networks" {
-  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints), the public subnets of the customer ALB (one per Availability Zone) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; the VPCs are joined by Transit Gateway peering outside this configuration. Two regions may share a VPC only if one of them is the home region."
+  description = "Per region name: its VPC, the VPC's CIDR, three private subnets (one per Availability Zone), their route tables (for the S3 and DynamoDB gateway endpoints), the public subnets of the customer ALB (one per Availability Zone) and the IPv4 CIDRs of its callers. Every region of the topology needs an entry; each region root peers its VPC with the others' through its Transit Gateway (modules/transit). Two regions may share a VPC only if one of them is the home region."
   type = map(object({
     vpc_id            = string
     vpc_cidr          = string
@@ -98,4 +98,21 @@ variable "gateway_upstreams" {
     port        = number
   })))
   default = {}
+}
+
+variable "fleets" {
+  description = "Per region name: the AMI every fleet of the region runs (Amazon Linux 2023 arm64 of that region, pinned: changing it rolls the region's fleets by instance refresh, gated on their alarms), and each fleet's capacity (min, desired, max; omitted: the module's default): generator, public_id, gateway, and in the home region registry. Scale a fleet here, then plan and apply: a capacity set by hand is put back by the next apply."
+  type = map(object({
+    ami_id    = string
+    generator = optional(object({ min = number, desired = number, max = number }), { min = 24, desired = 24, max = 30 })
+    public_id = optional(object({ min = number, desired = number, max = number }), { min = 3, desired = 3, max = 6 })
+    gateway   = optional(object({ min = number, desired = number, max = number }), { min = 3, desired = 3, max = 6 })
+    registry  = optional(object({ min = number, desired = number, max = number }), { min = 2, desired = 2, max = 3 })
+  }))
+}
+
+variable "vcpus_elsewhere" {
+  description = "Per root (a region's name, or registry), the vCPUs of running On-Demand Standard instances (EC2 quota L-1216C47A) that the account needs in that root's region outside it, at their peak: in the home region, the registry root's output vcpus_at_max under the home region's name and the home region root's output vcpus_at_max under registry; plus any other workload of the account in the region. Each root's plan stops, before a group is created, when its fleets' peak and these do not fit the region's quota."
+  type        = map(number)
+  default     = {}
 }

@@ -8,9 +8,10 @@ terraform {
     }
   }
 
-  # The state lives in the bootstrap root's bucket, locked by its table. Partial configuration:
-  # bucket, region, dynamodb_table and kms_key_id come from infra/terraform/backend.hcl (written
-  # from the bootstrap root's backend_config output), the key from idgenctl infra
+  # The state lives in this region's bucket, locked by its table (the bootstrap root applied in
+  # eu-west-1). Partial configuration: bucket, region, dynamodb_table and kms_key_id come from
+  # infra/terraform/backend.eu-west-1.hcl (written from that bootstrap root's backend_config output),
+  # the key from idgenctl infra
   # (live/regions/eu-west-1/terraform.tfstate). Nothing here names the account.
   backend "s3" {}
 }

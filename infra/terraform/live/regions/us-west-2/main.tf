@@ -97,6 +97,14 @@ data "aws_security_group" "home_dynamodb_endpoint" {
 }
 
 locals {
+  # The region's fleets: its pinned image and each fleet's capacity.
+  fleets = var.fleets[local.region]
+  # What the hosts need at boot that this root makes: the VPC's endpoints (none in the home VPC,
+  # whose endpoints the registry root made before).
+  boot_dependencies = local.shares_home_vpc ? [] : module.endpoints[0].boot_dependency_ids
+}
+
+locals {
   # This region's DynamoDB interface endpoint: its URL (this root's output, which the other roots
   # are given in public_id_dynamodb_endpoints) and its security group.
   dynamodb_endpoint                   = local.shares_home_vpc ? "https://${data.aws_vpc_endpoint.home_dynamodb[0].dns_entry[0].dns_name}" : module.endpoints[0].dynamodb_endpoint_url
@@ -132,6 +140,15 @@ module "region" {
   s3_kms_key_arn   = local.s3_kms_key
 
   alarm_actions = lookup(var.alarm_actions, local.region, [])
+
+  # The region's pinned image and the fleet's capacity (live/idgen.tfvars: fleets); the group
+  # waits for the VPC's endpoints this root makes, and its quota check counts the region's
+  # other fleets (the public-ID programs', and what vcpus_elsewhere names: the registry's in the
+  # home region).
+  ami_id                = local.fleets.ami_id
+  capacity              = local.fleets.generator
+  boot_dependencies     = local.boot_dependencies
+  quota_vcpus_elsewhere = module.public_id.vcpus_at_max + lookup(var.vcpus_elsewhere, local.region, 0)
 }
 
 ################################################################################
@@ -180,12 +197,26 @@ module "public_id" {
   s3_kms_key_arn            = local.s3_kms_key
 
   alarm_actions = lookup(var.alarm_actions, local.region, [])
+
+  ami_id                = local.fleets.ami_id
+  public_id_capacity    = local.fleets.public_id
+  gateway_capacity      = local.fleets.gateway
+  boot_dependencies     = local.boot_dependencies
+  quota_vcpus_elsewhere = lookup(var.vcpus_elsewhere, local.region, 0)
 }
 
 # This region's latency record of the customer hostname, in the public zone.
 data "aws_route53_zone" "customer" {
   name         = var.customer_zone
   private_zone = false
+
+  lifecycle {
+    # The customer hostname's records go in this zone: the hostname must be a name in it.
+    postcondition {
+      condition     = !self.private_zone && (var.customer_hostname == trimsuffix(self.name, ".") || endswith(var.customer_hostname, ".${trimsuffix(self.name, ".")}"))
+      error_message = "customer_hostname ${var.customer_hostname} is not a name in the public zone ${self.name} (${self.zone_id}): give customer_zone the zone that holds it."
+    }
+  }
 }
 
 module "customer_dns" {

@@ -59,8 +59,12 @@ module "fleet" {
   # The VPC's interface endpoints (modules/endpoints); DynamoDB and S3 through its gateways.
   endpoints_security_group_id = "sg-0123456789abcdef0"
 
-  instance_type  = "t4g.small"
-  instance_count = 2
+  instance_type = "t4g.small"
+  # Pinned: a new image is a change here, rolled out by instance refresh.
+  ami_id   = "ami-0e1a2b3c4d5e6f708"
+  capacity = { min = 2, desired = 2, max = 3 }
+  # An instance refresh pauses at each checkpoint and rolls back when one of these goes off.
+  refresh_alarms = ["idgen-example-unhealthy-hosts"]
 
   target_group_name = "idgen-example"
   zone_id           = "Z0123456789EXAMPLE"

@@ -61,6 +61,11 @@ module "public_id" {
   tls_key_s3_uri            = "s3://example-idgen-tls-eu-west-1/public-id.eu-west-1.key"
   client_ca_s3_uri          = "s3://example-idgen-tls-eu-west-1/client-ca.pem"
 
+  # Pinned: a new image is a change here, rolled out by instance refresh.
+  ami_id             = "ami-0e3a1b2c3d4e5f607"
+  public_id_capacity = { min = 3, desired = 3, max = 6 }
+  gateway_capacity   = { min = 3, desired = 3, max = 6 }
+
   alarm_actions = ["arn:aws:sns:eu-west-1:123456789012:idgen-oncall"]
 }
 

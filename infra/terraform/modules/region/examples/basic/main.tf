@@ -48,6 +48,10 @@ module "region" {
   client_ca_s3_uri = "s3://example-idgen-tls-eu-west-1/client-ca.pem"
   callers_s3_uri   = "s3://example-idgen-releases-eu-west-1/v1.0.0/callers/generator.json"
 
+  # Pinned per region: a new image is a change here, rolled out by instance refresh.
+  ami_id   = "ami-0e3a1b2c3d4e5f607"
+  capacity = { min = 24, desired = 24, max = 30 }
+
   alarm_actions = ["arn:aws:sns:eu-west-1:123456789012:idgen-oncall"]
 }
 

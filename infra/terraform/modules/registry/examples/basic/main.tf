@@ -35,6 +35,10 @@ module "registry" {
   tls_key_s3_uri   = "s3://example-idgen-tls-us-east-1/registry.key"
   client_ca_s3_uri = "s3://example-idgen-tls-us-east-1/client-ca.pem"
   callers_s3_uri   = "s3://example-idgen-releases-us-east-1/v1.0.0/callers/registry.json"
+
+  # Pinned: a new image is a change here, rolled out by instance refresh.
+  ami_id   = "ami-0e1a2b3c4d5e6f708"
+  capacity = { min = 2, desired = 2, max = 3 }
 }
 
 output "url" {

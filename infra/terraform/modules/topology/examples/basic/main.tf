@@ -28,3 +28,8 @@ output "failover_sources" {
   description = "Per region, the regions whose callers fail over to it (us-east-1: eu-west-1, sa-east-1 and us-west-2)."
   value       = module.topology.failover_sources
 }
+
+output "transit_peers" {
+  description = "Per region, the regions it peers with over the Transit Gateway and why (sa-east-1 with us-east-1: failover, registry, public-id; requested by us-east-1, the lower number)."
+  value       = module.topology.transit_peers
+}
