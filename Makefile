@@ -89,10 +89,11 @@ gameday: ## five regions on this machine (registry, generators behind a load bal
 	go run ./tools/gameday/cmd/gameday --scenario $(GAMEDAY_SCENARIO) $(if $(GAMEDAY_SEED),--seed $(GAMEDAY_SEED))
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck over every module
+lint: ## gofmt, go vet, staticcheck and housecheck (one writer of the local client config, the import layers: tools/housecheck) over every module
 	@test -z "$$(gofmt -l $(MODULES))" || { gofmt -l $(MODULES); echo "gofmt: files above need formatting"; exit 1; }
 	go vet $(PKGS)
 	staticcheck $(PKGS)
+	go run ./tools/housecheck
 
 .PHONY: generate
 generate: ## regenerate libs/api from proto/ (buf with local plugins)

@@ -61,3 +61,5 @@ replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
 
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

@@ -21,14 +21,12 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/dashboards"
-	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/localstack"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/localstack"
-	"github.com/idgen/idgen/libs/testenv/proc"
-	"github.com/idgen/idgen/libs/topology"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,15 +108,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	began := time.Now()
 	dir := t.TempDir()
 
-	dyn := testenv.StartDynalite(t, "")
-	ctx := context.Background()
-	db, err := dynamolease.NewClient(ctx, dyn.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-		t.Fatal(err)
-	}
+	dyn := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	redis := testenv.StartRedis(t, dir)
 
 	// The local stack with four generators and one on mutual TLS. gen-a and gen-b: us-east-1 on
@@ -141,7 +131,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 		tlsGenerator(t, dir, "us-east-1"),
 	}, PublicIDStore: "redis:" + redis.Addr, PublicIDArgs: []string{"--redis-durability-check", "200ms"},
 		GatewayArgs: []string{"--rate-per-client", "0", "--redis-durability-check", "200ms"}},
-		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
+		localstack.StartOptions{})
 	svc := ls.Service
 	genA, genB, genC, genF, genT := svc("gen-a"), svc("gen-b"), svc("gen-c"), svc("gen-f"), svc("gen-t")
 	reg, pid, gws := svc("registry"), svc("public-id"), svc("public-id-gateway")
@@ -156,14 +146,7 @@ func TestAlertsOnRealServers(t *testing.T) {
 	stores := map[string]*testenv.Dynalite{}
 	rf := regions.File{Region: "us-east-1"}
 	for i, n := range []string{"us-east-1", "eu-west-1"} {
-		d := testenv.StartDynalite(t, "")
-		c, err := dynamo.NewClient(ctx, d.Endpoint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := dynamomap.CreateTable(ctx, c, dynamomap.DefaultTable); err != nil {
-			t.Fatal(err)
-		}
+		d := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 		stores[n] = d
 		rf.Regions = append(rf.Regions, regions.FileRegion{Name: n, Number: i + 1, Peer: map[string]string{"us-east-1": "eu-west-1", "eu-west-1": "us-east-1"}[n], Endpoint: d.Endpoint})
 	}

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/localstack"
 )
 
 // tlsGenerator is gen-t, a generator of region with mutual TLS, its certificate and CA an hour

@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/localstack"
-	"github.com/idgen/idgen/libs/topology"
+	"github.com/idgen/idgen/libs/localstack"
 )
 
 // An example is a block fenced as sh in README.md, docs/*.md or services/*/README.md: what a
@@ -111,7 +110,7 @@ func TestExamples(t *testing.T) {
 	}
 	// make run's stack (package localstack), its binaries in .idgen/bin as make run's are.
 	ls := localstack.StartT(t, localstack.Options{Root: root, State: state, Logs: filepath.Join(state, "logs", "examples"), FixedPorts: true},
-		localstack.StartOptions{Bin: filepath.Join(state, "bin"), ClientConfig: topology.LocalStackClientConfig(root)})
+		localstack.StartOptions{Bin: filepath.Join(state, "bin")})
 	banner := ls.Banner(".idgen/logs/examples/")
 
 	// The banner's "Try:" lines are examples too.

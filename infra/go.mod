@@ -40,6 +40,7 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
@@ -66,3 +67,5 @@ replace github.com/idgen/idgen/services/registry => ../services/registry
 replace github.com/idgen/idgen/libs/conn => ../libs/conn
 
 replace github.com/idgen/idgen/services/public-id => ../services/public-id
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 )
 
@@ -42,7 +43,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -65,3 +66,5 @@ replace github.com/idgen/idgen/libs/idclient => ../libs/idclient
 replace github.com/idgen/idgen/libs/api => ../libs/api
 
 replace github.com/idgen/idgen/libs/svc => ../libs/svc
+
+replace github.com/idgen/idgen/libs/localstack => ../libs/localstack

@@ -1,7 +1,6 @@
 package runbooks
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/localstack"
-	"github.com/idgen/idgen/libs/topology"
 )
 
 // Lease settings of the stack's generators, short so that a runbook that fences or quarantines
@@ -44,18 +42,10 @@ func startStack(t *testing.T) *stack {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	endpoints := map[string]string{}
 	var gens []localstack.Generator
 	for _, g := range []struct{ region, machines string }{{"us-east-1", "service"}, {"eu-west-1", "170-170"}} {
-		d := testenv.StartDynalite(t, "")
-		db, err := dynamolease.NewClient(ctx, d.Endpoint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-			t.Fatal(err)
-		}
+		d := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 		endpoints[g.region] = d.Endpoint
 		gens = append(gens, localstack.Generator{Region: g.region, LeaseStore: "dynamodb:" + d.Endpoint,
 			Args: []string{"--range", g.machines, "--lease", stackLease, "--renew", stackRenew, "--fence-margin", stackMargin,
@@ -64,7 +54,7 @@ func startStack(t *testing.T) *stack {
 	writeAWSWrapper(t, filepath.Join(bin, "aws"), endpoints)
 	redis := testenv.StartRedis(t, t.TempDir())
 	ls := localstack.StartT(t, localstack.Options{State: filepath.Join(dir, "state"), Generators: gens, PublicIDStore: "redis:" + redis.Addr},
-		localstack.StartOptions{ClientConfig: topology.LocalStackClientConfig("")})
+		localstack.StartOptions{})
 
 	s := &stack{bin: bin, generators: map[string]string{}}
 	var stores, urls []string // us-east-1's first

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make run: the local platform on embedded defaults (docs/local-stack.md), state under .idgen/ in
 # the checkout (IDGEN_RUN_STATE: another state folder, for tests). The stack is described once, in
-# libs/testenv/localstack; this builds make run's command (tools/runlocal) and runs it in this
+# libs/localstack; this builds make run's command (tools/runlocal) and runs it in this
 # process, so that it is make's child: Ctrl-C, SIGTERM or SIGHUP to it, or the end of the make
 # that started it, stops everything, and a second run while one is up says so and changes nothing.
 set -euo pipefail

@@ -21,8 +21,10 @@ import (
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/localstack"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // The services the example calls, as real processes: a generator on an SQLite lease table and
@@ -37,9 +39,8 @@ func startGeneratorIn(t *testing.T, region string) string {
 	t.Helper()
 	bin := proc.BuildT(t, "../../services/generator/cmd/generator")[0]
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: []string{"--insecure-dev",
-		"--clock-check", "warn", "--region", region, "--listen", addr,
-		"--lease-store", "sqlite:" + filepath.Join(t.TempDir(), "leases.db")}})
+	proc.StartT(t, proc.Spec{Bin: bin, HealthURL: "http://" + addr + "/healthz", Args: cmdline.Generator{Region: region, Listen: addr,
+		LeaseStore: "sqlite:" + filepath.Join(t.TempDir(), "leases.db")}.Args()})
 	return "http://" + addr
 }
 
@@ -264,18 +265,20 @@ func TestCheckoutThenRead(t *testing.T) {
 }
 
 // TestCommandFromClientConfig runs the command, demo-orders, as a process configured as a caller
-// is: a client config file of two regions, each the other's peer, and its region, eu-west-1. Its
-// orders and customers get IDs, and they carry eu-west-1's region number (2): ConfigFor gave it
-// its own region's generator first, not the file's first region's.
+// is: the local stack's client config file (localstack.WriteClientConfig: two regions, each the
+// other's peer, from the topology's plan), and its region, eu-west-1. Its orders and customers
+// get IDs, and they carry eu-west-1's region number (2): ConfigFor gave it its own region's
+// generator first, not the file's first region's.
 func TestCommandFromClientConfig(t *testing.T) {
 	use1, euw1 := startGeneratorIn(t, "us-east-1"), startGeneratorIn(t, "eu-west-1")
 	pubURL := startPublicIDs(t, "ord,cus")
 	dir := t.TempDir()
-	cc := filepath.Join(dir, "client_config.json")
-	if err := (idclient.ClientConfig{
-		"us-east-1": {Endpoints: []string{use1, euw1}},
-		"eu-west-1": {Endpoints: []string{euw1, use1}},
-	}).WriteFile(cc); err != nil {
+	tp, err := localstack.PlanTopology(context.Background(), filepath.Join("..", ".."), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := localstack.ClientConfigFile(dir)
+	if err := localstack.WriteClientConfig(cc, tp, map[string]string{"us-east-1": use1, "eu-west-1": euw1}); err != nil {
 		t.Fatal(err)
 	}
 	bin := proc.BuildT(t, "./cmd/demo-orders")[0]

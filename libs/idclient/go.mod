@@ -16,6 +16,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -34,3 +35,5 @@ replace github.com/idgen/idgen/libs/testenv => ../testenv
 replace github.com/idgen/idgen/libs/conn => ../conn
 
 replace github.com/idgen/idgen/libs/svc => ../svc
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.62.0
@@ -52,3 +53,5 @@ require (
 replace github.com/idgen/idgen/libs/testenv => ../testenv
 
 replace github.com/idgen/idgen/libs/conn => ../conn
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack

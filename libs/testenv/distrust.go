@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // TLSDistrust is what CheckTLSDistrust measured: after the reload that took a CA out of the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // Redis is a redis-server the test started: appendonly yes, appendfsync always, no RDB snapshots.

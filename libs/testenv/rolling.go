@@ -15,14 +15,6 @@ type NLBMember interface {
 	Done() <-chan struct{}
 }
 
-// Healthy is a condition for Eventually: the target name is healthy in the load balancer.
-func (lb *FakeNLB) Healthy(name string) func() (bool, string) {
-	return func() (bool, string) {
-		st := lb.State(name)
-		return st == "healthy", fmt.Sprintf("%s is %s in the load balancer", name, st)
-	}
-}
-
 // RollingDeploy replaces the processes of fleet one at a time behind lb, as a deploy does: for
 // each, it launches the replacement (launch registers it with lb), sends the old process SIGTERM,
 // waits up to 30 s for the replacement to be healthy in the load balancer and up to 60 s for the

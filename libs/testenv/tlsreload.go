@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // TLSService is a service binary for CheckTLSReload and CheckTLSStartRefused.

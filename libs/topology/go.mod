@@ -41,3 +41,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack

@@ -8,7 +8,8 @@
 // The local stack and the game day (tools/gameday) configure their callers from this plan, so a
 // caller's peer there is the one Terraform lays out in production, never a second list. Local
 // endpoints are loopback addresses, not the module's names: Localize keeps the plan's order and
-// peers and puts each region's local address in place of its endpoint.
+// peers and puts each region's local address in place of its endpoint, and
+// localstack.WriteClientConfig (libs/localstack) writes the result for the callers.
 package topology
 
 import (
@@ -170,21 +171,6 @@ func (t *Topology) Localize(addrs map[string]string) (idclient.ClientConfig, err
 		out[name] = idclient.RegionEndpoints{Endpoints: eps}
 	}
 	return out, nil
-}
-
-// WriteLocalClientConfig plans the module (o) and writes to path its client_config with the
-// regions' local addresses in place of their endpoints (Localize): the local stack's callers read
-// that file (idclient.ReadClientConfig).
-func WriteLocalClientConfig(ctx context.Context, path string, o Options, addrs map[string]string) (*Topology, error) {
-	t, err := Plan(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	cc, err := t.Localize(addrs)
-	if err != nil {
-		return nil, err
-	}
-	return t, cc.WriteFile(path)
 }
 
 // RegionNames returns the plan's region names, sorted.
@@ -401,28 +387,3 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // PeerOf returns region's peer in the plan ("" for a region not in it).
 func (t *Topology) PeerOf(region string) string { return t.Regions[region].Peer }
-
-// LocalStackVars is the topology module's regions variable for the local stack
-// (libs/testenv/localstack): its two regions with the numbers the registry gives them, each the
-// other's peer (us-east-1's production peer, us-west-2, does not run locally).
-func LocalStackVars() map[string]any {
-	return map[string]any{"regions": map[string]any{
-		"us-east-1": map[string]any{"number": 0, "peer": "eu-west-1"},
-		"eu-west-1": map[string]any{"number": 2, "peer": "us-east-1"},
-	}}
-}
-
-// LocalStackClientConfig is the local stack's hook for its callers' client config
-// (localstack.StartOptions.ClientConfig): WriteLocalClientConfig of the topology module under
-// root (the repository; "" for the one above the working directory) planned with
-// LocalStackVars, the plan cached under .tools/topology.
-func LocalStackClientConfig(root string) func(ctx context.Context, path string, addrs map[string]string) error {
-	return func(ctx context.Context, path string, addrs map[string]string) error {
-		o := Options{Vars: LocalStackVars()}
-		if root != "" {
-			o.Module = filepath.Join(root, "infra", "terraform", "modules", "topology")
-		}
-		_, err := WriteLocalClientConfig(ctx, path, o, addrs)
-		return err
-	}
-}

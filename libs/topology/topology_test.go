@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/topology"
 )
 
@@ -81,35 +80,27 @@ func TestPlanDefaults(t *testing.T) {
 }
 
 // TestPlanRefused: a peer that is not a region fails the plan with Terraform's message naming
-// the region; the file is not written.
+// the region; once the peer is one, the plan localizes to the given addresses.
 func TestPlanRefused(t *testing.T) {
 	regions := map[string]any{
 		"us-east-1": map[string]any{"number": 0, "peer": "eu-west-1"},
 		"eu-west-1": map[string]any{"number": 2, "peer": "mars-1"},
 	}
-	path := filepath.Join(t.TempDir(), "client_config.json")
-	_, err := topology.WriteLocalClientConfig(context.Background(), path,
-		topology.Options{Module: module(t), CacheDir: "-", Vars: map[string]any{"regions": regions}},
-		map[string]string{"us-east-1": "http://127.0.0.1:1", "eu-west-1": "http://127.0.0.1:2"})
+	_, err := topology.Plan(context.Background(), topology.Options{Module: module(t), CacheDir: "-", Vars: map[string]any{"regions": regions}})
 	if !errors.Is(err, topology.ErrPlan) || !strings.Contains(err.Error(), "region eu-west-1 has peer mars-1, which is not a region in this map") {
 		t.Fatalf("got %v, want the plan refused naming eu-west-1", err)
 	}
-	if _, err := idclient.ReadClientConfig(path); err == nil {
-		t.Fatal("a client config was written from a refused plan")
-	}
 
 	regions["eu-west-1"] = map[string]any{"number": 2, "peer": "us-east-1"}
-	tp, err := topology.WriteLocalClientConfig(context.Background(), path,
-		topology.Options{Module: module(t), CacheDir: "-", Vars: map[string]any{"regions": regions}},
-		map[string]string{"us-east-1": "http://127.0.0.1:1", "eu-west-1": "http://127.0.0.1:2"})
+	tp, err := topology.Plan(context.Background(), topology.Options{Module: module(t), CacheDir: "-", Vars: map[string]any{"regions": regions}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := idclient.ReadClientConfig(path)
+	cc, err := tp.Localize(map[string]string{"us-east-1": "http://127.0.0.1:1", "eu-west-1": "http://127.0.0.1:2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(cc["us-east-1"].Endpoints, " "); got != "http://127.0.0.1:1 http://127.0.0.1:2" || len(tp.Regions) != 2 {
-		t.Fatalf("written us-east-1 %s, regions %v", got, tp.Regions)
+		t.Fatalf("localized us-east-1 %s, regions %v", got, tp.Regions)
 	}
 }

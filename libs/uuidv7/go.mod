@@ -24,3 +24,5 @@ replace github.com/idgen/idgen/libs/idcore => ../idcore
 replace github.com/idgen/idgen/libs/testenv => ../testenv
 
 replace github.com/idgen/idgen/libs/conn => ../conn
+
+replace github.com/idgen/idgen/libs/localstack => ../localstack

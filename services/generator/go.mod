@@ -6,6 +6,7 @@ require (
 	connectrpc.com/connect v1.21.1
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
@@ -80,3 +81,5 @@ replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
 replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
 
 replace github.com/idgen/idgen/libs/conn => ../../libs/conn
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

@@ -10,6 +10,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/klauspost/compress v1.20.1
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/maypok86/otter/v2 v2.4.0
@@ -29,6 +30,7 @@ require (
 	connectrpc.com/cors v0.1.0 // indirect
 	connectrpc.com/grpchealth v1.5.0 // indirect
 	connectrpc.com/grpcreflect v1.3.1 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
@@ -44,6 +46,11 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/hashicorp/go-version v1.9.0 // indirect
+	github.com/hashicorp/terraform-exec v0.26.0 // indirect
+	github.com/hashicorp/terraform-json v0.29.0 // indirect
+	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -52,6 +59,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
+	github.com/zclconf/go-cty v1.18.1 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
@@ -87,3 +95,9 @@ replace github.com/idgen/idgen/libs/api => ../../libs/api
 replace github.com/idgen/idgen/libs/conn => ../../libs/conn
 
 replace github.com/idgen/idgen/libs/routes => ../../libs/routes
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack
+
+replace github.com/idgen/idgen/libs/topology => ../../libs/topology
+
+replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient

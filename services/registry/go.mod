@@ -8,6 +8,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/labstack/echo/v4 v4.16.4
 	modernc.org/sqlite v1.62.0
@@ -74,3 +75,5 @@ replace github.com/idgen/idgen/libs/api => ../../libs/api
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
 replace github.com/idgen/idgen/libs/conn => ../../libs/conn
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // The operator faults: what an operator does to a group's store with idgenctl (quarantine and
@@ -83,15 +83,15 @@ func (f *otherRules) plan(d *draw) time.Duration {
 
 func (f *otherRules) Inject(ctx context.Context, r *runner) (string, error) {
 	g := r.groups[f.group]
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return "", err
 	}
 	other := 2 * leaseLen
-	p, err := proc.Start(ctx, proc.Spec{Bin: r.generator, Name: g.name + "/other-rules", Args: []string{
-		"--insecure-dev", "--clock-check", "strict", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--lease-store", g.storeArg,
-		"--range", fmt.Sprintf("%d-%d", g.machines[0], g.machines[0]),
-		"--lease", other.String(), "--renew", renew.String(), "--fence-margin", margin.String()}})
+	p, err := proc.Start(ctx, proc.Spec{Bin: r.generator, Name: g.name + "/other-rules", Args: cmdline.Generator{
+		ClockCheck: "strict", Listen: fmt.Sprintf("127.0.0.1:%d", port), LeaseStore: g.storeArg,
+		Range: fmt.Sprintf("%d-%d", g.machines[0], g.machines[0]),
+		Lease: other.String(), Renew: renew.String(), FenceMargin: margin.String()}.Args()})
 	if err != nil {
 		return "", err
 	}

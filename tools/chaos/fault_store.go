@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
-	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/localstack/dynalite"
 )
 
 // The store faults: dynalite frozen or killed, and a group's store restored from a backup.
@@ -295,7 +295,7 @@ func (r *runner) readBackup(ctx context.Context, dir string) ([]map[string]types
 		return nil, fmt.Errorf("copy backup: %v: %s", err, out)
 	}
 	defer os.RemoveAll(copyDir)
-	d, err := testenv.NewDynalite(0, copyDir)
+	d, err := dynalite.New(0, copyDir)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (r *runner) readBackup(ctx context.Context, dir string) ([]map[string]types
 }
 
 // backupDynalite copies d's data folder to dst while d is frozen (a consistent copy).
-func backupDynalite(d *testenv.Dynalite, dst string) error {
+func backupDynalite(d *dynalite.Server, dst string) error {
 	d.Freeze()
 	defer d.Thaw()
 	if err := os.RemoveAll(dst); err != nil {

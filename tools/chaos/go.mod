@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 )
 
@@ -50,3 +51,5 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
 
 replace github.com/idgen/idgen/libs/conn => ../../libs/conn
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

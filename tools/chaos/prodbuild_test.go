@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // TestProductionBuildLacksChaosClock: the clock option the chaos runner moves clocks with exists

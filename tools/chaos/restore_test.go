@@ -39,12 +39,9 @@ func (s *restoreOnClaim) Claim(ctx context.Context, m int, holder string, now, e
 // checked against the restored table.
 func TestClaimRacingARestore(t *testing.T) {
 	ctx := context.Background()
-	d := testenv.StartDynalite(t, "")
+	d := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	db, err := dynamolease.NewClient(ctx, d.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 		t.Fatal(err)
 	}
 	st := dynamolease.New(db, lease.TableV2, lease.TableHistory)

@@ -17,8 +17,9 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/dynalite"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // group is the processes sharing one lease store.
@@ -43,7 +44,7 @@ type runner struct {
 
 	generator, node, ctl string // the built binaries: generator and node with the chaos tag, idgenctl
 	yes                  bool   // idgenctl asks for --yes on quarantine, lift and fence-restore
-	dyn                  *testenv.Dynalite
+	dyn                  *dynalite.Server
 	db                   *dynamodb.Client
 	groups               []*group
 	procs                []*slot
@@ -64,7 +65,7 @@ type runner struct {
 }
 
 func newRunner(c config) (*runner, error) {
-	root, err := testenv.Root()
+	root, err := proc.RepoRoot()
 	if err != nil {
 		return nil, fmt.Errorf("run from inside the idgen repository: %w", err)
 	}
@@ -124,13 +125,10 @@ func (r *runner) setUp() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if r.dyn, err = testenv.NewDynalite(0, dir); err != nil {
+	if r.dyn, err = dynalite.Start(ctx, dynalite.Options{Dir: dir, Tables: []dynalite.Tables{dynamolease.Tables(lease.TableV2, lease.TableHistory)}}); err != nil {
 		return err
 	}
 	if r.db, err = dynamolease.NewClient(ctx, r.dyn.Endpoint); err != nil {
-		return err
-	}
-	if err := dynamolease.CreateTables(ctx, r.db, lease.TableV2, lease.TableHistory); err != nil {
 		return err
 	}
 	sqlPath := filepath.Join(r.work, "leases.db")
@@ -185,16 +183,16 @@ func (r *runner) defineProcs() error {
 			g.machines = append(g.machines, m)
 		}
 		for i := range gens {
-			gp, err := testenv.PickPort()
+			gp, err := proc.PickPort()
 			if err != nil {
 				return err
 			}
 			name := fmt.Sprintf("%s/gen-%d", g.name, i+1)
 			p := &slot{name: name, kind: "generator", bin: r.generator,
 				url: fmt.Sprintf("http://127.0.0.1:%d", gp), logs: r.work, rec: r.rec, clock: r.clockFile(name),
-				args: []string{"--insecure-dev", "--clock-check", "strict", "--listen", fmt.Sprintf("127.0.0.1:%d", gp),
-					"--lease-store", g.storeArg, "--range", fmt.Sprintf("%d-%d", gLo, gHi),
-					"--lease", leaseLen.String(), "--renew", renew.String(), "--fence-margin", margin.String(), "--drain", "2s"}}
+				args: cmdline.Generator{ClockCheck: "strict", Listen: fmt.Sprintf("127.0.0.1:%d", gp),
+					LeaseStore: g.storeArg, Range: fmt.Sprintf("%d-%d", gLo, gHi),
+					Lease: leaseLen.String(), Renew: renew.String(), FenceMargin: margin.String(), Drain: "2s"}.Args()}
 			p.args = append(p.args, "--chaos-clock-file", p.clock)
 			g.procs = append(g.procs, p)
 		}

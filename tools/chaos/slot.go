@@ -16,7 +16,7 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // slot is one process slot: a generator or an embedded node, restarted in place after kill -9.

@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idgen/idgen/libs/conn/dynamo"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/dynalite"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
@@ -107,7 +107,7 @@ func setupCustomers(sc *Scenario, tp *topology.Topology) (*customers, error) {
 		}
 		r := &custRegion{name: n, number: tr.Number, peer: tr.Peer, proxies: map[string]*proxy{}}
 		for _, port := range []*int{&r.storePort, &r.apiPort, &r.gwPort, &r.opsPort} {
-			p, err := testenv.PickPort()
+			p, err := proc.PickPort()
 			if err != nil {
 				return nil, err
 			}
@@ -220,25 +220,14 @@ func (s *stack) startUpstream(r *custRegion) error {
 	return os.WriteFile(r.routes, b, 0o644)
 }
 
-// startDynalite starts a dynalite (libs/testenv/dynalite.js, in memory) on port.
-func (s *stack) startDynalite(ctx context.Context, name string, port int) (*proc.Proc, error) {
-	cli := filepath.Join(s.root, "node_modules", "dynalite", "cli.js")
-	if _, err := os.Stat(cli); err != nil {
-		return nil, fmt.Errorf("gameday: %s is missing: run make setup (npm ci)", cli)
+// startDynalite starts a dynalite (libs/localstack/dynalite, in memory) on port, its log in the
+// game day's logs, and makes its tables.
+func (s *stack) startDynalite(ctx context.Context, name string, port int, tables ...dynalite.Tables) (*proc.Proc, error) {
+	d, err := dynalite.Start(ctx, dynalite.Options{Port: port, Name: name, Log: filepath.Join(s.logs, name+".log"), Tables: tables})
+	if err != nil {
+		return nil, err
 	}
-	// Healthy once this process says it listens: its port was picked before, and a process
-	// started meanwhile can hold it, answering the address while this one fails to listen.
-	logFile := filepath.Join(s.logs, name+".log")
-	listening := func(context.Context) error {
-		if b, _ := os.ReadFile(logFile); !strings.Contains(string(b), "Dynalite listening at") {
-			return fmt.Errorf("gameday: %s does not say it listens yet", name)
-		}
-		return nil
-	}
-	return s.start(ctx, proc.Spec{Name: name, Bin: "node", Group: true, Log: logFile,
-		Args: []string{filepath.Join(s.root, "libs", "testenv", "dynalite.js"), filepath.Dir(cli),
-			"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
-		HealthAddr: fmt.Sprintf("127.0.0.1:%d", port), Health: listening})
+	return d.Proc(), nil
 }
 
 // startPublicStore starts r's store of record, empty (in memory), and makes its table.
@@ -247,16 +236,12 @@ func (s *stack) startPublicStore(ctx context.Context, r *custRegion) error {
 	if r.starts > 0 {
 		name = fmt.Sprintf("%s-%d", name, r.starts+1)
 	}
-	p, err := s.startDynalite(ctx, name, r.storePort)
+	p, err := s.startDynalite(ctx, name, r.storePort, dynamomap.Tables(dynamomap.DefaultTable))
 	if err != nil {
 		return err
 	}
 	r.store = p
-	db, err := dynamo.NewClient(ctx, r.storeURL())
-	if err != nil {
-		return err
-	}
-	return dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable)
+	return nil
 }
 
 func (r *custRegion) procName(what string) string {
@@ -269,8 +254,8 @@ func (r *custRegion) procName(what string) string {
 // startAPI starts r's internal API; it is healthy once its region is filled.
 func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("public-id"), Bin: s.bins["public-id"], HealthURL: r.apiURL() + "/healthz",
-		Args: []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", r.apiPort), "--store", "regions:" + r.file,
-			"--resources", "ord", "--store-timeout", "1s", "--deregistration-delay", "0"}})
+		Args: cmdline.PublicID{Listen: fmt.Sprintf("127.0.0.1:%d", r.apiPort), Store: "regions:" + r.file, Resources: "ord",
+			Extra: []string{"--store-timeout", "1s", "--deregistration-delay", "0"}}.Args()})
 	if err != nil {
 		return err
 	}
@@ -281,8 +266,9 @@ func (s *stack) startAPI(ctx context.Context, r *custRegion) error {
 // startGateway starts r's customer gateway (after its internal API).
 func (s *stack) startGateway(ctx context.Context, r *custRegion) error {
 	p, err := s.start(ctx, proc.Spec{Name: r.procName("gateway"), Bin: s.bins["public-id-gateway"], HealthURL: r.gwURL() + "/healthz",
-		Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", r.gwPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", r.opsPort),
-			"--store", "regions:" + r.file, "--routes", r.routes, "--rate-per-client", "0", "--deregistration-delay", "0", "--store-timeout", "1s"}})
+		Args: cmdline.Gateway{Listen: fmt.Sprintf("127.0.0.1:%d", r.gwPort), MetricsListen: fmt.Sprintf("127.0.0.1:%d", r.opsPort),
+			Store: "regions:" + r.file, Routes: r.routes, DeregistrationDelay: "0",
+			Extra: []string{"--rate-per-client", "0", "--store-timeout", "1s"}}.Args()})
 	if err != nil {
 		return err
 	}

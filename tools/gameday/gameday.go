@@ -37,7 +37,8 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idcore/region"
-	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/localstack"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/topology"
 )
 
@@ -166,17 +167,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for n, r := range s.regions {
 		addrs[n] = r.lb.URL()
 	}
-	cc, err := tp.Localize(addrs)
-	if err != nil {
-		return nil, err
-	}
-	ccFile := filepath.Join(o.Out, "client_config.json")
-	if err := cc.WriteFile(ccFile); err != nil {
+	ccFile := localstack.ClientConfigFile(o.Out)
+	if err := localstack.WriteClientConfig(ccFile, tp, addrs); err != nil {
 		return nil, err
 	}
 	metricsPorts := map[string]int{}
 	for _, n := range names {
-		if metricsPorts[n], err = testenv.PickPort(); err != nil {
+		if metricsPorts[n], err = proc.PickPort(); err != nil {
 			return nil, err
 		}
 	}
@@ -309,7 +306,7 @@ func (s *stack) runPhase(ctx context.Context, p *phaseRun) error {
 		return errors.Join(errs...)
 	}
 	restart := func(g *generator) error {
-		np, err := s.start(ctx, s.generatorSpec(r, g))
+		np, err := s.startGenerator(ctx, r, g, nil)
 		if err != nil {
 			return err
 		}
@@ -415,9 +412,7 @@ func (s *stack) restartWithoutRegistry(ctx context.Context, p *phaseRun, r *regi
 	var wg sync.WaitGroup
 	for _, g := range r.gens {
 		wg.Go(func() {
-			spec := s.generatorSpec(r, g)
-			spec.Log = filepath.Join(s.logs, g.name+"-registry-down.log")
-			np, err := s.start(ctx, spec)
+			np, err := s.startGenerator(ctx, r, g, func(spec *proc.Spec) { spec.Log = filepath.Join(s.logs, g.name+"-registry-down.log") })
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

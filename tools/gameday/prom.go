@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/dashboards"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // promRun is a local Prometheus with idgen's alert rules (durations AlertFor) scraping the callers.
@@ -53,7 +52,7 @@ func startPrometheus(ctx context.Context, root, dir string, metricsPorts map[str
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return nil, err
 	}

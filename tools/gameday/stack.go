@@ -16,24 +16,25 @@ import (
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
 	"github.com/idgen/idgen/libs/idcore/region"
-	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/fakenlb"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
-// The programs a game day runs.
-var programs = []string{
-	"./services/registry/cmd/registry",
-	"./services/generator/cmd/generator",
-	"./libs/idcore/embedded/idnode",
-	"./tools/gameday/cmd/caller",
-	"./services/public-id/cmd/public-id",
-	"./services/public-id/cmd/public-id-gateway",
-	"./tools/gameday/cmd/customer",
-}
+// The programs a game day runs: the local stack's services (localstack.Binaries) and its own.
+var programs = append(localstack.BinariesNamed("registry", "generator", "public-id", "public-id-gateway"),
+	localstack.Binary{Name: "idnode", Pkg: "./libs/idcore/embedded/idnode"},
+	localstack.Binary{Name: "caller", Pkg: "./tools/gameday/cmd/caller"},
+	localstack.Binary{Name: "customer", Pkg: "./tools/gameday/cmd/customer"})
 
-// stack is the game day's processes: the registry and, per region, its lease store (dynalite),
-// its generators behind a load balancer (testenv.FakeNLB, the NLB's stand-in), an embedded node
-// on the same lease table and a caller through libs/idclient.
+// stack is the game day's processes, built on the local stack's (libs/localstack): its registry
+// and generators are the stack's services (RegistryService, GeneratorService), its binaries built
+// by localstack.Build, its lease and public-ID stores started by libs/localstack/dynalite, its
+// callers' client config written by localstack.WriteClientConfig. Beyond the local stack it runs
+// five regions: per region its lease store (dynalite), its generators behind a load balancer
+// (libs/localstack/fakenlb, the NLB's stand-in), an embedded node on the same lease table and a
+// caller through libs/idclient.
 type stack struct {
 	root, dir, logs string
 	sc              *Scenario
@@ -57,7 +58,7 @@ type regionProcs struct {
 	store     *proc.Proc
 	storePort int
 	storeEP   string
-	lb        *testenv.FakeNLB
+	lb        *fakenlb.NLB
 	gens      []*generator
 	node      *proc.Proc
 	caller    *proc.Proc
@@ -74,17 +75,10 @@ type generator struct {
 
 func (g *generator) proc() *proc.Proc { g.mu.Lock(); defer g.mu.Unlock(); return g.p }
 
-// build compiles the programs once (proc.Build's cache).
-func (s *stack) build(ctx context.Context) error {
-	paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: s.root}, programs...)
-	if err != nil {
-		return err
-	}
-	s.bins = map[string]string{}
-	for i, p := range programs {
-		s.bins[filepath.Base(p)] = paths[i]
-	}
-	return nil
+// build compiles the programs once (localstack.Build, through proc's cache).
+func (s *stack) build(ctx context.Context) (err error) {
+	s.bins, err = localstack.Build(ctx, s.root, "", programs, nil)
+	return err
 }
 
 func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
@@ -107,7 +101,7 @@ func (s *stack) start(ctx context.Context, spec proc.Spec) (*proc.Proc, error) {
 // startRegistry starts the registry (SQLite, seeded with the five default regions) and reads its
 // regions: their numbers and peers are what the checks expect.
 func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, error) {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return nil, err
 	}
@@ -132,61 +126,75 @@ func (s *stack) startRegistry(ctx context.Context) (map[string]region.Region, er
 	return out, nil
 }
 
-// registrySpec is the registry's process: on its port, with its SQLite database (a restart finds
-// the regions it had).
+// registryService is the registry of the local stack's description (localstack.RegistryService)
+// on the game day's port, with its SQLite database (a restart finds the regions it had).
+func (s *stack) registryService() localstack.Service {
+	return localstack.RegistryService(fmt.Sprintf("127.0.0.1:%d", s.registryPort), "sqlite:"+filepath.Join(s.dir, "registry.db"))
+}
+
+// registrySpec is the registry's process.
 func (s *stack) registrySpec() proc.Spec {
-	return proc.Spec{Name: "registry", Bin: s.bins["registry"],
-		Args:      []string{"--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", s.registryPort), "--store", "sqlite:" + filepath.Join(s.dir, "registry.db")},
-		HealthURL: s.registryURL + "/healthz"}
+	return s.registryService().Spec(s.bins["registry"], s.root, s.logs)
 }
 
 // startStore starts the region's dynalite and creates its lease and history tables.
 func (s *stack) startStore(ctx context.Context, r *regionProcs) error {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return err
 	}
 	r.storePort, r.storeEP = port, fmt.Sprintf("http://127.0.0.1:%d", port)
-	// libs/testenv/dynalite.js: dynalite with TransactWriteItems, as the lease drivers need.
-	r.store, err = s.startDynalite(ctx, "store-"+r.name, port)
-	if err != nil {
-		return err
-	}
-	db, err := dynamolease.NewClient(ctx, r.storeEP)
-	if err != nil {
-		return err
-	}
-	return dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory)
+	// libs/localstack/dynalite: dynalite with TransactWriteItems, as the lease drivers need.
+	r.store, err = s.startDynalite(ctx, "store-"+r.name, port, dynamolease.Tables(lease.TableV2, lease.TableHistory))
+	return err
 }
 
 func (s *stack) leaseFlags() []string {
 	return []string{"--lease", s.sc.Lease.D().String(), "--renew", s.sc.Renew.D().String()}
 }
 
-func (s *stack) generatorSpec(r *regionProcs, g *generator) proc.Spec {
-	return proc.Spec{Name: g.name, Bin: s.bins["generator"],
-		Args: append([]string{"--insecure-dev", "--clock-check", "warn", "--schedule", "v2", "--registry", s.registryURL,
-			"--region", r.name, "--region-number", strconv.Itoa(r.number), "--listen", fmt.Sprintf("127.0.0.1:%d", g.port),
-			"--lease-store", "dynamodb:" + r.storeEP, "--range", "service",
+// generatorSpec is the process of one of r's generators: a generator of the local stack's
+// description (localstack.GeneratorService) on r's lease store, its region's number given, the
+// service range, behind a load balancer (a deregistration delay of 1 s).
+func (s *stack) generatorSpec(r *regionProcs, g *generator) (proc.Spec, error) {
+	svc, err := localstack.GeneratorService(localstack.Generator{Name: g.name, Region: r.name, LeaseStore: "dynamodb:" + r.storeEP,
+		Flags: cmdline.Generator{RegionNumber: strconv.Itoa(r.number), Range: "service",
 			// Its copy of the registry's last answer, to start from while the registry is down:
 			// one a generator, as on its own host.
-			"--registry-cache", filepath.Join(s.dir, "registry-cache", g.name+".json"),
-			"--fence-margin", s.sc.Margin.D().String(), "--deregistration-delay", "1s", "--drain", "2s"}, s.leaseFlags()...),
-		Env:       []string{"AWS_REGION=" + r.name},
-		Log:       filepath.Join(s.logs, g.name+".log"),
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", g.port), Grace: 15 * time.Second}
+			RegistryCache: filepath.Join(s.dir, "registry-cache", g.name+".json"),
+			FenceMargin:   s.sc.Margin.D().String(), DeregistrationDelay: "1s", Drain: "2s",
+			Lease: s.sc.Lease.D().String(), Renew: s.sc.Renew.D().String()}},
+		fmt.Sprintf("127.0.0.1:%d", g.port), s.registryService())
+	if err != nil {
+		return proc.Spec{}, err
+	}
+	spec := svc.Spec(s.bins["generator"], s.root, s.logs)
+	spec.Env, spec.Grace = []string{"AWS_REGION=" + r.name}, 15*time.Second
+	return spec, nil
+}
+
+// startGenerator starts g's process (spec changes its spec first, when set).
+func (s *stack) startGenerator(ctx context.Context, r *regionProcs, g *generator, change func(*proc.Spec)) (*proc.Proc, error) {
+	spec, err := s.generatorSpec(r, g)
+	if err != nil {
+		return nil, err
+	}
+	if change != nil {
+		change(&spec)
+	}
+	return s.start(ctx, spec)
 }
 
 // startGenerators starts the region's generators and its load balancer, and waits until every
 // one is healthy behind it.
 func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
-	lb, err := testenv.NewFakeNLB(testenv.NLBConfig{Interval: 100 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2})
+	lb, err := fakenlb.New(fakenlb.Config{Interval: 100 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2})
 	if err != nil {
 		return err
 	}
 	r.lb = lb
 	for i := range s.sc.GeneratorsPerRegion {
-		port, err := testenv.PickPort()
+		port, err := proc.PickPort()
 		if err != nil {
 			return err
 		}
@@ -197,7 +205,7 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 	errs := make([]error, len(r.gens))
 	for i, g := range r.gens {
 		wg.Go(func() {
-			p, err := s.start(ctx, s.generatorSpec(r, g))
+			p, err := s.startGenerator(ctx, r, g, nil)
 			g.p, errs[i] = p, err
 		})
 	}
@@ -214,7 +222,7 @@ func (s *stack) startGenerators(ctx context.Context, r *regionProcs) error {
 }
 
 // register registers the generator's current incarnation with the load balancer.
-func (g *generator) register(lb *testenv.FakeNLB) {
+func (g *generator) register(lb *fakenlb.NLB) {
 	g.mu.Lock()
 	g.inc++
 	g.target = fmt.Sprintf("%s#%d", g.name, g.inc)

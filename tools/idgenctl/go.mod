@@ -11,6 +11,7 @@ require (
 	github.com/hashicorp/terraform-json v0.29.0
 	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
@@ -99,3 +100,5 @@ replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
 replace github.com/idgen/idgen/libs/routes => ../../libs/routes
 
 replace github.com/idgen/idgen/services/public-id => ../../services/public-id
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

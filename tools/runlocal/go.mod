@@ -14,10 +14,7 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
-require (
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
-)
+require github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 
 require (
 	connectrpc.com/connect v1.21.1 // indirect
@@ -33,6 +30,7 @@ require (
 	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -43,3 +41,5 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack

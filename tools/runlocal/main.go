@@ -1,10 +1,10 @@
 // Command runlocal is make run (scripts/run-local.sh builds it as .idgen/bin/run-local and runs
-// it from the repository root): the local stack of package localstack (libs/testenv/localstack)
+// it from the repository root): the local stack of package localstack (libs/localstack)
 // on make run's ports, state under .idgen/ (IDGEN_RUN_STATE: another state folder, for tests),
 // each run's logs in .idgen/logs/<start time>/ with .idgen/logs/latest pointing to the newest.
 // Before it starts a process it writes .idgen/client_config.json, the endpoints of each region's
-// callers (idclient.ReadClientConfig), from the topology module's plan (libs/topology) with the
-// stack's generators, whose ports are make run's, in place of the regions' endpoints: the demo
+// callers (idclient.ReadClientConfig), from the topology module's plan (localstack.Start writes it
+// with localstack.WriteClientConfig, the plan cached under .tools/topology) with the stack's generators, whose ports are make run's, in place of the regions' endpoints: the demo
 // orders take their generators from it (--client-config, --region), so a plan that fails (no
 // Terraform: make setup installs it) fails the run before anything starts.
 //
@@ -29,12 +29,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/localstack"
-	"github.com/idgen/idgen/libs/topology"
+	"github.com/idgen/idgen/libs/localstack"
 )
-
-// topologyModule is the topology module, from the repository root.
-const topologyModule = "infra/terraform/modules/topology"
 
 func main() { os.Exit(run()) }
 
@@ -111,15 +107,10 @@ func run() int {
 	defer cancel()
 	go func() { <-sigs; cancel() }()
 
-	s, err := localstack.Start(ctx, localstack.Options{State: state, Logs: logs, FixedPorts: true}, localstack.StartOptions{
+	s, err := localstack.Start(ctx, localstack.Options{Root: wd, State: state, Logs: logs, FixedPorts: true}, localstack.StartOptions{
 		Bin: filepath.Join(state, "bin"),
 		Built: func(b localstack.Binary, i, n int, took time.Duration) {
 			say("building %-12s (%d/%d) %d s", b.Name, i, n, int(took.Seconds()))
-		},
-		ClientConfig: func(ctx context.Context, path string, addrs map[string]string) error {
-			// The plan is cached under .tools/topology: Terraform runs only when the module changed.
-			_, err := topology.WriteLocalClientConfig(ctx, path, topology.Options{Module: filepath.Join(wd, topologyModule), Vars: topology.LocalStackVars()}, addrs)
-			return err
 		},
 	})
 	var se *localstack.StartError

@@ -18,8 +18,8 @@ import (
 	"github.com/idgen/idgen/libs/idcore/embedded/nodeout"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	procpkg "github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	procpkg "github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // The fault tests run idnode (./idnode) as real processes against a real dynalite, with short
@@ -185,13 +185,9 @@ func startDynamo(t *testing.T, persistent bool) *dyn {
 	if persistent {
 		dir = t.TempDir()
 	}
-	srv := testenv.StartDynalite(t, dir)
-	ctx := context.Background()
-	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
+	srv := testenv.StartDynaliteWithTables(t, dir, dynamolease.Tables(lease.TableV2, lease.TableHistory))
+	db, err := dynamolease.NewClient(context.Background(), srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 		t.Fatal(err)
 	}
 	return &dyn{srv: srv, db: db, table: lease.TableV2, store: dynamolease.New(db, lease.TableV2, lease.TableHistory)}

@@ -51,12 +51,9 @@ func drivers(b *testing.B) map[string]func(b *testing.B) lease.Store {
 			return s
 		},
 		"dynamodb": func(b *testing.B) lease.Store {
-			srv := testenv.StartDynalite(b, "")
+			srv := testenv.StartDynaliteWithTables(b, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 			db, err := dynamolease.NewClient(context.Background(), srv.Endpoint)
 			if err != nil {
-				b.Fatal(err)
-			}
-			if err := dynamolease.CreateTables(context.Background(), db, lease.TableV2, lease.TableHistory); err != nil {
 				b.Fatal(err)
 			}
 			return dynamolease.New(db, lease.TableV2, lease.TableHistory)

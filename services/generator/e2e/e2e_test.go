@@ -21,8 +21,9 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/sqlitelease"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // generatorBin builds the generator, once for every test binary of the run (proc's cache).
@@ -39,20 +40,29 @@ type gen struct {
 
 // startGen starts a generator process (plaintext dev mode, warn clock: this machine's clock is
 // not disciplined) and waits until /healthz says it can issue.
-func startGen(t *testing.T, port int, args ...string) *gen {
+// startGen starts a generator on port in development mode, with c's flags and short leases (3 s,
+// renewed every 500 ms, a 500 ms fence margin, a 5 s drain) unless c sets its own.
+func startGen(t *testing.T, port int, c cmdline.Generator) *gen {
 	t.Helper()
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	all := append([]string{"--insecure-dev", "--clock-check", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms", "--drain", "5s"}, args...)
-	return &gen{proc.StartT(t, proc.Spec{Bin: generatorBin(t), Args: all, HealthURL: url + "/healthz"}), url}
+	c.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+	for _, d := range []struct {
+		v   *string
+		def string
+	}{{&c.Lease, "3s"}, {&c.Renew, "500ms"}, {&c.FenceMargin, "500ms"}, {&c.Drain, "5s"}} {
+		if *d.v == "" {
+			*d.v = d.def
+		}
+	}
+	return &gen{proc.StartT(t, proc.Spec{Bin: generatorBin(t), Args: c.Args(), HealthURL: url + "/healthz"}), url}
 }
 
 func TestFailoverAndReturn(t *testing.T) {
 	dir := t.TempDir()
 	portA, portB := testenv.FreePort(t), testenv.FreePort(t)
-	argsA := []string{"--region", "us-east-1", "--lease-store", "sqlite:" + filepath.Join(dir, "us-east-1.db")}
-	a := startGen(t, portA, argsA...)
-	startGen(t, portB, "--region", "eu-west-1", "--lease-store", "sqlite:"+filepath.Join(dir, "eu-west-1.db"))
+	argsA := cmdline.Generator{Region: "us-east-1", LeaseStore: "sqlite:" + filepath.Join(dir, "us-east-1.db")}
+	a := startGen(t, portA, argsA)
+	startGen(t, portB, cmdline.Generator{Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "eu-west-1.db")})
 
 	c, err := idclient.New(idclient.Config{Endpoints: []string{a.url, fmt.Sprintf("http://127.0.0.1:%d", portB)},
 		Batch: 100, LowWater: 50, ProbeEvery: 200 * time.Millisecond, CallTimeout: time.Second})
@@ -122,7 +132,7 @@ func TestFailoverAndReturn(t *testing.T) {
 	if r := regionsSince(killed.Add(500 * time.Millisecond)); r[0] != 0 {
 		t.Fatalf("after us-east-1 died the ids came from %v, want eu-west-1 (2) only", r)
 	}
-	startGen(t, portA, argsA...)
+	startGen(t, portA, argsA)
 	back := time.Now()
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		return c.Active() == a.url, "the client did not return to us-east-1: still on " + c.Active()
@@ -155,7 +165,7 @@ func TestFailoverAndReturn(t *testing.T) {
 func TestShutdownUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "leases.db")
-	g := startGen(t, testenv.FreePort(t), "--region", "us-east-1", "--range", "7-7", "--lease-store", "sqlite:"+db)
+	g := startGen(t, testenv.FreePort(t), cmdline.Generator{Region: "us-east-1", Range: "7-7", LeaseStore: "sqlite:" + db})
 	var served, refused, broken atomic.Int64
 	var mu sync.Mutex
 	var all []idcore.ID

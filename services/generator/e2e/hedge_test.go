@@ -15,6 +15,7 @@ import (
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idclient"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -27,8 +28,8 @@ import (
 // is back on the local one after SIGCONT, and returns the hedged calls the client counted.
 func stallUnderSIGSTOP(t *testing.T, cfg idclient.Config, frozenFor time.Duration) (longest, peerSlowest time.Duration, hedges float64) {
 	dir := t.TempDir()
-	local := startGen(t, testenv.FreePort(t), "--region", "us-east-1", "--lease-store", "sqlite:"+filepath.Join(dir, "us-east-1.db"))
-	peer := startGen(t, testenv.FreePort(t), "--region", "eu-west-1", "--lease-store", "sqlite:"+filepath.Join(dir, "eu-west-1.db"))
+	local := startGen(t, testenv.FreePort(t), cmdline.Generator{Region: "us-east-1", LeaseStore: "sqlite:" + filepath.Join(dir, "us-east-1.db")})
+	peer := startGen(t, testenv.FreePort(t), cmdline.Generator{Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "eu-west-1.db")})
 	cfg.Endpoints = []string{local.url, peer.url}
 	c, err := idclient.New(cfg)
 	if err != nil {

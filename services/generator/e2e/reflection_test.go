@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idgen/idgen/libs/localstack/cmdline"
 	"github.com/idgen/idgen/libs/testenv"
 )
 
@@ -25,7 +26,7 @@ func TestReflectionServesWhatItLists(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("grpcurl is missing (%v): run make setup", err)
 	}
-	g := startGen(t, testenv.FreePort(t), "--lease-store", "sqlite:"+filepath.Join(t.TempDir(), "leases.db"))
+	g := startGen(t, testenv.FreePort(t), cmdline.Generator{LeaseStore: "sqlite:" + filepath.Join(t.TempDir(), "leases.db")})
 	addr := strings.TrimPrefix(g.url, "http://")
 	run := func(args ...string) (string, error) {
 		out, err := exec.Command(bin, append([]string{"-plaintext", "-max-time", "10"}, args...)...).CombinedOutput()

@@ -14,8 +14,9 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/region"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // registry is a registry process on a fixed address and SQLite file, to be killed and started
@@ -139,8 +140,8 @@ func TestRestartWhileRegistryDown(t *testing.T) {
 	dir := t.TempDir()
 	reg := startRegistry(t, dir)
 	port := testenv.FreePort(t)
-	args := []string{"--registry", reg.url(), "--region", "eu-west-1", "--lease-store", "sqlite:" + filepath.Join(dir, "leases.db")}
-	g := startGen(t, port, args...)
+	args := cmdline.Generator{Registry: reg.url(), Region: "eu-west-1", LeaseStore: "sqlite:" + filepath.Join(dir, "leases.db")}
+	g := startGen(t, port, args)
 	if code, h := health(t, g.url); code != 200 || h.Status != "ok" {
 		t.Fatalf("/healthz with the registry up: %d %+v", code, h)
 	}
@@ -152,7 +153,7 @@ func TestRestartWhileRegistryDown(t *testing.T) {
 	}
 	reg.kill(t)
 
-	g = startGen(t, port, args...) // waits for /healthz 200
+	g = startGen(t, port, args) // waits for /healthz 200
 	if n := issueOne(t, g.url); n != 2 {
 		t.Fatalf("an ID of region %d, want eu-west-1's 2", n)
 	}
@@ -181,10 +182,11 @@ func TestRestartWhileRegistryDown(t *testing.T) {
 }
 
 // startRefused runs a generator that must refuse to start, and returns its log.
-func startRefused(t *testing.T, args ...string) string {
+func startRefused(t *testing.T, c cmdline.Generator) string {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "refused.log")
-	all := append([]string{"--insecure-dev", "--clock-check", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}, args...)
+	c.Listen = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	all := c.Args()
 	p, err := proc.Start(t.Context(), proc.Spec{Bin: generatorBin(t), Args: all, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -211,12 +213,12 @@ func TestRegistryCopyRefusals(t *testing.T) {
 	dir := t.TempDir()
 	reg := startRegistry(t, dir)
 	type node struct {
-		args []string
+		args cmdline.Generator
 		copy string
 	}
 	mk := func(name, region string, extra ...string) node {
 		d := filepath.Join(dir, name)
-		return node{append([]string{"--registry", reg.url(), "--region", region, "--lease-store", "sqlite:" + filepath.Join(d, "leases.db")}, extra...),
+		return node{cmdline.Generator{Registry: reg.url(), Region: region, LeaseStore: "sqlite:" + filepath.Join(d, "leases.db"), Extra: extra},
 			filepath.Join(d, "regions.json")}
 	}
 	stale := mk("stale", "us-west-2", "--registry-cache-max-age", "2s")
@@ -224,7 +226,7 @@ func TestRegistryCopyRefusals(t *testing.T) {
 	later := mk("later", "ap-northeast-1", "--registry-refresh", "200ms")
 	var gens []*gen
 	for _, n := range []node{stale, retired, later} {
-		gens = append(gens, startGen(t, testenv.FreePort(t), n.args...))
+		gens = append(gens, startGen(t, testenv.FreePort(t), n.args))
 	}
 	if err := gens[2].Stop(); err != nil { // later's copy: ap-northeast-1 active
 		t.Fatal(err)
@@ -250,7 +252,7 @@ func TestRegistryCopyRefusals(t *testing.T) {
 
 	for _, tt := range []struct {
 		name string
-		args []string
+		args cmdline.Generator
 		want []string
 	}{
 		{"no copy", mk("empty", "us-east-1").args, []string{"connection refused", "no copy of the regions at " + filepath.Join(dir, "empty", "regions.json"), "never read"}},
@@ -259,7 +261,7 @@ func TestRegistryCopyRefusals(t *testing.T) {
 		{"the copy off", mk("off", "us-west-2", "--registry-cache", "off").args, []string{"connection refused", "--registry-cache off"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			log := startRefused(t, tt.args...)
+			log := startRefused(t, tt.args)
 			for _, w := range tt.want {
 				if !strings.Contains(log, w) {
 					t.Errorf("the log does not say %q:\n%s", w, log)
@@ -270,7 +272,7 @@ func TestRegistryCopyRefusals(t *testing.T) {
 
 	// later starts from its copy, which says ap-northeast-1 is active; the registry, back, says
 	// it was retired meanwhile: the generator stops, as it would have refused to start.
-	g := startGen(t, testenv.FreePort(t), later.args...)
+	g := startGen(t, testenv.FreePort(t), later.args)
 	if code, h := health(t, g.url); code != 200 || h.Reason != "registry_unreachable" {
 		t.Fatalf("/healthz from the copy: %d %+v", code, h)
 	}

@@ -18,8 +18,9 @@ import (
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // fleetGen is one generator process of a rolling deploy: its API and health addresses.
@@ -32,11 +33,12 @@ func (x *fleetGen) NLBName() string { return x.name }
 
 // launchFleetGen starts a generator process on dynalite with a health listener and does not wait
 // for it: the fake load balancer's health checks decide when it gets traffic.
-func launchFleetGen(t *testing.T, bin, name string, args ...string) *fleetGen {
+func launchFleetGen(t *testing.T, bin, name string, c cmdline.Generator) *fleetGen {
 	t.Helper()
 	g := &fleetGen{name: name, api: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
 		health: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}
-	g.Proc = proc.StartT(t, proc.Spec{Bin: bin, Name: name, Args: append([]string{"--listen", g.api, "--health-listen", g.health}, args...)})
+	c.Listen, c.HealthListen = g.api, g.health
+	g.Proc = proc.StartT(t, proc.Spec{Bin: bin, Name: name, Args: c.Args()})
 	return g
 }
 
@@ -107,26 +109,18 @@ func TestRollingDeploy(t *testing.T) {
 	}
 	terminate := os.Getenv("IDGEN_ROLLING_TERMINATE_UNHEALTHY") == "1"
 	measuring = measuring || terminate
-	dyn := testenv.StartDynalite(t, "")
-	ctx := context.Background()
-	db, err := dynamolease.NewClient(ctx, dyn.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--insecure-dev", "--clock-check", "warn", "--region", "us-east-1", "--lease-store", "dynamodb:" + dyn.Endpoint,
-		"--lease", "30s", "--renew", "2s", "--fence-margin", "5s", "--drain", "5s"}
+	dyn := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
+	c := cmdline.Generator{Region: "us-east-1", LeaseStore: "dynamodb:" + dyn.Endpoint,
+		Lease: "30s", Renew: "2s", FenceMargin: "5s", Drain: "5s"}
 	if delay != "none" {
-		args = append(args, "--deregistration-delay", delay)
+		c.DeregistrationDelay = delay
 	}
 	// The fleet's NLB checks every 10 s, 3 in a row either way; here every 100 ms, so a
 	// 2 s delay is several times the 300-400 ms it takes to see a 503.
 	lb := testenv.StartFakeNLB(t, testenv.NLBConfig{Interval: 100 * time.Millisecond, Timeout: time.Second,
 		HealthyThreshold: 3, UnhealthyThreshold: 3, TerminateUnhealthy: terminate})
 	launch := func(name string) *fleetGen {
-		g := launchFleetGen(t, bin, name, args...)
+		g := launchFleetGen(t, bin, name, c)
 		lb.Register(name, g.api, "http://"+g.health+"/healthz")
 		return g
 	}

@@ -14,17 +14,18 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/idclient"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // generatorTLS is the generator with mutual TLS, its lease store in the files' folder.
 var generatorTLS = testenv.TLSService{
 	Args: func(listen string, f testenv.TLSFiles) []string {
-		return []string{"--listen", listen, "--clock-check", "warn", "--lease-store", "sqlite:" + filepath.Join(f.Dir, "leases.db"),
-			"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms", "--drain", "1s",
-			"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}
+		return cmdline.Generator{TLS: true, Listen: listen, LeaseStore: "sqlite:" + filepath.Join(f.Dir, "leases.db"),
+			Lease: "3s", Renew: "500ms", FenceMargin: "500ms", Drain: "1s",
+			Extra: []string{"--tls-cert", f.Cert, "--tls-key", f.Key, "--client-ca", f.ClientCA, "--callers", f.Callers}}.Args()
 	},
 	Probe: func(c *http.Client, base string) (int, error) {
 		resp, err := c.Post(base+"/v1/ids", "application/json", strings.NewReader("{}"))

@@ -2,51 +2,30 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/idgen/idgen/libs/localstack"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/internal/leakcheck"
 )
 
-// TestLocalDemo runs the local stack's demo as make run does (a generator, the demo orders
-// upstream, the public-ID service with the shipped deploy/local/routes.json) and checks that
-// nothing a customer or the checkout gets holds an internal ID or its decoded fields.
+// TestLocalDemo runs the local stack's demo as make run does (localstack.StartT: the registry,
+// the generators, the demo orders upstream configured from the topology's client config, the
+// public-ID service and its gateway with the shipped deploy/local/routes.json), on Redis and
+// free ports, and checks that nothing a customer or the checkout gets holds an internal ID or
+// its decoded fields.
 func TestLocalDemo(t *testing.T) {
-	bins := proc.BuildT(t, "../../generator/cmd/generator", "../../../examples/orders/cmd/demo-orders")
-	genBin, demoBin := bins[0], bins[1]
-	dir := t.TempDir()
-	genPort, demoPort := testenv.FreePort(t), testenv.FreePort(t)
-	gen := fmt.Sprintf("http://127.0.0.1:%d", genPort)
-	proc.StartT(t, proc.Spec{Bin: genBin, HealthURL: gen + "/healthz", Args: []string{"--insecure-dev", "--clock-check", "warn",
-		"--region", "us-east-1", "--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:" + filepath.Join(dir, "leases.db")}})
-	routes, err := os.ReadFile("../../../deploy/local/routes.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	routesPath := filepath.Join(dir, "routes.json")
-	if err := os.WriteFile(routesPath, []byte(strings.ReplaceAll(string(routes), "127.0.0.1:7005", fmt.Sprintf("127.0.0.1:%d", demoPort))), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	r := testenv.StartRedis(t, t.TempDir())
-	g := startGateway(t, r.Addr, routesPath)
-	// The demo orders' generators from a client config file, as the local stack's: us-east-1's
-	// own generator, then its peer's, which this test does not start (its IDs come from its own).
-	clientConfig := filepath.Join(dir, "client_config.json")
-	peer := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))
-	if err := os.WriteFile(clientConfig, []byte(`{"us-east-1": {"endpoints": ["`+gen+`", "`+peer+`"]}, "eu-west-1": {"endpoints": ["`+peer+`", "`+gen+`"]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	demo := fmt.Sprintf("http://127.0.0.1:%d", demoPort)
-	proc.StartT(t, proc.Spec{Bin: demoBin, HealthURL: demo + "/healthz", Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", demoPort),
-		"--db", filepath.Join(dir, "orders.db"), "--client-config", clientConfig, "--region", "us-east-1", "--public-ids", g.api}})
+	s := localstack.StartT(t, localstack.Options{State: t.TempDir(), PublicIDStore: "redis:" + r.Addr,
+		GatewayArgs: []string{"--rate-per-client", "0"}}, localstack.StartOptions{})
+	g := &gw{api: s.Service("public-id").URL(), url: "http://" + localstack.GatewayAddr(s.Services)}
+	demo := s.Service("demo-orders").URL()
 
 	var printed []string
 	checkout := func(customer string) (ord, cus string) {

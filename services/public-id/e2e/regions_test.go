@@ -18,8 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/localstack/dynalite"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/mapping/dynamomap"
 	"github.com/idgen/idgen/services/public-id/mapping/regions"
 )
@@ -80,19 +81,12 @@ func startPlatform(t testing.TB) *platform {
 func (p *platform) startStore(n string) {
 	p.t.Helper()
 	r := p.regions[n]
-	d, err := testenv.NewDynalite(r.dbPort, "")
+	d, err := dynalite.Start(context.Background(), dynalite.Options{Port: r.dbPort, Tables: []dynalite.Tables{dynamomap.Tables(dynamomap.DefaultTable)}})
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	p.t.Cleanup(d.Stop)
-	r.db = d
-	db, err := dynamo.NewClient(context.Background(), d.Endpoint)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(context.Background(), db, dynamomap.DefaultTable); err != nil {
-		p.t.Fatal(err)
-	}
+	r.db = &testenv.Dynalite{Server: d}
 }
 
 func (p *platform) writeFile(n string) {

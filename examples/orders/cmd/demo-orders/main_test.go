@@ -34,7 +34,7 @@ func TestParseConfig(t *testing.T) {
 		{[]string{}, "--region is required"},
 		{[]string{"--region", "us-east-1", "--client-config", ""}, "--client-config is empty"},
 		// A list of generators of its own is no flag: the endpoints come from the client config.
-		{[]string{"--region", "us-east-1", "--generator", "http://127.0.0.1:7001"}, "flag provided but not defined: -generator"},
+		{[]string{"--region", "us-east-1", "--generator", "http://127.0.0.1:1"}, "flag provided but not defined: -generator"},
 		{[]string{"--region", "us-east-1", "--public-ids", "ftp://x"}, `--public-ids "ftp://x"`},
 		{[]string{"--region", "us-east-1", "--db", ""}, "--db is empty"},
 	} {

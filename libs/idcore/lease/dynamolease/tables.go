@@ -18,6 +18,19 @@ func NewClient(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
 	return dynamo.NewClient(ctx, endpoint)
 }
 
+// Tables returns CreateTables of leaseTable and historyTable on the endpoint it is given, through
+// NewClient: the table maker of a local DynamoDB server (dynalite.Options.Tables,
+// testenv.StartDynaliteWithTables).
+func Tables(leaseTable, historyTable string) func(ctx context.Context, endpoint string) error {
+	return func(ctx context.Context, endpoint string) error {
+		db, err := NewClient(ctx, endpoint)
+		if err != nil {
+			return err
+		}
+		return CreateTables(ctx, db, leaseTable, historyTable)
+	}
+}
+
 // CreateTables creates a lease table and the history table, when missing, with the key schemas of
 // docs/leases.md#tables, and waits until they are active. For development and tests: in
 // production Terraform creates the tables (with point-in-time recovery and the history TTL).

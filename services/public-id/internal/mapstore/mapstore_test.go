@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/internal/mapstore"
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -20,14 +19,7 @@ import (
 // cache; a missing table is an error at start-up.
 func TestDynamoDB(t *testing.T) {
 	ctx := context.Background()
-	srv := testenv.StartDynalite(t, "")
-	db, err := dynamo.NewClient(ctx, srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(ctx, db, "mappings"); err != nil {
-		t.Fatal(err)
-	}
+	srv := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables("mappings"))
 	parse := func(args ...string) mapstore.Flags {
 		var f mapstore.Flags
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)

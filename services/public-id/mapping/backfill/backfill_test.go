@@ -60,7 +60,7 @@ func openRedis(t *testing.T) *redismap.Store {
 func openDynamo(t *testing.T) *dynamomap.Store {
 	t.Helper()
 	ctx := context.Background()
-	srv := testenv.StartDynalite(t, "")
+	srv := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(srv.Endpoint, srv.Tail(30))
@@ -68,9 +68,6 @@ func openDynamo(t *testing.T) *dynamomap.Store {
 	})
 	db, err := dynamo.NewClient(ctx, srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
 		t.Fatal(err)
 	}
 	s, err := dynamomap.Open(ctx, dynamomap.Target{Endpoint: srv.Endpoint}, dynamomap.Options{Client: db})
@@ -237,12 +234,9 @@ func TestTargetUnavailable(t *testing.T) {
 	ctx := context.Background()
 	src := openRedis(t)
 	want := fill(t, src, 7000, 600)
-	srv := testenv.StartDynalite(t, t.TempDir())
+	srv := testenv.StartDynaliteWithTables(t, t.TempDir(), dynamomap.Tables(dynamomap.DefaultTable))
 	db, err := dynamo.NewClient(ctx, srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
 		t.Fatal(err)
 	}
 	dst, err := dynamomap.Open(ctx, dynamomap.Target{}, dynamomap.Options{Client: db})

@@ -199,6 +199,23 @@ func checkSchema(td *types.TableDescription) error {
 	return nil
 }
 
+// Tables returns CreateTable of each table on the endpoint it is given (dynamo.NewClient): the
+// table maker of a local DynamoDB server (dynalite.Options.Tables, testenv.StartDynaliteWithTables).
+func Tables(tables ...string) func(ctx context.Context, endpoint string) error {
+	return func(ctx context.Context, endpoint string) error {
+		db, err := dynamo.NewClient(ctx, endpoint)
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if err := CreateTable(ctx, db, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // CreateTable creates the table when missing, for tests and the local stack (Terraform makes it
 // in production): on-demand billing, partition key k (S) and nothing else, and TTL on x. It waits
 // until the table is active. A server without the TTL API (dynalite has no UpdateTimeToLive)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/services/public-id/mapping"
 	"github.com/idgen/idgen/services/public-id/mapping/mappingtest"
 	"github.com/idgen/idgen/services/public-id/mapping/redismap"

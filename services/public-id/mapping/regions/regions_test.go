@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/conn/dynamo"
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/testenv"
 	"github.com/idgen/idgen/services/public-id/mapping"
@@ -41,8 +40,7 @@ func newPlatform(t *testing.T) *platform {
 	t.Helper()
 	p := &platform{t: t, srv: map[string]*testenv.Dynalite{}}
 	for _, n := range names {
-		p.srv[n] = testenv.StartDynalite(t, "")
-		p.createTable(n)
+		p.srv[n] = testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 	}
 	var err error
 	if p.maker, err = publicid.NewMaker("ord"); err != nil {
@@ -53,11 +51,7 @@ func newPlatform(t *testing.T) *platform {
 
 func (p *platform) createTable(n string) {
 	p.t.Helper()
-	db, err := dynamo.NewClient(context.Background(), p.srv[n].Endpoint)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(context.Background(), db, dynamomap.DefaultTable); err != nil {
+	if err := dynamomap.Tables(dynamomap.DefaultTable)(context.Background(), p.srv[n].Endpoint); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -569,16 +563,7 @@ func (k *link) heal() {
 // five): the regions file takes it, and a v2 ID carrying 0 is owned by that region, not by the
 // lowest-numbered one by default.
 func TestRegionNumberZero(t *testing.T) {
-	srv := testenv.StartDynalite(t, "")
-	db, err := dynamo.NewClient(context.Background(), srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, table := range []string{"zero", "one", "two"} {
-		if err := dynamomap.CreateTable(context.Background(), db, table); err != nil {
-			t.Fatal(err)
-		}
-	}
+	srv := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables("zero", "one", "two"))
 	f := regions.File{Region: "us-west-2", Regions: []regions.FileRegion{
 		{Name: "us-west-2", Number: 1, Peer: "us-east-1", Endpoint: srv.Endpoint, Table: "one"},
 		{Name: "us-east-1", Number: 0, Peer: "us-west-2", Endpoint: srv.Endpoint, Table: "zero"},

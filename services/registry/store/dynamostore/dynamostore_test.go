@@ -103,12 +103,9 @@ func TestSeedIsAllOrNothing(t *testing.T) {
 				name = fmt.Sprintf("old order/killed after write %d", n)
 			}
 			t.Run(name, func(t *testing.T) {
-				srv := testenv.StartDynalite(t, t.TempDir())
+				srv := testenv.StartDynaliteWithTables(t, t.TempDir(), dynamostore.Tables(region.RegistryTable))
 				base, err := dynamo.NewClient(ctx, srv.Endpoint)
 				if err != nil {
-					t.Fatal(err)
-				}
-				if err := dynamostore.CreateTable(ctx, base, region.RegistryTable); err != nil {
 					t.Fatal(err)
 				}
 				k := &killAfter{n: n, kill: srv.Kill}

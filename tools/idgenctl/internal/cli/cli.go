@@ -24,6 +24,7 @@ import (
 
 	"github.com/idgen/idgen/libs/api/idgen/v1/idgenv1connect"
 	"github.com/idgen/idgen/libs/idcore"
+	"github.com/idgen/idgen/libs/localstack"
 	"github.com/idgen/idgen/libs/svc/auth"
 	"github.com/idgen/idgen/libs/svc/flagenv"
 	"github.com/idgen/idgen/tools/idgenctl/internal/infra"
@@ -32,8 +33,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// localGenerators are the local stack's generators (make run).
-var localGenerators = map[string]string{"us-east-1": "http://127.0.0.1:7001", "eu-west-1": "http://127.0.0.1:7002"}
+// localGenerators are the local stack's generators (make run), from the stack's description.
+var localGenerators = localstack.MakeRunGenerators()
 
 // opts holds the common flags (the root's, which every command takes) and the streams of one run.
 // Each command group keeps its own flags in a struct of its own that embeds opts (dupcheckOpts,

@@ -13,8 +13,9 @@ import (
 
 	"github.com/idgen/idgen/libs/idcore/lease"
 	"github.com/idgen/idgen/libs/idcore/lease/dynamolease"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 	"github.com/idgen/idgen/tools/idgenctl/internal/cli"
 )
 
@@ -94,10 +95,9 @@ func TestLocalStack(t *testing.T) {
 	reg := fmt.Sprintf("http://127.0.0.1:%d", regPort)
 	gen := fmt.Sprintf("http://127.0.0.1:%d", genPort)
 	leases := filepath.Join(dir, "leases-us-east-1.db")
-	startProc(t, bins["registry"], reg+"/healthz", "--insecure-dev", "--listen", fmt.Sprintf("127.0.0.1:%d", regPort), "--store", "sqlite:"+filepath.Join(dir, "registry.db"))
-	startProc(t, bins["generator"], gen+"/healthz", "--insecure-dev", "--clock-check", "warn", "--registry", reg,
-		"--listen", fmt.Sprintf("127.0.0.1:%d", genPort), "--lease-store", "sqlite:"+leases, "--range", "3-3",
-		"--lease", "3s", "--renew", "500ms", "--fence-margin", "500ms")
+	startProc(t, bins["registry"], reg+"/healthz", cmdline.Registry{Listen: fmt.Sprintf("127.0.0.1:%d", regPort), Store: "sqlite:" + filepath.Join(dir, "registry.db")}.Args()...)
+	startProc(t, bins["generator"], gen+"/healthz", cmdline.Generator{Registry: reg, Listen: fmt.Sprintf("127.0.0.1:%d", genPort),
+		LeaseStore: "sqlite:" + leases, Range: "3-3", Lease: "3s", Renew: "500ms", FenceMargin: "500ms"}.Args()...)
 
 	out := mustRun(t, "regions", "list", "--registry", reg)
 	if !strings.Contains(out, "NUMBER  NAME            PEER            STATUS") || !strings.Contains(out, "2       eu-west-1       us-east-1       active") {
@@ -175,13 +175,10 @@ func TestLocalStack(t *testing.T) {
 }
 
 func TestLeasesAgainstDynamoDB(t *testing.T) {
-	srv := testenv.StartDynalite(t, "")
+	srv := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	ctx := context.Background()
 	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 		t.Fatal(err)
 	}
 	st := dynamolease.New(db, lease.TableV2, lease.TableHistory)

@@ -244,12 +244,9 @@ func TestIncident(t *testing.T) {
 		{Machine: 170, AtUnixMs: at.Add(-10 * time.Minute).UnixMilli(), Kind: lease.KindRelease, Holder: "host-a/pid-7/1", Epoch: 4, ExpiryUnixMs: at.Add(-10 * time.Minute).UnixMilli()},
 		{Machine: 170, AtUnixMs: at.Add(-5 * time.Minute).UnixMilli(), Kind: lease.KindClaim, Holder: "host-b/pid-9/2", Epoch: 5, ExpiryUnixMs: at.UnixMilli()},
 	}
-	srv := testenv.StartDynalite(t, "")
+	srv := testenv.StartDynaliteWithTables(t, "", dynamolease.Tables(lease.TableV2, lease.TableHistory))
 	db, err := dynamolease.NewClient(ctx, srv.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamolease.CreateTables(ctx, db, lease.TableV2, lease.TableHistory); err != nil {
 		t.Fatal(err)
 	}
 	sqlitePath := filepath.Join(t.TempDir(), "leases-eu-west-1.db")

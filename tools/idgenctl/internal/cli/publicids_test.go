@@ -72,12 +72,9 @@ func TestPublicIDsBackfill(t *testing.T) {
 		}
 		want[pub] = in
 	}
-	dl := testenv.StartDynalite(t, "")
+	dl := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables("mappings"))
 	db, err := dynamo.NewClient(ctx, dl.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(ctx, db, "mappings"); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(t.TempDir(), "state.json")
@@ -162,12 +159,9 @@ func TestPublicIDsBackfillFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dl := testenv.StartDynalite(t, "")
+	dl := testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 	db, err := dynamo.NewClient(ctx, dl.Endpoint)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamomap.CreateTable(ctx, db, dynamomap.DefaultTable); err != nil {
 		t.Fatal(err)
 	}
 	dst, err := dynamomap.Open(ctx, dynamomap.Target{Endpoint: dl.Endpoint}, dynamomap.Options{Client: db})

@@ -1,13 +1,19 @@
 // Package localstack is idgen's local stack written down once: which programs it builds, which
 // processes it runs, on which ports, with which flags and state files, in which order, and how
-// each one's health is checked. make run (scripts/run-local.sh, tools/runlocal), the runbook tests
-// and the dashboards' end-to-end test all start this one description; Options change what a
-// caller needs changed (stores, extra flags, more generators, free ports instead of make run's
-// 7000–7005).
+// each one's health is checked. make run (scripts/run-local.sh, tools/runlocal), the docs tests,
+// the runbook tests, the dashboards' end-to-end test and the public-ID demo test all start this
+// one description; Options change what a caller needs changed (stores, extra flags, more
+// generators, free ports instead of make run's 7000–7006).
 //
-// Plan resolves the description into Services, plain data; Start builds the binaries and starts
-// the processes (through libs/testenv/proc, so they die with the process that started them), and
-// StartT does the same for a test. The command make run runs uses Start as the tests use StartT.
+// Plan resolves the description into Services, plain data; Start writes the callers' client
+// config from the topology module's plan (WriteClientConfig, the one writer of it), builds the
+// binaries and starts the processes (through libs/localstack/proc, so they die with the process
+// that started them), and StartT does the same for a test. make run's command uses Start; the
+// tests use StartT. The game day builds its five regions from the same parts: Build,
+// RegistryService, GeneratorService, Service.Spec and WriteClientConfig. The subpackages are the
+// stack's launchers, which chaos and the tests' fixtures (libs/testenv) use too: proc (build and
+// run a program), dynalite (the DynamoDB stand-in, its tables made), fakenlb (the load
+// balancer's stand-in) and cmdline (each service's command line).
 package localstack
 
 import (
@@ -17,9 +23,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
-	"github.com/idgen/idgen/libs/testenv"
+	"github.com/idgen/idgen/libs/localstack/cmdline"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // Binary is a program the stack builds.
@@ -48,6 +56,20 @@ const (
 	GatewayOpsPort = 7006 // the gateway's /metrics and /healthz for the operator
 )
 
+// BinariesNamed returns the stack's Binaries of those names, in that order (nil for a name it
+// does not build).
+func BinariesNamed(names ...string) []Binary {
+	var out []Binary
+	for _, n := range names {
+		for _, b := range Binaries {
+			if b.Name == n {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // FixedPorts lists make run's ports, in order.
 var FixedPorts = []int{RegistryPort, GeneratorPort, GeneratorPort + 1, PublicIDPort, GatewayPort, DemoOrdersPort, GatewayOpsPort}
 
@@ -72,10 +94,14 @@ func (s Service) URL() string { return "http://" + s.Addr }
 
 // Generator is one generator of the stack.
 type Generator struct {
-	Name       string   // "": "generator-" + Region
-	Region     string   // required
-	LeaseStore string   // "": sqlite:State/leases-<Region>.db
-	Args       []string // flags after the stack's own (lease timings, --range, quotas, mTLS files)
+	Name       string // "": "generator-" + Region
+	Region     string // required
+	LeaseStore string // "": sqlite:State/leases-<Region>.db
+	// Flags are its flags besides the stack's own (lease timings, --range, --region-number,
+	// --registry-cache, …): the stack sets TLS, Schedule, Registry, Region, Listen and LeaseStore
+	// (and, with MTLS, HealthListen and DeregistrationDelay).
+	Flags cmdline.Generator
+	Args  []string // flags after all the others (quotas, mTLS files)
 	// MTLS runs it without --insecure-dev, Args carrying its certificate flags, with /healthz and
 	// /metrics on a plaintext health listener of its own (--health-listen) and no deregistration
 	// delay.
@@ -142,8 +168,7 @@ func Plan(o Options) ([]Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := Service{Name: "registry", Bin: "registry", Addr: regAddr,
-		Args: []string{"--insecure-dev", "--listen", regAddr, "--store", or(o.RegistryStore, "sqlite:"+state("registry.db"))}}
+	reg := RegistryService(regAddr, or(o.RegistryStore, "sqlite:"+state("registry.db")))
 	out := []Service{reg}
 
 	// The generators: schedule v2, regions from the registry, the clock check in warn mode (a
@@ -157,20 +182,13 @@ func Plan(o Options) ([]Service, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := Service{Name: or(g.Name, "generator-"+g.Region), Bin: "generator", Addr: addr, HealthAddr: addr,
-			Needs: []string{reg.Name}, Region: g.Region}
-		if !g.MTLS {
-			s.Args = append(s.Args, "--insecure-dev")
-		} else if s.HealthAddr, err = freeAddr(); err != nil {
+		if g.LeaseStore == "" {
+			g.LeaseStore = "sqlite:" + state("leases-"+g.Region+".db")
+		}
+		s, err := GeneratorService(g, addr, reg)
+		if err != nil {
 			return nil, err
 		}
-		s.Args = append(s.Args, "--clock-check", "warn", "--schedule", "v2", "--registry", reg.URL(), "--region", g.Region,
-			"--listen", addr, "--lease-store", or(g.LeaseStore, "sqlite:"+state("leases-"+g.Region+".db")))
-		if g.MTLS {
-			// No load balancer to wait for: a stop is at once, as in development mode.
-			s.Args = append(s.Args, "--health-listen", s.HealthAddr, "--deregistration-delay", "0")
-		}
-		s.Args = append(s.Args, g.Args...)
 		if g.Region == "us-east-1" {
 			demoRegion = g.Region
 		}
@@ -206,17 +224,16 @@ func Plan(o Options) ([]Service, error) {
 	}
 	pubStore := or(o.PublicIDStore, "sqlite:"+state("public-ids.db"))
 	pub := Service{Name: "public-id", Bin: "public-id", Addr: pubAddr,
-		Args: append([]string{"--insecure-dev", "--listen", pubAddr, "--store", pubStore, "--resources", "ord,cus"},
-			o.PublicIDArgs...)}
+		Args: cmdline.PublicID{Listen: pubAddr, Store: pubStore, Resources: "ord,cus", Extra: o.PublicIDArgs}.Args()}
 	out = append(out, pub)
 	// No load balancer in front locally: a stop is at once.
 	out = append(out, Service{Name: "public-id-gateway", Bin: "public-id-gateway", Addr: gwAddr, HealthAddr: gwOps, Gateway: gwAddr,
-		Args: append([]string{"--listen", gwAddr, "--metrics-listen", gwOps, "--store", pubStore, "--routes", routes,
-			"--deregistration-delay", "0"}, o.GatewayArgs...)})
+		Args: cmdline.Gateway{Listen: gwAddr, MetricsListen: gwOps, Store: pubStore, Routes: routes, DeregistrationDelay: "0",
+			Extra: o.GatewayArgs}.Args()})
 
 	// The demo orders upstream: orders keyed by internal IDs from its region's generators, then
-	// its peer's, as the client config file (ClientConfigFile, written by Start's
-	// StartOptions.ClientConfig from the topology's plan) lists them: a caller is never handed a
+	// its peer's, as the client config file (ClientConfigFile, written by Start with
+	// WriteClientConfig from the topology's plan) lists them: a caller is never handed a
 	// generator's address of its own. A checkout hands back only public IDs.
 	out = append(out, Service{Name: "demo-orders", Bin: "demo-orders", Addr: demoAddr,
 		Args: []string{"--listen", demoAddr, "--db", state("demo-orders.db"), "--client-config", ClientConfigFile(o.State),
@@ -230,10 +247,45 @@ func Plan(o Options) ([]Service, error) {
 	return out, nil
 }
 
-// ClientConfigFile is the callers' client configuration file of a stack whose state is in state:
-// State/client_config.json (idclient.ReadClientConfig reads it). Start writes it, through
-// StartOptions.ClientConfig, before it starts a caller.
-func ClientConfigFile(state string) string { return filepath.Join(state, "client_config.json") }
+// RegistryService is the stack's registry on addr (host:port) with its store (sqlite:FILE, …),
+// in development mode: regions and the layout schedule, seeded with the five default regions.
+func RegistryService(addr, store string) Service {
+	return Service{Name: "registry", Bin: "registry", Addr: addr, HealthAddr: addr,
+		Args: cmdline.Registry{Listen: addr, Store: store}.Args()}
+}
+
+// GeneratorService is the generator g of a stack on addr (host:port), reading its regions from
+// reg: schedule v2, the clock check in warn mode (a development machine's clock is not
+// disciplined), g.LeaseStore (required here), then g.Flags and g.Args. With g.MTLS its /healthz
+// and /metrics are on a free loopback port of their own, and it stops at once (no load balancer
+// to wait for).
+func GeneratorService(g Generator, addr string, reg Service) (Service, error) {
+	if g.Region == "" || g.LeaseStore == "" {
+		return Service{}, fmt.Errorf("localstack: generator %q: a region and a lease store are required", g.Name)
+	}
+	s := Service{Name: g.Name, Bin: "generator", Addr: addr, HealthAddr: addr, Needs: []string{reg.Name}, Region: g.Region}
+	if s.Name == "" {
+		s.Name = "generator-" + g.Region
+	}
+	c := g.Flags
+	c.TLS, c.Schedule, c.Registry, c.Region, c.Listen, c.LeaseStore = g.MTLS, "v2", reg.URL(), g.Region, addr, g.LeaseStore
+	c.Extra = append(slices.Clip(c.Extra), g.Args...)
+	if g.MTLS {
+		var err error
+		if s.HealthAddr, err = freeAddr(); err != nil {
+			return Service{}, err
+		}
+		c.HealthListen, c.DeregistrationDelay = s.HealthAddr, "0"
+	}
+	s.Args = c.Args()
+	return s, nil
+}
+
+// Spec is the process of the service, run from the binary bin in the folder dir (the
+// repository), its output in logs/NAME.log, healthy once its /healthz answers 200.
+func (s Service) Spec(bin, dir, logs string) proc.Spec {
+	return proc.Spec{Bin: bin, Args: s.Args, Dir: dir, Name: s.Name, Log: filepath.Join(logs, s.Name+".log"), HealthURL: s.HealthURL()}
+}
 
 // RegionAddrs returns, for each region of a plan's generators, the URL of its first generator:
 // the local addresses a client config file gives the regions' callers.
@@ -275,12 +327,12 @@ func (o Options) root() (string, error) {
 	if o.Root != "" {
 		return o.Root, nil
 	}
-	return testenv.Root()
+	return proc.RepoRoot()
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr() (string, error) {
-	port, err := testenv.PickPort()
+	port, err := proc.PickPort()
 	if err != nil {
 		return "", err
 	}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // ReadyTimeout is how long Start waits for each service's /healthz to answer 200.
@@ -22,7 +22,7 @@ const ReadyTimeout = 30 * time.Second
 type Stack struct {
 	Services     []Service // in start order
 	Logs         string    // the folder of the processes' logs (NAME.log)
-	ClientConfig string    // the callers' client configuration file (ClientConfigFile), written by StartOptions.ClientConfig
+	ClientConfig string    // the callers' client configuration file (ClientConfigFile), written by WriteClientConfig
 	bins         map[string]string
 	procs        map[string]*proc.Proc
 }
@@ -34,13 +34,6 @@ type StartOptions struct {
 	Bin string
 	// Built, when set, is called after each binary is built, with the time it took.
 	Built func(b Binary, i, n int, took time.Duration)
-	// ClientConfig writes the client configuration of the stack's callers (idclient.ReadClientConfig
-	// reads it) to path, ClientConfigFile(State); addrs maps each region to the URL of its first
-	// generator (RegionAddrs), known from the plan. Required: Start calls it before it starts any
-	// process, since the demo orders take their generators from that file only. Every starter
-	// passes topology.WriteLocalClientConfig (libs/topology), which writes it from the topology
-	// module's plan; this package does not plan it itself, because it must not import Terraform.
-	ClientConfig func(ctx context.Context, path string, addrs map[string]string) error
 }
 
 // StartError is a service that did not become ready: it exited first (Exited) or its health
@@ -62,32 +55,29 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// ErrNoClientConfig is Start's error when StartOptions.ClientConfig is not set.
-var ErrNoClientConfig = errors.New("localstack: StartOptions.ClientConfig is not set: the demo orders take their generators from the " +
-	"callers' client config file only (--client-config), so the stack does not start without it; pass a hook that writes it from " +
-	"the topology module's plan (topology.WriteLocalClientConfig, libs/topology)")
-
-// Start resolves o (Plan), writes the callers' client configuration (StartOptions.ClientConfig,
-// required: ErrNoClientConfig), builds the binaries and starts the stack: each service once the
-// services it Needs are healthy, then waits for every one's health in order. On an error it
-// stops what it started. The processes die with the thread that started them (proc's
-// Pdeathsig); Stop stops them gracefully.
+// Start resolves o (Plan), plans the topology module (PlanTopology) and writes the callers'
+// client configuration from it (WriteClientConfig, with RegionAddrs of the plan), builds the
+// binaries and starts the stack: each service once the services it Needs are healthy, then waits
+// for every one's health in order. A topology plan that fails fails the start before anything
+// runs. On an error it stops what it started. The processes die with the thread that started
+// them (proc's Pdeathsig); Stop stops them gracefully.
 func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
-	if so.ClientConfig == nil {
-		return nil, ErrNoClientConfig
-	}
 	services, err := Plan(o)
+	if err != nil {
+		return nil, err
+	}
+	root, err := o.root()
 	if err != nil {
 		return nil, err
 	}
 	// The callers' client config, before any caller starts: the generators' addresses are the
 	// plan's.
-	clientConfig := ClientConfigFile(o.State)
-	if err := so.ClientConfig(ctx, clientConfig, RegionAddrs(services)); err != nil {
-		return nil, fmt.Errorf("localstack: the callers' client configuration (%s): %w", clientConfig, err)
-	}
-	root, err := o.root()
+	tp, err := PlanTopology(ctx, root, nil)
 	if err != nil {
+		return nil, fmt.Errorf("localstack: the topology module's plan: %w", err)
+	}
+	clientConfig := ClientConfigFile(o.State)
+	if err := WriteClientConfig(clientConfig, tp, RegionAddrs(services)); err != nil {
 		return nil, err
 	}
 	logs := o.Logs
@@ -97,7 +87,7 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Stack{Services: services, Logs: logs, ClientConfig: clientConfig, bins: map[string]string{}, procs: map[string]*proc.Proc{}}
+	s := &Stack{Services: services, Logs: logs, ClientConfig: clientConfig, procs: map[string]*proc.Proc{}}
 	if err := s.build(ctx, root, so); err != nil {
 		return nil, err
 	}
@@ -107,8 +97,7 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 				return nil, err
 			}
 		}
-		p, err := proc.Start(ctx, proc.Spec{Bin: s.bins[svc.Bin], Args: svc.Args, Dir: root, Name: svc.Name,
-			Log: filepath.Join(logs, svc.Name+".log"), HealthURL: svc.HealthURL()})
+		p, err := proc.Start(ctx, svc.Spec(s.bins[svc.Bin], root, logs))
 		if err != nil {
 			s.Stop()
 			return nil, err
@@ -125,31 +114,45 @@ func Start(ctx context.Context, o Options, so StartOptions) (*Stack, error) {
 
 // build builds every Binary (into so.Bin when set).
 func (s *Stack) build(ctx context.Context, root string, so StartOptions) error {
-	if so.Bin != "" {
-		if err := os.MkdirAll(so.Bin, 0o755); err != nil {
-			return err
+	bins, err := Build(ctx, root, so.Bin, Binaries, so.Built)
+	if err != nil {
+		return err
+	}
+	s.bins = bins
+	return nil
+}
+
+// Build builds the programs bins of the repository at root (through proc's build cache) and
+// returns each one's binary by name. With binDir set the binaries are copied there and run from
+// there (make run's .idgen/bin); built, when set, is called after each one with the time it
+// took. The stack builds Binaries; the game day builds some of them and programs of its own.
+func Build(ctx context.Context, root, binDir string, bins []Binary, built func(b Binary, i, n int, took time.Duration)) (map[string]string, error) {
+	if binDir != "" {
+		if err := os.MkdirAll(binDir, 0o755); err != nil {
+			return nil, err
 		}
 	}
-	for i, b := range Binaries {
+	out := map[string]string{}
+	for i, b := range bins {
 		t0 := time.Now()
-		bins, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: root}, b.Pkg)
+		paths, err := proc.BuildWith(ctx, proc.BuildOptions{Dir: root}, b.Pkg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		path := bins[0]
-		if so.Bin != "" {
-			dst := filepath.Join(so.Bin, b.Name)
+		path := paths[0]
+		if binDir != "" {
+			dst := filepath.Join(binDir, b.Name)
 			if err := install(path, dst); err != nil {
-				return err
+				return nil, err
 			}
 			path = dst
 		}
-		s.bins[b.Name] = path
-		if so.Built != nil {
-			so.Built(b, i+1, len(Binaries), time.Since(t0))
+		out[b.Name] = path
+		if built != nil {
+			built(b, i+1, len(bins), time.Since(t0))
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // install puts a copy of the binary src at dst: a hard link when it can, else a copy, renamed

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // StartT is Start for tests: the test fails when the stack does not build or start (with the end

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idgen/idgen/libs/localstack/proc"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/libs/testenv/proc"
 )
 
 // helperEnv makes the test binary, run again by a test, act as the helper TestHelperProcess names.

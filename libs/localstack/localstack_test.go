@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/idclient"
 )
 
 func TestPlanMakeRun(t *testing.T) {
@@ -62,7 +64,7 @@ func TestPlanMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, err := os.ReadFile("../../../deploy/local/routes.json")
+	orig, err := os.ReadFile("../../deploy/local/routes.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,16 +156,44 @@ func TestPlanRefuses(t *testing.T) {
 	}
 }
 
-// Start refuses to start a stack without a hook writing the callers' client config, before it
-// builds or starts anything.
-func TestStartWithoutClientConfig(t *testing.T) {
-	state := t.TempDir()
-	_, err := Start(context.Background(), Options{State: state}, StartOptions{})
-	if !errors.Is(err, ErrNoClientConfig) || !strings.Contains(err.Error(), "topology.WriteLocalClientConfig") {
-		t.Fatalf("Start without StartOptions.ClientConfig: %v, want ErrNoClientConfig naming the hook", err)
+// WriteClientConfig writes the topology's client config with the plan's generators in place of
+// the regions' endpoints: each region's own generator first, then its peer's; make run's
+// generators are the ones idgenctl reaches by default.
+func TestWriteClientConfig(t *testing.T) {
+	root := filepath.Join("..", "..")
+	services, err := Plan(Options{Root: root, State: t.TempDir(), FixedPorts: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ents, _ := os.ReadDir(state); len(ents) != 0 {
-		t.Errorf("Start refused but left %d files in State", len(ents))
+	tp, err := PlanTopology(context.Background(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := ClientConfigFile(t.TempDir())
+	if err := WriteClientConfig(path, tp, RegionAddrs(services)); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := idclient.ReadClientConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	use1, euw1 := services[1].URL(), services[2].URL()
+	if got := cc["us-east-1"].Endpoints; !slices.Equal(got, []string{use1, euw1}) {
+		t.Errorf("us-east-1's callers: %v, want its generator then eu-west-1's", got)
+	}
+	if got := cc["eu-west-1"].Endpoints; !slices.Equal(got, []string{euw1, use1}) {
+		t.Errorf("eu-west-1's callers: %v, want its generator then us-east-1's", got)
+	}
+	if got, want := MakeRunGenerators(), RegionAddrs(services); !maps.Equal(got, want) {
+		t.Errorf("MakeRunGenerators: %v, want make run's plan's %v", got, want)
+	}
+	// A region the plan has and the stack does not run: refused, nothing written.
+	other := ClientConfigFile(t.TempDir())
+	if err := WriteClientConfig(other, tp, map[string]string{"us-east-1": use1}); err == nil || !strings.Contains(err.Error(), "eu-west-1") {
+		t.Errorf("WriteClientConfig without eu-west-1's address: %v, want an error naming it", err)
+	}
+	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused client config was written: %v", err)
 	}
 }
 
@@ -218,4 +248,47 @@ func portOf(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// No service of the stack but a generator is handed a generator's address in its flags: a
+// caller takes its generators from the client config file (--client-config) and its region.
+func TestCallersFromClientConfig(t *testing.T) {
+	handConfigured := func(services []Service) []string {
+		var out []string
+		for _, s := range services {
+			if s.Bin == "generator" {
+				continue
+			}
+			for i, a := range s.Args {
+				for _, g := range services {
+					if g.Bin == "generator" && strings.Contains(a, g.Addr) {
+						flag := ""
+						if i > 0 {
+							flag = s.Args[i-1] + " "
+						}
+						out = append(out, s.Name+": "+flag+a)
+					}
+				}
+			}
+		}
+		return out
+	}
+	// The check refuses a caller configured by hand.
+	byHand := []Service{
+		{Name: "generator-us-east-1", Bin: "generator", Addr: "127.0.0.1:1"},
+		{Name: "orders", Bin: "orders", Args: []string{"--generator", "http://127.0.0.1:1"}},
+		{Name: "billing", Bin: "billing", Args: []string{"--client-config", "/state/client_config.json", "--region", "us-east-1"}},
+	}
+	if got := handConfigured(byHand); len(got) != 1 || got[0] != "orders: --generator http://127.0.0.1:1" {
+		t.Fatalf("the check found %q in a stack with one caller configured by hand", got)
+	}
+	for _, fixed := range []bool{true, false} {
+		services, err := Plan(Options{Root: filepath.Join("..", ".."), State: t.TempDir(), FixedPorts: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range handConfigured(services) {
+			t.Errorf("%s is a caller configured by hand: give it --client-config (ClientConfigFile) and its region instead", h)
+		}
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 // Build a program, start it, wait until it is healthy, and stop it. In a test, proc.BuildT and

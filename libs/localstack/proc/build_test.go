@@ -9,13 +9,13 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/idgen/idgen/libs/testenv/proc"
+	"github.com/idgen/idgen/libs/localstack/proc"
 )
 
 func TestBuildOncePerProcessAndTags(t *testing.T) {
 	t.Setenv(proc.CacheEnv, t.TempDir())
 	a := proc.BuildT(t, "./testdata/child")[0]
-	b := proc.BuildT(t, "./testdata/child", "github.com/idgen/idgen/libs/testenv/proc/testdata/child")
+	b := proc.BuildT(t, "./testdata/child", "github.com/idgen/idgen/libs/localstack/proc/testdata/child")
 	if b[0] != a || b[1] != a {
 		t.Fatalf("the same package by folder and import path: %s, %v: want one binary", a, b)
 	}
@@ -36,7 +36,7 @@ func TestBuildOncePerProcessAndTags(t *testing.T) {
 	for _, c := range []struct{ pkg, want string }{
 		{"./testdata", "go list"},
 		{"./testdata/...", "matches no package"}, // patterns leave testdata out
-		{"github.com/idgen/idgen/libs/testenv/...", "several packages"},
+		{"github.com/idgen/idgen/libs/localstack/...", "several packages"},
 		{".", "not a main package"},
 	} {
 		if _, err := proc.Build(context.Background(), c.pkg); err == nil || !strings.Contains(err.Error(), c.want) {
