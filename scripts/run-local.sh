@@ -14,5 +14,6 @@ mkdir -p "$state/bin"
 # built once from the Go module proxy when missing (make setup installs it too).
 scripts/setup.sh run
 # go build replaces the file (a run already up keeps running) and only when it is out of date.
+[ -x "$state/bin/run-local" ] || echo "run-local: building make run's runner (tools/runlocal), then each program; the first run takes a minute or two"
 go build -o "$state/bin/run-local" ./tools/runlocal
 exec "$state/bin/run-local"

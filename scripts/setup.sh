@@ -22,6 +22,9 @@ install_terraform() { install_go_tool terraform v1.5.7 github.com/hashicorp/terr
 # scripts/setup.sh run: only what make run needs (Terraform), for a machine that has not run the
 # whole setup.
 if [ "${1:-}" = run ]; then
+  if ! [ -x "$bin/terraform" ]; then
+    echo "setup: building Terraform v1.5.7 from the Go module proxy into .tools/bin, once (about 20 s): make run plans the topology module with it for the callers' client configuration"
+  fi
   install_terraform
   exit 0
 fi

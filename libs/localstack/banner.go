@@ -47,7 +47,8 @@ func (s *Stack) Banner(logs string) string {
 		"curl -s \"" + gw + "/customers/$cus/orders?status=placed\"",
 		".idgen/bin/idgenctl health --region " + gens[len(gens)-1].Region,
 		".idgen/bin/idgenctl leases list --region " + gens[0].Region,
-		".tools/bin/grpcurl -plaintext " + strings.TrimPrefix(first, "http://") + " list      # grpcurl is built into .tools/bin by make setup",
+		"# make setup first for this one: it builds grpcurl into .tools/bin",
+		".tools/bin/grpcurl -plaintext " + strings.TrimPrefix(first, "http://") + " list",
 	} {
 		b.WriteString("  " + line + "\n")
 	}

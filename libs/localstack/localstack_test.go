@@ -228,7 +228,8 @@ Try:
   curl -s "http://127.0.0.1:7004/customers/$cus/orders?status=placed"
   .idgen/bin/idgenctl health --region eu-west-1
   .idgen/bin/idgenctl leases list --region us-east-1
-  .tools/bin/grpcurl -plaintext 127.0.0.1:7001 list      # grpcurl is built into .tools/bin by make setup
+  # make setup first for this one: it builds grpcurl into .tools/bin
+  .tools/bin/grpcurl -plaintext 127.0.0.1:7001 list
 
 Ctrl-C stops everything and releases the leases.
 `
