@@ -138,26 +138,3 @@ locals {
     for name, a in local.thresholds : name => a.comparison == "below" ? "LessThanThreshold" : "GreaterThanThreshold"
   }
 }
-
-resource "aws_cloudwatch_metric_alarm" "unhealthy_hosts" {
-  alarm_name          = "idgen-registry-unhealthy-hosts"
-  alarm_description   = local.alarm_descriptions["IdgenRegistryUnhealthyHosts"]
-  namespace           = "AWS/NetworkELB"
-  metric_name         = "UnHealthyHostCount"
-  statistic           = "Maximum"
-  period              = 60
-  evaluation_periods  = local.for_minutes["IdgenRegistryUnhealthyHosts"]
-  datapoints_to_alarm = local.for_minutes["IdgenRegistryUnhealthyHosts"]
-  comparison_operator = local.operators["IdgenRegistryUnhealthyHosts"]
-  threshold           = local.thresholds["IdgenRegistryUnhealthyHosts"].threshold
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-
-  dimensions = {
-    LoadBalancer = module.fleet.lb_arn_suffix
-    TargetGroup  = module.fleet.target_group_arn_suffix
-  }
-
-  tags = local.tags
-}
