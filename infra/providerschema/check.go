@@ -680,11 +680,6 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-func hasKey[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
