@@ -1,0 +1,93 @@
+// Command release serves and checks the released libraries (release/versions.txt):
+//
+//	go run ./tools/release proxy -out DIR [-rev REV] [-env]
+//
+// writes a file-based module proxy (GOPROXY=file://DIR) serving each library at its version,
+// made from the library folders on disk, or from git revision REV; with -env it prints the
+// environment (NAME=value lines) for a go command that builds a module without the workspace,
+// taking the libraries from that proxy and every other module as the environment's GOPROXY does;
+//
+//	go run ./tools/release api-write
+//
+// writes each library's exported API (apidiff export data) to release/api/DIR/VERSION.apidiff;
+//
+//	go run ./tools/release api-check
+//
+// compares each library's API with the file of its last release and fails on an incompatible
+// change unless the module's major version changed. scripts/release.sh runs the first two;
+// the tests of this package run the check.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "release:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("want a command: proxy, api-write or api-check")
+	}
+	fs := flag.NewFlagSet("release "+args[0], flag.ContinueOnError)
+	out := fs.String("out", "", "proxy: the folder to write the module proxy to")
+	rev := fs.String("rev", "", "proxy: the git revision to zip the libraries from (default: the folders on disk)")
+	printEnv := fs.Bool("env", false, "proxy: print the go command's environment for the proxy, NAME=value a line")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	root, err := findRoot(".")
+	if err != nil {
+		return err
+	}
+	libs, err := readVersions(root)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "proxy":
+		if *out == "" {
+			return fmt.Errorf("proxy: -out is required")
+		}
+		if err := buildProxy(root, *out, libs, *rev); err != nil {
+			return err
+		}
+		if *printEnv {
+			env, err := proxyEnv(*out)
+			if err != nil {
+				return err
+			}
+			for _, kv := range env {
+				fmt.Println(kv)
+			}
+		}
+		return nil
+	case "api-write", "api-check":
+		apidiff, err := apidiffBin(root)
+		if err != nil {
+			return err
+		}
+		for _, l := range libs {
+			dir := root + "/" + l.Dir
+			if args[0] == "api-write" {
+				if err := writeAPI(apidiff, dir, l.Path, apiFile(root, l, l.Version), nil); err != nil {
+					return err
+				}
+				continue
+			}
+			report, err := checkAPI(apidiff, root, l, dir, nil)
+			if err != nil {
+				return err
+			}
+			fmt.Println(report)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown command %q: want proxy, api-write or api-check", args[0])
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+	"golang.org/x/mod/zip"
+)
+
+// Lib is a released library: its folder in the repository, its module path and the version the
+// last release named.
+type Lib struct{ Dir, Path, Version string }
+
+// versionsFile lists the released libraries, in dependency order, with their versions.
+const versionsFile = "release/versions.txt"
+
+// findRoot is the repository's root: the nearest folder up from dir with go.work and
+// release/versions.txt.
+func findRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.work")) && fileExists(filepath.Join(d, versionsFile)) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.work with %s in %s or above", versionsFile, dir)
+		}
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// readVersions reads release/versions.txt: "DIR VERSION" a line, "#" comments.
+func readVersions(root string) ([]Lib, error) {
+	f, err := os.Open(filepath.Join(root, versionsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var libs []Lib
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 || !semver.IsValid(fields[1]) || semver.Canonical(fields[1]) != fields[1] {
+			return nil, fmt.Errorf("%s:%d: want \"DIR vMAJOR.MINOR.PATCH\", not %q", versionsFile, n, line)
+		}
+		path, err := modulePath(filepath.Join(root, fields[0]))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", versionsFile, n, err)
+		}
+		libs = append(libs, Lib{Dir: fields[0], Path: path, Version: fields[1]})
+	}
+	return libs, sc.Err()
+}
+
+// modulePath is the module path that dir's go.mod declares.
+func modulePath(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	if p := modfile.ModulePath(b); p != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s/go.mod declares no module path", dir)
+}
+
+// buildProxy writes a file-based module proxy (GOPROXY=file://out) serving each library at its
+// version: @v/list, .info, .mod and .zip. With rev "" the zips are made from the library
+// folders as they are on disk (golang.org/x/mod/zip.CreateFromDir); otherwise from the git
+// revision rev (CreateFromVCS), which is what a tag of that revision serves.
+func buildProxy(root, out string, libs []Lib, rev string) error {
+	for _, l := range libs {
+		mv := module.Version{Path: l.Path, Version: l.Version}
+		escPath, err := module.EscapePath(l.Path)
+		if err != nil {
+			return err
+		}
+		escVer, err := module.EscapeVersion(l.Version)
+		if err != nil {
+			return err
+		}
+		vdir := filepath.Join(out, escPath, "@v")
+		if err := os.MkdirAll(vdir, 0o755); err != nil {
+			return err
+		}
+		var gomod []byte
+		if rev == "" {
+			gomod, err = os.ReadFile(filepath.Join(root, l.Dir, "go.mod"))
+		} else {
+			gomod, err = exec.Command("git", "-C", root, "show", rev+":"+l.Dir+"/go.mod").Output()
+		}
+		if err != nil {
+			return fmt.Errorf("%s's go.mod: %w", l.Dir, err)
+		}
+		var zbuf bytes.Buffer
+		if rev == "" {
+			err = zip.CreateFromDir(&zbuf, mv, filepath.Join(root, l.Dir))
+		} else {
+			err = zip.CreateFromVCS(&zbuf, mv, root, rev, l.Dir)
+		}
+		if err != nil {
+			return fmt.Errorf("zip of %s: %w", l.Dir, err)
+		}
+		info, _ := json.Marshal(struct {
+			Version string
+			Time    time.Time
+		}{l.Version, time.Unix(0, 0).UTC()})
+		for name, b := range map[string][]byte{
+			escVer + ".info": info,
+			escVer + ".mod":  gomod,
+			escVer + ".zip":  zbuf.Bytes(),
+		} {
+			if err := os.WriteFile(filepath.Join(vdir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := appendVersion(filepath.Join(vdir, "list"), l.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendVersion(list, v string) error {
+	b, err := os.ReadFile(list)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, have := range strings.Fields(string(b)) {
+		if have == v {
+			return nil
+		}
+	}
+	return os.WriteFile(list, append(b, v+"\n"...), 0o644)
+}
+
+// proxyEnv is the environment for a go command that resolves the libraries from the proxy at
+// dir and every other module as the environment does: the file proxy first, then the
+// environment's GOPROXY; no checksum database for github.com/idgen (it never saw these zips);
+// -mod=mod so that go.mod and go.sum may gain what is missing; and no workspace.
+func proxyEnv(dir string) ([]string, error) {
+	out, err := exec.Command("go", "env", "GOPROXY", "GOFLAGS", "GONOSUMDB").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	v := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	for len(v) < 3 {
+		v = append(v, "")
+	}
+	nosum := "github.com/idgen/*"
+	if v[2] != "" {
+		nosum += "," + v[2]
+	}
+	proxy := "file://" + filepath.ToSlash(dir)
+	if v[0] != "" && v[0] != "off" {
+		proxy += "," + v[0]
+	}
+	return []string{"GOPROXY=" + proxy, "GONOSUMDB=" + nosum, "GOFLAGS=" + strings.TrimSpace(v[1]+" -mod=mod"), "GOWORK=off"}, nil
+}
+
+// apiFile is where the API of l at version is kept: export data written by apidiff -m -w.
+func apiFile(root string, l Lib, version string) string {
+	return filepath.Join(root, "release", "api", l.Dir, version+".apidiff")
+}
+
+// writeAPI writes the API of the library in dir (module path l.Path) to file.
+func writeAPI(apidiff, dir, path, file string, env []string) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(apidiff, "-m", "-w", file, path)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("apidiff -m -w %s %s: %v\n%s", file, path, err, out)
+	}
+	return nil
+}
+
+// checkAPI compares the exported API of the module in dir with the API file of its last release
+// l. It fails on an incompatible change, unless the module's major version has changed (its path
+// ends in another /vN than the release's), which is how Go marks a break. The report says what
+// it compared.
+func checkAPI(apidiff, root string, l Lib, dir string, env []string) (string, error) {
+	path, err := modulePath(dir)
+	if err != nil {
+		return "", err
+	}
+	_, pathMajor, _ := module.SplitPathVersion(path)
+	if module.CheckPathMajor(l.Version, pathMajor) != nil {
+		return fmt.Sprintf("%s: module path %s is a new major version after %s: not compared", l.Dir, path, l.Version), nil
+	}
+	file := apiFile(root, l, l.Version)
+	if !fileExists(file) {
+		return "", fmt.Errorf("%s: no API file for its last release %s (%s): scripts/release.sh writes it", l.Dir, l.Version, file)
+	}
+	cmd := exec.Command(apidiff, "-m", "-incompatible", file, path)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("apidiff -m -incompatible %s %s: %v\n%s", file, path, err, out)
+	}
+	if report := strings.TrimSpace(string(out)); report != "" {
+		return "", fmt.Errorf("%s: incompatible with its last release %s (a break needs a new major version, %s/v%d):\n%s",
+			l.Dir, l.Version, strings.TrimSuffix(path, pathMajor), nextMajor(l.Version), report)
+	}
+	return fmt.Sprintf("%s: compatible with %s", l.Dir, l.Version), nil
+}
+
+func nextMajor(v string) int {
+	var n int
+	fmt.Sscanf(strings.TrimPrefix(semver.Major(v), "v"), "%d", &n)
+	if n < 1 {
+		return 2 // v0 and v1 share the unsuffixed path; the next path is /v2
+	}
+	return n + 1
+}
+
+// apidiffBin is the pinned apidiff that make setup installs under .tools/bin, or the one on PATH.
+func apidiffBin(root string) (string, error) {
+	if p := filepath.Join(root, ".tools", "bin", "apidiff"); fileExists(p) {
+		return p, nil
+	}
+	if p, err := exec.LookPath("apidiff"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("apidiff is not installed: make setup installs it under .tools/bin")
+}
