@@ -5,7 +5,9 @@
 #  1. the changelog's "## Unreleased" section becomes "## VERSION (DATE)" under a new, empty
 #     "## Unreleased";
 #  2. release/versions.txt names VERSION for every library, and every module of the workspace
-#     that requires a library requires it at VERSION;
+#     that requires a library requires it at VERSION; the libraries and the examples (examples/*,
+#     which teams copy) replace none of the libraries with a folder, as a module outside the
+#     repository cannot (the workspace, go.work, does that for development here);
 #  3. each library, in dependency order, then every other module, is tidied without the
 #     workspace against a local module proxy of the library folders (tools/release), so the
 #     go.sum files carry the hashes of the libraries as tagged;
@@ -60,6 +62,9 @@ for m in "${modules[@]}"; do
     p="github.com/idgen/idgen/$d"
     if grep -Eq "^[[:space:]]*(require[[:space:]]+)?$p v" "$m/go.mod"; then
       (cd "$m" && go mod edit -require="$p@$version")
+    fi
+    if printf '%s\n' "${libs[@]}" | grep -qx "$m" || [[ "$m" == examples/* ]]; then
+      (cd "$m" && go mod edit -dropreplace="$p")
     fi
   done
 done
