@@ -2,26 +2,14 @@ module github.com/idgen/idgen/examples/orders
 
 go 1.26.0
 
-replace github.com/idgen/idgen/libs/api => ../../libs/api
-
-replace github.com/idgen/idgen/libs/conn => ../../libs/conn
-
-replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
-
-replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
-
-replace github.com/idgen/idgen/libs/svc => ../../libs/svc
-
-replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
-
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/conn v0.1.0
+	github.com/idgen/idgen/libs/idclient v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
 	modernc.org/sqlite v1.62.0

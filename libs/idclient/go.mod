@@ -5,10 +5,10 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 )
 
@@ -24,13 +24,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/idgen/idgen/libs/api => ../api
-
-replace github.com/idgen/idgen/libs/idcore => ../idcore
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
-
-replace github.com/idgen/idgen/libs/conn => ../conn
-
-replace github.com/idgen/idgen/libs/svc => ../svc

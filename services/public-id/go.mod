@@ -61,12 +61,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/conn v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
 	github.com/idgen/idgen/libs/routes v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
