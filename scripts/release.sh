@@ -72,14 +72,16 @@ done
 # 3. Tidy without the workspace: the libraries in dependency order (each one's go.sum holds the
 # hashes of the ones before it, as they will be tagged), then every other module.
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 tidy() { # MODULE_DIR: go mod tidy against a proxy of the library folders as they are now
-  rm -rf "$work/proxy"
+  # A new proxy, and a module cache without the libraries of the one before (third-party
+  # modules stay).
+  rm -rf "$work/proxy" "$work/modcache/github.com/idgen" "$work/modcache/cache/download/github.com/idgen"
   local kv
-  while IFS= read -r kv; do export "${kv?}"; done <<<"$(go run ./tools/release proxy -out "$work/proxy" -env)"
+  while IFS= read -r kv; do export "${kv?}"; done <<<"$(go run ./tools/release proxy -out "$work" -env)"
   if [ -f "$1/go.sum" ]; then sed -i '/^github\.com\/idgen\/idgen\//d' "$1/go.sum"; fi
   (cd "$1" && go mod tidy)
-  unset GOWORK GOFLAGS GOPROXY GONOSUMDB
+  unset GOWORK GOFLAGS GOPROXY GONOSUMDB GOMODCACHE
 }
 for d in "${libs[@]}"; do tidy "$d"; done
 for m in "${modules[@]}"; do

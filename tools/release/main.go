@@ -2,10 +2,12 @@
 //
 //	go run ./tools/release proxy -out DIR [-rev REV] [-env]
 //
-// writes a file-based module proxy (GOPROXY=file://DIR) serving each library at its version,
-// made from the library folders on disk, or from git revision REV; with -env it prints the
-// environment (NAME=value lines) for a go command that builds a module without the workspace,
-// taking the libraries from that proxy and every other module as the environment's GOPROXY does;
+// writes a file-based module proxy (GOPROXY=file://DIR/proxy) serving each library at its
+// version, made from the library folders on disk, or from git revision REV; with -env it prints
+// the environment (NAME=value lines) for a go command that builds a module without the
+// workspace, taking the libraries from that proxy, with a module cache of its own (DIR/modcache,
+// or -modcache CACHE, a cache kept between runs, from which the libraries are removed first), and
+// every other module as the environment does;
 //
 //	go run ./tools/release api-write
 //
@@ -22,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 func main() {
@@ -39,6 +42,7 @@ func run(args []string) error {
 	out := fs.String("out", "", "proxy: the folder to write the module proxy to")
 	rev := fs.String("rev", "", "proxy: the git revision to zip the libraries from (default: the folders on disk)")
 	printEnv := fs.Bool("env", false, "proxy: print the go command's environment for the proxy, NAME=value a line")
+	modcache := fs.String("modcache", "", "proxy -env: the module cache of that environment, kept between runs without the libraries (default: OUT/modcache)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -55,11 +59,24 @@ func run(args []string) error {
 		if *out == "" {
 			return fmt.Errorf("proxy: -out is required")
 		}
-		if err := buildProxy(root, *out, libs, *rev); err != nil {
+		out, err := filepath.Abs(*out)
+		if err != nil {
+			return err
+		}
+		if err := buildProxy(root, filepath.Join(out, "proxy"), libs, *rev); err != nil {
 			return err
 		}
 		if *printEnv {
-			env, err := proxyEnv(*out)
+			cache := filepath.Join(out, "modcache")
+			if *modcache != "" {
+				if cache, err = filepath.Abs(*modcache); err != nil {
+					return err
+				}
+			}
+			if err := forgetLibs(cache); err != nil {
+				return err
+			}
+			env, err := proxyEnv(filepath.Join(out, "proxy"), cache)
 			if err != nil {
 				return err
 			}

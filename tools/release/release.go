@@ -153,17 +153,24 @@ func appendVersion(list, v string) error {
 	return os.WriteFile(list, append(b, v+"\n"...), 0o644)
 }
 
-// proxyEnv is the environment for a go command that resolves the libraries from the proxy at
-// dir and every other module as the environment does: the file proxy first, then the
-// environment's GOPROXY; no checksum database for github.com/idgen (it never saw these zips);
-// -mod=mod so that go.mod and go.sum may gain what is missing; and no workspace.
-func proxyEnv(dir string) ([]string, error) {
-	out, err := exec.Command("go", "env", "GOPROXY", "GOFLAGS", "GONOSUMDB").Output()
+// proxyEnv is the environment for a go command that builds a module without the workspace
+// (GOWORK=off), taking the libraries from the file proxy at dir and every other module as the
+// environment does: no checksum database for github.com/idgen (it never saw these zips), and
+// -mod=mod so that go.mod and go.sum may gain what is missing.
+//
+// The libraries' zips are the folders as they are now under a released version, which the
+// module cache would keep as that version for good: the module cache is one of its own, cache,
+// with -modcacherw so that it can be removed, and the environment's module cache is the second
+// proxy, so third-party modules come from it without the network when it has them. -trimpath
+// keeps the folders out of the build cache's keys, so packages built once from one such module
+// cache are not built again from the next.
+func proxyEnv(dir, cache string) ([]string, error) {
+	out, err := exec.Command("go", "env", "GOPROXY", "GOFLAGS", "GONOSUMDB", "GOMODCACHE").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %w", err)
 	}
 	v := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for len(v) < 3 {
+	for len(v) < 4 {
 		v = append(v, "")
 	}
 	nosum := "github.com/idgen/*"
@@ -171,10 +178,31 @@ func proxyEnv(dir string) ([]string, error) {
 		nosum += "," + v[2]
 	}
 	proxy := "file://" + filepath.ToSlash(dir)
+	if v[3] != "" && v[3] != cache {
+		proxy += ",file://" + filepath.ToSlash(filepath.Join(v[3], "cache", "download"))
+	}
 	if v[0] != "" && v[0] != "off" {
 		proxy += "," + v[0]
 	}
-	return []string{"GOPROXY=" + proxy, "GONOSUMDB=" + nosum, "GOFLAGS=" + strings.TrimSpace(v[1]+" -mod=mod"), "GOWORK=off"}, nil
+	return []string{"GOPROXY=" + proxy, "GONOSUMDB=" + nosum, "GOFLAGS=" + strings.TrimSpace(v[1]+" -mod=mod -modcacherw -trimpath"),
+		"GOMODCACHE=" + cache, "GOWORK=off"}, nil
+}
+
+// forgetLibs removes the libraries from the module cache at cache, which may have kept them as
+// they were at an earlier run under the same versions.
+func forgetLibs(cache string) error {
+	for _, d := range []string{filepath.Join(cache, "github.com", "idgen"), filepath.Join(cache, "cache", "download", "github.com", "idgen")} {
+		_ = filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				_ = os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // apiFile is where the API of l at version is kept: export data written by apidiff -m -w.
