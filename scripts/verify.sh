@@ -9,13 +9,13 @@
 # module's go.sum lines for github.com/idgen/idgen modules are the hashes of the tagged
 # releases (scripts/release.sh writes them), which the folders here match only at a release:
 # the check runs on copies of go.mod and go.sum without those lines and compares the rest, with a
-# module cache of its own (.cache/verify-modcache, from which the libraries are removed at each
-# run: it never keeps a folder's zip as a released version).
+# module cache of its own (kept in the user's cache folder, idgen-modcache/*-verify, from which
+# the libraries are removed at each run: it never keeps a folder's zip as a released version).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-env_lines=$(cd "$root" && go run ./tools/release proxy -out "$work" -env -modcache "$root/.cache/verify-modcache")
+env_lines=$(cd "$root" && go run ./tools/release proxy -out "$work" -env -keep-cache verify)
 while IFS= read -r kv; do export "${kv?}"; done <<<"$env_lines"
 
 ours='^github\.com/idgen/idgen/'

@@ -6,8 +6,8 @@
 // version, made from the library folders on disk, or from git revision REV; with -env it prints
 // the environment (NAME=value lines) for a go command that builds a module without the
 // workspace, taking the libraries from that proxy, with a module cache of its own (DIR/modcache,
-// or -modcache CACHE, a cache kept between runs, from which the libraries are removed first), and
-// every other module as the environment does;
+// or with -keep-cache NAME one kept between runs in the user's cache folder, from which the
+// libraries are removed first), and every other module as the environment does;
 //
 //	go run ./tools/release api-write
 //
@@ -42,7 +42,7 @@ func run(args []string) error {
 	out := fs.String("out", "", "proxy: the folder to write the module proxy to")
 	rev := fs.String("rev", "", "proxy: the git revision to zip the libraries from (default: the folders on disk)")
 	printEnv := fs.Bool("env", false, "proxy: print the go command's environment for the proxy, NAME=value a line")
-	modcache := fs.String("modcache", "", "proxy -env: the module cache of that environment, kept between runs without the libraries (default: OUT/modcache)")
+	keep := fs.String("keep-cache", "", "proxy -env: name a module cache of that environment kept between runs (without the libraries) in the user's cache folder, instead of OUT/modcache")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -68,8 +68,8 @@ func run(args []string) error {
 		}
 		if *printEnv {
 			cache := filepath.Join(out, "modcache")
-			if *modcache != "" {
-				if cache, err = filepath.Abs(*modcache); err != nil {
+			if *keep != "" {
+				if cache, err = keptCache(root, *keep); err != nil {
 					return err
 				}
 			}

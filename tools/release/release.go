@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,6 +187,17 @@ func proxyEnv(dir, cache string) ([]string, error) {
 	}
 	return []string{"GOPROXY=" + proxy, "GONOSUMDB=" + nosum, "GOFLAGS=" + strings.TrimSpace(v[1]+" -mod=mod -modcacherw -trimpath"),
 		"GOMODCACHE=" + cache, "GOWORK=off"}, nil
+}
+
+// keptCache is a module cache for proxyEnv kept between runs, outside the repository (whose
+// checks read every file in it): in the user's cache folder, one per checkout and name.
+func keptCache(root, name string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(dir, "idgen-modcache", fmt.Sprintf("%x-%s", sum[:6], name)), nil
 }
 
 // forgetLibs removes the libraries from the module cache at cache, which may have kept them as
