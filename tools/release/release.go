@@ -185,8 +185,15 @@ func proxyEnv(dir, cache string) ([]string, error) {
 	if v[0] != "" && v[0] != "off" {
 		proxy += "," + v[0]
 	}
+	// A kept module cache holds the libraries at the same folders from run to run, with other
+	// contents: the go command's index of module cache folders (in GOCACHE), which takes them to
+	// be immutable, is off.
+	godebug := "goindex=0"
+	if g := os.Getenv("GODEBUG"); g != "" {
+		godebug = g + "," + godebug
+	}
 	return []string{"GOPROXY=" + proxy, "GONOSUMDB=" + nosum, "GOFLAGS=" + strings.TrimSpace(v[1]+" -mod=mod -modcacherw -trimpath"),
-		"GOMODCACHE=" + cache, "GOWORK=off"}, nil
+		"GOMODCACHE=" + cache, "GOWORK=off", "GODEBUG=" + godebug}, nil
 }
 
 // keptCache is a module cache for proxyEnv kept between runs, outside the repository (whose
