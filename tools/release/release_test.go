@@ -305,3 +305,64 @@ func TestExampleBuildsWhereCopied(t *testing.T) {
 	}
 	t.Logf("the copy in %s answered %+v", dir, got)
 }
+
+// testenvPending are the libraries whose go.mod still requires libs/testenv, each with why: a
+// test that cannot leave the module by a move. The list only shrinks: a library on it that no
+// longer requires testenv fails the test until it is taken off.
+var testenvPending = map[string]string{
+	"github.com/idgen/idgen/libs/svc": "libs/svc/auth's conns_internal_test.go (package auth) uses testenv's CA fixtures with " +
+		"unexported names, and reload_test.go uses testenv with export_test.go's hooks: neither can run from another module",
+}
+
+// TestCallersDoNotGetTestenv: a module outside the repository that requires one library at its
+// release has no libs/testenv (the test fixtures) in its module graph (go list -m all): the
+// libraries' tests that start real servers live in test-only modules of their own
+// (libs/idclient/e2e, libs/idcore/e2e, libs/svc/e2e), which nobody requires. testenvPending
+// names the exceptions left.
+func TestCallersDoNotGetTestenv(t *testing.T) {
+	_, libs := rootT(t)
+	env := standaloneEnv(t)
+	var testenvPath string
+	for _, l := range libs {
+		if l.Dir == "libs/testenv" {
+			testenvPath = l.Path
+		}
+	}
+	stillRequires := map[string]bool{}
+	for _, l := range libs {
+		if l.Path == testenvPath {
+			continue
+		}
+		t.Run(l.Dir, func(t *testing.T) {
+			dir := t.TempDir()
+			goCmd(t, dir, env, "mod", "init", "example.com/caller")
+			goCmd(t, dir, env, "get", l.Path+"@"+l.Version)
+			all := strings.Fields(goCmd(t, dir, env, "list", "-m", "all"))
+			var why []string // the graph's modules that require testenv
+			for _, edge := range strings.Split(goCmd(t, dir, env, "mod", "graph"), "\n") {
+				from, to, ok := strings.Cut(edge, " ")
+				if ok && strings.HasPrefix(to, testenvPath+"@") {
+					mod, _, _ := strings.Cut(from, "@")
+					why = append(why, from)
+					stillRequires[mod] = true
+					if _, pending := testenvPending[mod]; !pending {
+						t.Errorf("%s requires %s: a caller of %s gets the test fixtures in its module graph", from, to, l.Path)
+					}
+				}
+			}
+			for _, m := range all {
+				if m == testenvPath && len(why) == 0 {
+					t.Errorf("%s is in the module graph of a caller of %s", testenvPath, l.Path)
+				}
+			}
+			if len(why) > 0 {
+				t.Logf("a caller of %s still gets %s, through %s (pending)", l.Path, testenvPath, strings.Join(why, ", "))
+			}
+		})
+	}
+	for mod, why := range testenvPending {
+		if !stillRequires[mod] {
+			t.Errorf("%s no longer requires %s: take it off testenvPending (%s)", mod, testenvPath, why)
+		}
+	}
+}
