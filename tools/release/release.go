@@ -1,12 +1,14 @@
 package main
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,10 +86,59 @@ func modulePath(dir string) (string, error) {
 	return "", fmt.Errorf("%s/go.mod declares no module path", dir)
 }
 
+// zipFromGit zips the module in folder dir at git revision rev as the go command does when it
+// fetches a tag from git: the files git archive gives (zip.CreateFromVCS does the same, but finds
+// no repository in a git worktree, whose .git is a file).
+func zipFromGit(w io.Writer, mv module.Version, root, rev, dir string) error {
+	tmp, err := os.MkdirTemp("", "idgen-release-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("git", "-C", root, "archive", "--format=tar", rev, "--", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	tr := tar.NewReader(out)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if h.Typeflag != tar.TypeReg || !filepath.IsLocal(h.Name) {
+			continue
+		}
+		p := filepath.Join(tmp, h.Name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git archive %s %s: %v: %s", rev, dir, err, stderr.Bytes())
+	}
+	return zip.CreateFromDir(w, mv, filepath.Join(tmp, dir))
+}
+
 // buildProxy writes a file-based module proxy (GOPROXY=file://out) serving each library at its
 // version: @v/list, .info, .mod and .zip. With rev "" the zips are made from the library
 // folders as they are on disk (golang.org/x/mod/zip.CreateFromDir); otherwise from the git
-// revision rev (CreateFromVCS), which is what a tag of that revision serves.
+// revision rev, which is what a tag of that revision serves.
 func buildProxy(root, out string, libs []Lib, rev string) error {
 	for _, l := range libs {
 		mv := module.Version{Path: l.Path, Version: l.Version}
@@ -116,7 +167,7 @@ func buildProxy(root, out string, libs []Lib, rev string) error {
 		if rev == "" {
 			err = zip.CreateFromDir(&zbuf, mv, filepath.Join(root, l.Dir))
 		} else {
-			err = zip.CreateFromVCS(&zbuf, mv, root, rev, l.Dir)
+			err = zipFromGit(&zbuf, mv, root, rev, l.Dir)
 		}
 		if err != nil {
 			return fmt.Errorf("zip of %s: %w", l.Dir, err)
