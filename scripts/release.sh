@@ -13,7 +13,8 @@
 #     go.sum files carry the hashes of the libraries as tagged;
 #  4. each library's exported API is written to release/api/DIR/VERSION.apidiff, the file the
 #     API check of the next changes compares with (tools/release's tests);
-#  5. it commits that, tags the commit DIR/VERSION for each library in dependency order
+#  5. it commits that, checks that a copy of each example builds with its go.sum as committed
+#     against the libraries zipped from that commit, tags the commit DIR/VERSION for each library in dependency order
 #     (libs/api/v0.1.0, libs/conn/v0.1.0, ...), and prints the push that publishes them.
 #
 # Run again at a VERSION already released here, it changes only what differs (nothing, on the
@@ -96,6 +97,17 @@ git add -A
 if ! git diff --cached --quiet; then
   git commit -q -m "release $version: ${libs[*]} at $version (go.mod requirements, go.sum hashes, API files, changelog)"
 fi
+# A copy of each example, with its go.sum as committed, builds (-mod=readonly, go mod verify)
+# against the libraries as the tags will serve them: zipped from this commit by git archive.
+for ex in examples/*/; do
+  rm -rf "$work/check" && mkdir -p "$work/check" && cp -r "$ex" "$work/check/copy"
+  (
+    while IFS= read -r kv; do export "${kv?}"; done <<<"$(go run ./tools/release proxy -out "$work/check" -rev HEAD -env)"
+    export GOFLAGS="${GOFLAGS/-mod=mod/-mod=readonly}"
+    cd "$work/check/copy" && go build ./... && go mod verify
+  ) || { echo "release: $ex does not build from a copy against the libraries at HEAD" >&2; exit 1; }
+done
+
 tags=()
 for d in "${libs[@]}"; do
   tag="$d/$version"
