@@ -293,6 +293,21 @@ func writeAPI(apidiff, dir, path, file string, env []string) error {
 	return nil
 }
 
+// sameAPI reports whether file exists and holds the API of the module in dir, change for change
+// (apidiff reports nothing, compatible or not).
+func sameAPI(apidiff, dir, path, file string, env []string) (bool, error) {
+	if !fileExists(file) {
+		return false, nil
+	}
+	cmd := exec.Command(apidiff, "-m", file, path)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return false, fmt.Errorf("apidiff -m %s %s: %v\n%s", file, path, err, out)
+	}
+	return strings.TrimSpace(string(out)) == "", nil
+}
+
 // checkAPI compares the exported API of the module in dir with the API file of its last release
 // l. It fails on an incompatible change, unless the module's major version has changed (its path
 // ends in another /vN than the release's), which is how Go marks a break. The report says what
