@@ -95,6 +95,10 @@ lint: ## gofmt, go vet, staticcheck and housecheck (one writer of the local clie
 	staticcheck $(PKGS)
 	go run ./tools/housecheck
 
+.PHONY: release
+release: ## release every library of release/versions.txt at VERSION (make release VERSION=v0.2.0): a clean tree, requirements and go.sum at VERSION, API files, changelog, a commit and a tag per library (libs/idcore/v0.2.0, ...) in dependency order; prints the push
+	@scripts/release.sh $(VERSION)
+
 .PHONY: generate
 generate: ## regenerate libs/api from proto/ (buf with local plugins)
 	cd proto && buf lint && buf format -w && buf generate && buf build --exclude-imports -o ../libs/api/idgen/v1/idgen.binpb

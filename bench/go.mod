@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/bwmarrin/snowflake v0.3.0
 	github.com/gofrs/uuid/v5 v5.4.0
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idcore v0.1.0
 )
 
 require (
@@ -34,10 +34,10 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/uuidv7 v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/idclient v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/uuidv7 v0.1.0
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

@@ -30,10 +30,10 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/api v0.1.0 // indirect
+	github.com/idgen/idgen/libs/conn v0.1.0 // indirect
+	github.com/idgen/idgen/libs/svc v0.1.0 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -47,10 +47,10 @@ require (
 
 require (
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idclient v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/prometheus v0.312.0

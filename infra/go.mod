@@ -6,8 +6,8 @@ require (
 	github.com/agext/levenshtein v1.2.2
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/hashicorp/terraform-config-inspect v0.0.0-20260904064934-75d64de68c31
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/registry v0.0.0-00010101000000-000000000000
 	github.com/klauspost/compress v1.20.1
@@ -39,8 +39,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.1.0 // indirect
+	github.com/idgen/idgen/libs/localstack v0.1.0 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect

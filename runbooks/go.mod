@@ -3,9 +3,9 @@ module github.com/idgen/idgen/runbooks
 go 1.26.0
 
 require (
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 )
 
 require (
@@ -16,9 +16,9 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/api v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idclient v0.1.0 // indirect
+	github.com/idgen/idgen/libs/svc v0.1.0 // indirect
 	github.com/zclconf/go-cty v1.18.1 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
@@ -42,8 +42,8 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.1.0 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

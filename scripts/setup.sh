@@ -47,6 +47,16 @@ if ! grep -qx "$govulncheck_version $go_version" "$bin/.govulncheck.version" 2>/
   echo "$govulncheck_version $go_version" > "$bin/.govulncheck.version"
 fi
 
+# apidiff (golang.org/x/exp, pinned), for the check of each released library's API against its
+# last release (tools/release). It reads export data of the Go it is built with: built with the
+# pinned Go, and again when it changes.
+apidiff_version=v0.0.0-20261113113407-e3970619a1a4
+if ! grep -qx "$apidiff_version $go_version" "$bin/.apidiff.version" 2>/dev/null || ! built_with "$bin/apidiff"; then
+  echo "setup: installing apidiff $apidiff_version"
+  GOBIN="$bin" go install "golang.org/x/exp/cmd/apidiff@$apidiff_version"
+  echo "$apidiff_version $go_version" > "$bin/.apidiff.version"
+fi
+
 # The Go vulnerability database, built locally from the golang.org/x/vulndb module at a pinned
 # version (the public database is not reachable from every machine): make vulncheck reads it.
 vulndb_version=v0.0.0-20261105234957-e22db6528018

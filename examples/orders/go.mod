@@ -2,27 +2,15 @@ module github.com/idgen/idgen/examples/orders
 
 go 1.26.0
 
-replace github.com/idgen/idgen/libs/api => ../../libs/api
-
-replace github.com/idgen/idgen/libs/conn => ../../libs/conn
-
-replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
-
-replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
-
-replace github.com/idgen/idgen/libs/svc => ../../libs/svc
-
-replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
-
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/conn v0.1.0
+	github.com/idgen/idgen/libs/idclient v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
 	modernc.org/sqlite v1.62.0
@@ -42,7 +30,7 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -65,7 +53,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack
-
-replace github.com/idgen/idgen/libs/topology => ../../libs/topology

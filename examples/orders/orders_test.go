@@ -307,7 +307,7 @@ func TestCommandFromClientConfig(t *testing.T) {
 
 	// A region the client config does not name: the command refuses to start, naming the regions there are.
 	out, err := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
-		"--db", filepath.Join(dir, "other.db"), "--client-config", cc, "--region", "ap-south-1").CombinedOutput()
+		"--db", filepath.Join(dir, "other.db"), "--client-config", cc, "--region", "ap-south-1", "--public-ids", pubURL).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `ap-south-1\" (it has eu-west-1, us-east-1)`) {
 		t.Errorf("--region ap-south-1: %v\n%s\nwant a refusal naming the client config's regions", err, out)
 	}

@@ -5,10 +5,9 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpchealth v1.5.0
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 )
 
@@ -16,8 +15,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000 // indirect
-	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -25,15 +22,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/idgen/idgen/libs/api => ../api
-
-replace github.com/idgen/idgen/libs/idcore => ../idcore
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
-
-replace github.com/idgen/idgen/libs/conn => ../conn
-
-replace github.com/idgen/idgen/libs/svc => ../svc
-
-replace github.com/idgen/idgen/libs/localstack => ../localstack

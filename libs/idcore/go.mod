@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.62.0
@@ -16,7 +15,7 @@ require github.com/aws/smithy-go v1.28.9 // indirect
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/conn v0.1.0
 )
 
 require (
@@ -35,8 +34,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
-	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
@@ -49,9 +46,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
-
-replace github.com/idgen/idgen/libs/conn => ../conn
-
-replace github.com/idgen/idgen/libs/localstack => ../localstack

@@ -2,9 +2,7 @@ module github.com/idgen/idgen/libs/testenv
 
 go 1.26.0
 
-replace github.com/idgen/idgen/libs/localstack => ../localstack
-
-require github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
+require github.com/idgen/idgen/libs/localstack v0.1.0
 
 require (
 	github.com/prometheus/client_model v0.6.3

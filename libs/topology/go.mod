@@ -2,21 +2,9 @@ module github.com/idgen/idgen/libs/topology
 
 go 1.26.0
 
-replace github.com/idgen/idgen/libs/idclient => ../idclient
-
-replace github.com/idgen/idgen/libs/api => ../api
-
-replace github.com/idgen/idgen/libs/idcore => ../idcore
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
-
-replace github.com/idgen/idgen/libs/conn => ../conn
-
-replace github.com/idgen/idgen/libs/svc => ../svc
-
 require (
 	github.com/hashicorp/terraform-exec v0.26.0
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idclient v0.1.0
 )
 
 require (
@@ -28,9 +16,9 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/api v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idcore v0.1.0 // indirect
+	github.com/idgen/idgen/libs/svc v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -41,5 +29,3 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/idgen/idgen/libs/localstack => ../localstack

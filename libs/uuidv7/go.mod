@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gofrs/uuid/v5 v5.4.0
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idcore v0.1.0
 )
 
 require (
@@ -18,11 +18,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/idgen/idgen/libs/idcore => ../idcore
-
-replace github.com/idgen/idgen/libs/testenv => ../testenv
-
-replace github.com/idgen/idgen/libs/conn => ../conn
-
-replace github.com/idgen/idgen/libs/localstack => ../localstack

@@ -4,10 +4,10 @@ go 1.26.0
 
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/prometheus/client_golang v1.25.0
 	google.golang.org/grpc v1.85.0
@@ -20,7 +20,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.1.0 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
@@ -46,8 +46,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/idclient v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect

@@ -10,7 +10,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/localstack v0.1.0
 	github.com/klauspost/compress v1.20.1
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/maypok86/otter/v2 v2.4.0
@@ -49,8 +49,8 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/idclient v0.1.0 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -68,12 +68,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/conn v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
 	github.com/idgen/idgen/libs/routes v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect

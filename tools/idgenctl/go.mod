@@ -9,12 +9,12 @@ require (
 	github.com/hashicorp/terraform-config-inspect v0.0.0-20260904064934-75d64de68c31
 	github.com/hashicorp/terraform-exec v0.26.0
 	github.com/hashicorp/terraform-json v0.29.0
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/testenv v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000
+	github.com/idgen/idgen/libs/api v0.1.0
+	github.com/idgen/idgen/libs/idcore v0.1.0
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/svc v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
+	github.com/idgen/idgen/libs/topology v0.1.0
 	github.com/mattn/go-isatty v0.0.24
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
@@ -55,8 +55,8 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/hcl v0.0.0-20170504190234-a4b07c25de5f // indirect
-	github.com/idgen/idgen/libs/conn v0.0.0-00010101000000-000000000000
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/conn v0.1.0
+	github.com/idgen/idgen/libs/idclient v0.1.0 // indirect
 	github.com/idgen/idgen/libs/routes v0.0.0-00010101000000-000000000000
 	github.com/idgen/idgen/services/public-id v0.0.0-00010101000000-000000000000
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect

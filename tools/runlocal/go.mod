@@ -14,7 +14,7 @@ replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
 
 replace github.com/idgen/idgen/libs/svc => ../../libs/svc
 
-require github.com/idgen/idgen/libs/localstack v0.0.0-00010101000000-000000000000
+require github.com/idgen/idgen/libs/localstack v0.1.0
 
 require (
 	connectrpc.com/connect v1.21.1 // indirect
@@ -26,11 +26,11 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/terraform-exec v0.26.0 // indirect
 	github.com/hashicorp/terraform-json v0.29.0 // indirect
-	github.com/idgen/idgen/libs/api v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/idclient v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/idcore v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/svc v0.0.0-00010101000000-000000000000 // indirect
-	github.com/idgen/idgen/libs/topology v0.0.0-00010101000000-000000000000 // indirect
+	github.com/idgen/idgen/libs/api v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idclient v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idcore v0.1.0 // indirect
+	github.com/idgen/idgen/libs/svc v0.1.0 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

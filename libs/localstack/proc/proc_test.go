@@ -16,11 +16,39 @@ import (
 	"time"
 
 	"github.com/idgen/idgen/libs/localstack/proc"
-	"github.com/idgen/idgen/libs/testenv"
 )
 
 // helperEnv makes the test binary, run again by a test, act as the helper TestHelperProcess names.
 const helperEnv = "PROC_TEST_HELPER"
+
+// freePort is a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	port, err := proc.PickPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// eventually waits until cond reports true, checking it every few milliseconds, and fails the
+// test with cond's last status when timeout passes first. (The package's tests do not use
+// libs/testenv's Eventually: libs/testenv requires this module, and a module's tests requiring
+// a module that requires it would make a requirement cycle between the released libraries.)
+func eventually(t *testing.T, timeout time.Duration, cond func() (ok bool, status string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, status := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", timeout, status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // child builds testdata/child (once for the whole test binary).
 func child(t *testing.T) string {
@@ -29,7 +57,7 @@ func child(t *testing.T) string {
 }
 
 func TestStartWaitHealthyAndStop(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p := proc.StartT(t, proc.Spec{Bin: child(t), Args: []string{"--listen", addr, "--healthy-after", "300ms"},
 		HealthURL: "http://" + addr + "/healthz"})
 	resp, err := http.Get("http://" + addr + "/healthz")
@@ -49,7 +77,7 @@ func TestStartWaitHealthyAndStop(t *testing.T) {
 }
 
 func TestWaitHealthyOnTCPAndFunc(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	calls := 0
 	p, err := proc.Start(context.Background(), proc.Spec{Bin: child(t), Args: []string{"--listen", addr},
 		HealthAddr: addr, Health: func(context.Context) error {
@@ -73,7 +101,7 @@ func TestWaitHealthyOnTCPAndFunc(t *testing.T) {
 }
 
 func TestWaitHealthyWhenTheProcessExits(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p, err := proc.Start(context.Background(), proc.Spec{Bin: child(t), Args: []string{"--lines", "3", "--exit", "3"},
 		HealthURL: "http://" + addr + "/healthz"})
 	if err != nil {
@@ -96,12 +124,12 @@ func TestWaitHealthyWhenTheProcessExits(t *testing.T) {
 }
 
 func TestWaitHealthyGivesUpWithContext(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p := proc.StartT(t, proc.Spec{Bin: child(t), Args: []string{"--listen", addr, "--healthy-after", "1h"}})
 	// The server answers (503) before the deadline starts: on a loaded machine a process can take
 	// longer than the deadline to start listening, and WaitHealthy would then have no status to
 	// report.
-	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 10*time.Second, func() (bool, string) {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err != nil {
 			return false, "the 503 server does not answer: " + err.Error()
@@ -177,13 +205,13 @@ func TestEnvAndDir(t *testing.T) {
 }
 
 func TestSignalStopAndKill(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	p := proc.StartT(t, proc.Spec{Bin: child(t), Args: []string{"--listen", addr, "--ignore-term"}, HealthAddr: addr,
 		Grace: 200 * time.Millisecond, Group: true})
 	if err := p.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 10*time.Second, func() (bool, string) {
 		return strings.Contains(p.Tail(0), "got hangup"), "no SIGHUP in the output: " + p.Tail(3)
 	})
 	err := p.Stop()
@@ -213,7 +241,7 @@ func TestChildDiesWithParent(t *testing.T) {
 	parent := proc.StartT(t, proc.Spec{Bin: os.Args[0], Args: []string{"-test.run=^TestHelperProcess$"},
 		Env: []string{helperEnv + "=parent", "PROC_TEST_CHILD=" + child(t)}})
 	var pid int
-	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		_, after, ok := strings.Cut(parent.Tail(0), "child pid ")
 		if ok {
 			pid, _ = strconv.Atoi(strings.Fields(after)[0])
@@ -224,7 +252,7 @@ func TestChildDiesWithParent(t *testing.T) {
 		t.Fatalf("child %d is not running before its parent dies", pid)
 	}
 	_ = parent.Kill()
-	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 10*time.Second, func() (bool, string) {
 		return !alive(pid), fmt.Sprintf("child %d still runs after its parent was killed", pid)
 	})
 }

@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/testenv"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // trackedConn is a connection as conns sees one after a handshake verified cert with bundle
 // gen, and a request on it; the other end of the pipe sees the close.
-func trackedConn(t testing.TB, cs *conns, cert tls.Certificate, roots *testenv.CA, gen uint64) (*http.Request, net.Conn) {
+func trackedConn(t testing.TB, cs *conns, cert tls.Certificate, roots *testCA, gen uint64) (*http.Request, net.Conn) {
 	t.Helper()
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	if err != nil {
@@ -40,7 +39,7 @@ func trackedConn(t testing.TB, cs *conns, cert tls.Certificate, roots *testenv.C
 	return r, peer
 }
 
-func bundle(t testing.TB, cas ...*testenv.CA) *CABundle {
+func bundle(t testing.TB, cas ...*testCA) *CABundle {
 	t.Helper()
 	var pem []byte
 	for _, ca := range cas {
@@ -67,7 +66,7 @@ func closedWithin(peer net.Conn, d time.Duration) bool {
 func TestConnsDistrust(t *testing.T) {
 	cs := newConns(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cs.closeIn = 20 * time.Millisecond
-	caA, caB := testenv.NewCA(t, "A"), testenv.NewCA(t, "B")
+	caA, caB := newTestCA(t, "A"), newTestCA(t, "B")
 	hour := time.Now().Add(time.Hour)
 	fromA, fromB := caA.Client(t, hour, "spiffe://idgen.test/svc/orders"), caB.Client(t, hour, "spiffe://idgen.test/svc/orders")
 	gen := cs.setBundle(bundle(t, caA, caB))
@@ -112,7 +111,7 @@ func TestConnsDistrust(t *testing.T) {
 func TestConnsExpiry(t *testing.T) {
 	cs := newConns(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cs.closeIn = 20 * time.Millisecond
-	ca := testenv.NewCA(t, "A")
+	ca := newTestCA(t, "A")
 	cert := ca.Client(t, time.Now().Add(time.Hour), "spiffe://idgen.test/svc/orders")
 	leaf, _ := x509.ParseCertificate(cert.Certificate[0])
 	cs.now = func() time.Time { return leaf.NotAfter.Add(-50 * time.Millisecond) } // the timer's start
@@ -140,7 +139,7 @@ func testCounter(cs *conns, reason string) float64 {
 // verified with the bundle in use.
 func BenchmarkConnsCheck(b *testing.B) {
 	cs := newConns(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ca := testenv.NewCA(b, "A")
+	ca := newTestCA(b, "A")
 	gen := cs.setBundle(bundle(b, ca))
 	r, _ := trackedConn(b, cs, ca.Client(b, time.Now().Add(time.Hour), "spiffe://idgen.test/svc/orders"), ca, gen)
 	// A request's context is net/http's cancelCtx over the connection's.

@@ -46,7 +46,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.DB, "db", ".idgen/demo-orders.db", "SQLite file of customers and orders")
 	fs.StringVar(&c.ClientConfig, "client-config", ".idgen/client_config.json", "the topology's client config (terraform output -json client_config; make run writes this one): the generators of each region's callers")
 	fs.StringVar(&c.Region, "region", "", "the region it runs in: its IDs come from this region's generators, then its peer's (required)")
-	fs.StringVar(&c.PublicIDs, "public-ids", "http://127.0.0.1:7003", "public-ID service internal API")
+	// No default: a copy of this command that is not told where the public-ID service is stops,
+	// rather than publishing to whatever listens on a local port.
+	fs.StringVar(&c.PublicIDs, "public-ids", "", "the public-ID service's internal API, http:// or https:// URL (required; make run's is http://127.0.0.1:7003)")
 	// A demo upstream of the local stack only: no load balancer to wait for.
 	c.Process.RegisterFlags(fs, 5*time.Second, 0)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
@@ -62,7 +64,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Region == "" {
 		errs = append(errs, errors.New("--region is required: the region it runs in (its client config entry)"))
 	}
-	if u, err := url.Parse(c.PublicIDs); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if c.PublicIDs == "" {
+		errs = append(errs, errors.New("--public-ids is required: the public-ID service's internal API URL (make run's is http://127.0.0.1:7003)"))
+	} else if u, err := url.Parse(c.PublicIDs); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("--public-ids %q: want an http:// or https:// URL", c.PublicIDs))
 	}
 	return c, errors.Join(errs...)

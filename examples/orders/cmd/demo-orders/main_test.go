@@ -22,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		c.Listen != "127.0.0.1:7005" {
 		t.Fatalf("%+v %v", c, err)
 	}
-	env = map[string]string{"IDGEN_CLIENT_CONFIG": "/cc.json"}
+	env = map[string]string{"IDGEN_CLIENT_CONFIG": "/cc.json", "IDGEN_PUBLIC_IDS": "https://pub.internal"}
 	if c, err := parseConfig([]string{"--region", "us-east-1"}, func(k string) string { return env[k] }, &bytes.Buffer{}); err != nil ||
 		c.ClientConfig != "/cc.json" || c.Region != "us-east-1" {
 		t.Fatalf("$IDGEN_CLIENT_CONFIG: %+v %v", c, err)
@@ -36,6 +36,8 @@ func TestParseConfig(t *testing.T) {
 		// A list of generators of its own is no flag: the endpoints come from the client config.
 		{[]string{"--region", "us-east-1", "--generator", "http://127.0.0.1:1"}, "flag provided but not defined: -generator"},
 		{[]string{"--region", "us-east-1", "--public-ids", "ftp://x"}, `--public-ids "ftp://x"`},
+		// No default public-ID service: a copy does not publish to a local port it was not given.
+		{[]string{"--region", "us-east-1"}, "--public-ids is required"},
 		{[]string{"--region", "us-east-1", "--db", ""}, "--db is empty"},
 	} {
 		if _, err := parseConfig(tt.args, func(string) string { return "" }, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -45,7 +45,7 @@ type proc struct {
 // startProc starts idnode with args; its output goes to NAME.log and is read as it comes.
 func startProc(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	bin := procpkg.BuildT(t, "./idnode")[0]
+	bin := procpkg.BuildT(t, "../../embedded/idnode")[0]
 	in, out := io.Pipe()
 	p := &proc{t: t, name: name, done: make(chan struct{})}
 	started := time.Now()

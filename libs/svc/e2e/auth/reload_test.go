@@ -1,3 +1,7 @@
+// The tests of libs/svc/auth that use the test fixtures (libs/testenv) and the package's
+// exported API only, in this test-only module so that libs/svc does not require libs/testenv
+// (which requires libs/svc through libs/localstack). The tests of unexported parts stay in
+// libs/svc/auth with certificates of their own.
 package auth_test
 
 import (
@@ -10,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +49,7 @@ func edgeOf(f testenv.TLSFiles) auth.Edge {
 	return auth.Edge{CertFile: f.Cert, KeyFile: f.Key, ClientCA: f.ClientCA, CallersFile: f.Callers}
 }
 
-func newEdge(t *testing.T, every time.Duration, watch bool) *edge {
+func newEdge(t *testing.T, every time.Duration) *edge {
 	t.Helper()
 	dir := t.TempDir()
 	ed := &edge{dir: dir, ca: testenv.NewCA(t, "CA"), reg: prometheus.NewRegistry(), log: &testenv.LogBuffer{}}
@@ -56,9 +59,6 @@ func newEdge(t *testing.T, every time.Duration, watch bool) *edge {
 	ed.gate, err = auth.Setup(ed.e, slog.New(slog.NewJSONHandler(ed.log, nil)), ed.reg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !watch {
-		auth.WithoutWatch(ed.gate)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -104,7 +104,7 @@ func leaf(t *testing.T, c tls.Certificate) *x509.Certificate {
 // TestGateServesRenewal: a pair renamed into place is served from the next handshake; a bad one
 // is refused, counted and logged once, while the pair in use stays.
 func TestGateServesRenewal(t *testing.T) {
-	ed := newEdge(t, time.Hour, true) // only the watch can see the renewals within the test
+	ed := newEdge(t, time.Hour) // only the watch can see the renewals within the test
 	renewed := ed.ca.Server(t)
 	began := time.Now()
 	writePair(t, ed.e, renewed)
@@ -136,41 +136,12 @@ func TestGateServesRenewal(t *testing.T) {
 	}
 }
 
-// TestGatePeriodicReread: with no watch, the periodic re-read alone finds a renewal within its
-// period, and reports a bad file once however many periods pass.
-func TestGatePeriodicReread(t *testing.T) {
-	const every = 200 * time.Millisecond
-	ed := newEdge(t, every, false)
-	renewed := ed.ca.Server(t)
-	began := time.Now()
-	writePair(t, ed.e, renewed)
-	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return ed.served(t).SerialNumber.Cmp(leaf(t, renewed).SerialNumber) == 0, "the renewal is not served"
-	})
-	took := time.Since(began)
-	t.Logf("renewal served %v after its rename (periodic re-read every %v)", took.Round(time.Millisecond), every)
-	if took > every+500*time.Millisecond {
-		t.Errorf("the periodic re-read took %v, its period is %v", took, every)
-	}
-	testenv.RenameInto(t, ed.e.KeyFile, []byte("not a key"))
-	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
-		return ed.reloads(t, "server", "error") == 1, "the bad key is not counted"
-	})
-	time.Sleep(3 * every) // three more periods re-read the same bad file
-	if n := ed.reloads(t, "server", "error"); n != 1 {
-		t.Errorf("the same bad file counted %v times over several periods, want once", n)
-	}
-	if n := strings.Count(ed.log.String(), "TLS reload refused"); n != 1 {
-		t.Errorf("the same bad file logged %d times, want once", n)
-	}
-}
-
 // TestGateCallersAndCA: a caller added to the callers file and a CA added to the bundle are
 // admitted; an invalid callers file is refused and the one in use stays; a CA taken out of the
 // bundle admits no one, not even through a session resumed from before (crypto/tls checks a
 // resumed session's chains against the ClientCAs of the configuration GetConfigForClient gives).
 func TestGateCallersAndCA(t *testing.T) {
-	ed := newEdge(t, time.Hour, true)
+	ed := newEdge(t, time.Hour)
 	hour := time.Now().Add(time.Hour)
 	get := func(c *http.Client) (int, bool, error) {
 		resp, err := c.Get("https://" + ed.addr + "/")
@@ -433,24 +404,6 @@ func TestClientTLSBusyConnection(t *testing.T) {
 	if a := <-inFlight; a.err != nil || a.body != want(first) {
 		t.Errorf("the request in flight across the reload: %q, %v; want it answered on its connection (%q)", a.body, a.err, want(first))
 	}
-}
-
-// A transport nothing uses any more is not kept for the reloads.
-func TestClientTLSDropsUnusedTransports(t *testing.T) {
-	_, f, _ := clientFiles(t)
-	ct, err := auth.NewClientTLS(f, auth.Reload{Every: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept := ct.Transport()
-	for range 100 {
-		_ = ct.Transport()
-	}
-	runtime.GC()
-	if n := auth.TransportsHeld(ct); n != 1 {
-		t.Errorf("%d transports held after 100 were dropped, want the 1 in use", n)
-	}
-	runtime.KeepAlive(kept)
 }
 
 func errString(err error) string {

@@ -1,0 +1,51 @@
+module github.com/idgen/idgen/tools/release
+
+go 1.26.0
+
+require (
+	github.com/idgen/idgen/libs/localstack v0.1.0
+	github.com/idgen/idgen/libs/testenv v0.1.0
+	golang.org/x/mod v0.42.0
+)
+
+require (
+	connectrpc.com/connect v1.21.1 // indirect
+	connectrpc.com/grpchealth v1.5.0 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/hashicorp/go-version v1.9.0 // indirect
+	github.com/hashicorp/terraform-exec v0.26.0 // indirect
+	github.com/hashicorp/terraform-json v0.29.0 // indirect
+	github.com/idgen/idgen/libs/api v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idclient v0.1.0 // indirect
+	github.com/idgen/idgen/libs/idcore v0.1.0 // indirect
+	github.com/idgen/idgen/libs/svc v0.1.0 // indirect
+	github.com/idgen/idgen/libs/topology v0.1.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/zclconf/go-cty v1.18.1 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace github.com/idgen/idgen/libs/testenv => ../../libs/testenv
+
+replace github.com/idgen/idgen/libs/localstack => ../../libs/localstack
+
+replace github.com/idgen/idgen/libs/api => ../../libs/api
+
+replace github.com/idgen/idgen/libs/idclient => ../../libs/idclient
+
+replace github.com/idgen/idgen/libs/idcore => ../../libs/idcore
+
+replace github.com/idgen/idgen/libs/svc => ../../libs/svc
+
+replace github.com/idgen/idgen/libs/topology => ../../libs/topology
+
+replace github.com/idgen/idgen/libs/conn => ../../libs/conn
