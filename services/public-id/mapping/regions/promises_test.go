@@ -23,7 +23,7 @@ func (p *platform) openWith(local string, edit func(*regions.File)) *view {
 	}
 	f := p.file(local, func(n string) string { return "http://" + v.links[n].addr() })
 	edit(&f)
-	st, err := regions.Open(context.Background(), f, regions.Options{CallTimeout: 400 * time.Millisecond, HedgeAfter: 30 * time.Millisecond,
+	st, err := regions.Open(context.Background(), f, regions.Options{CallTimeout: p.callTimeout, HedgeAfter: 30 * time.Millisecond,
 		SuspectFor: time.Second, NoteEvery: 100 * time.Millisecond, FillPage: 50, Registerer: v.reg})
 	if err != nil {
 		p.t.Fatal(err)
@@ -190,6 +190,7 @@ func TestTwoProcessesFillOneRegion(t *testing.T) {
 // call timeout per publish, not two.
 func TestPublishWhileTheOwnerIsFrozen(t *testing.T) {
 	p := newPlatform(t)
+	p.callTimeout = frozenCallTimeout
 	p.open("r1", true)
 	v2 := p.open("r2", true)
 	p.open("r3", true)

@@ -34,11 +34,26 @@ type platform struct {
 	srv   map[string]*testenv.Dynalite
 	maker *publicid.Maker
 	seq   atomic.Int64
+	// callTimeout is the views' CallTimeout (set before opening them). By default it is
+	// answerCallTimeout; a test that freezes a server, and so waits for a call timeout,
+	// sets frozenCallTimeout.
+	callTimeout time.Duration
 }
+
+// answerCallTimeout is a call timeout that a dynalite answering (a cut link or a killed server
+// is refused at once) meets even on a loaded machine, where its answers take hundreds of
+// milliseconds now and then; a call past it is ErrUnavailable, and a test that publishes and
+// resolves through answering regions fails with "did not answer". It leaves the publish and
+// resolve helpers' 5 s room for the calls of one operation.
+const answerCallTimeout = 2 * time.Second
+
+// frozenCallTimeout is the call timeout of a test that waits for a frozen server's: short, so
+// that the waits it measures are.
+const frozenCallTimeout = 400 * time.Millisecond
 
 func newPlatform(t *testing.T) *platform {
 	t.Helper()
-	p := &platform{t: t, srv: map[string]*testenv.Dynalite{}}
+	p := &platform{t: t, srv: map[string]*testenv.Dynalite{}, callTimeout: answerCallTimeout}
 	for _, n := range names {
 		p.srv[n] = testenv.StartDynaliteWithTables(t, "", dynamomap.Tables(dynamomap.DefaultTable))
 	}
@@ -82,7 +97,7 @@ func (p *platform) open(local string, fill bool) *view {
 		v.links[n] = newLink(p.t, strings.TrimPrefix(p.srv[n].Endpoint, "http://"))
 	}
 	f := p.file(local, func(n string) string { return "http://" + v.links[n].addr() })
-	st, err := regions.Open(context.Background(), f, regions.Options{CallTimeout: 400 * time.Millisecond, HedgeAfter: 30 * time.Millisecond,
+	st, err := regions.Open(context.Background(), f, regions.Options{CallTimeout: p.callTimeout, HedgeAfter: 30 * time.Millisecond,
 		SuspectFor: time.Second, NoteEvery: 100 * time.Millisecond, FillPage: 50, RepairEvery: 100 * time.Millisecond, Registerer: v.reg})
 	if err != nil {
 		p.t.Fatal(err)
@@ -404,6 +419,7 @@ func TestPartitionOfAPair(t *testing.T) {
 // answer), within the call timeout.
 func TestFrozenLocalStore(t *testing.T) {
 	p := newPlatform(t)
+	p.callTimeout = frozenCallTimeout
 	v1 := p.open("r1", true)
 	p.open("r2", true)
 	p.open("r3", true)
