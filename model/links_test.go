@@ -18,6 +18,14 @@ var pkgDirs = map[string]string{
 	"sqlitelease": "../libs/idcore/lease/sqlitelease",
 }
 
+// testDirs are where a package's tests may also be: the tests that start real servers live in
+// libs/idcore/e2e, a module of its own, so that the library's callers do not require the test
+// fixtures.
+var testDirs = map[string]string{
+	"idcore": "../libs/idcore/e2e",
+	"lease":  "../libs/idcore/e2e/lease",
+}
+
 var reRule = regexp.MustCompile(`rule ([a-z_]+): go ([A-Za-z0-9_.]+) test ([A-Za-z0-9_.]+)`)
 
 // TestRuleLinks: every "rule NAME: go PKG.FUNC test PKG.TEST" comment of lease.pml names a Go
@@ -68,6 +76,13 @@ func find(t *testing.T, name string, test bool) (string, bool) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if e2e, ok := testDirs[parts[0]]; ok && test {
+		more, err := filepath.Glob(filepath.Join(e2e, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, more...)
 	}
 	fset := token.NewFileSet()
 	for _, f := range files {
