@@ -86,9 +86,22 @@ import json, sys
 r = json.loads(sys.argv[1]); r["name"], r["round"] = sys.argv[2], int(sys.argv[3]); print(json.dumps(r))' "$3" "$1" "$2" >>"$out/results.jsonl"
 }
 
-# wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default).
+# free_port: a loopback TCP port nothing listens on now (the kernel's choice of an ephemeral
+# port, released at once), so that a benchmark's servers never collide with anything else on the
+# machine. The scripts pick every port this way.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default); a URL
+# tcp://HOST:PORT waits until the port accepts a connection (a server with no HTTP endpoint).
 wait_healthy() {
-  for _ in $(seq "${2:-100}"); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  local check=(curl -fs "$1")
+  if [[ $1 == tcp://* ]]; then
+    local hp=${1#tcp://}
+    check=(bash -c "exec 3<>/dev/tcp/${hp%:*}/${hp##*:}")
+  fi
+  for _ in $(seq "${2:-100}"); do "${check[@]}" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "bench: $1 did not answer" >&2
   return 1
 }
