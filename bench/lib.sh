@@ -86,11 +86,17 @@ import json, sys
 r = json.loads(sys.argv[1]); r["name"], r["round"] = sys.argv[2], int(sys.argv[3]); print(json.dumps(r))' "$3" "$1" "$2" >>"$out/results.jsonl"
 }
 
-# free_port: a loopback TCP port nothing listens on now (the kernel's choice of an ephemeral
-# port, released at once), so that a benchmark's servers never collide with anything else on the
-# machine. The scripts pick every port this way.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+# free_ports [N]: N (default 1) distinct loopback TCP ports nothing listens on now, on one line
+# (the kernel's choice of ephemeral ports, all held until each is chosen, then released), so that
+# a benchmark's servers never collide with anything else on the machine. The scripts pick every
+# port this way.
+free_ports() {
+  python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "${1:-1}"
 }
 
 # wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default); a URL

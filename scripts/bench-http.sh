@@ -12,7 +12,7 @@
 # Each Connect and gRPC case has a second floor measured in the same round: connect-go's stock
 # handler answering the same RPC with a constant ID (bench/cmd/connectfloor), on the same server
 # settings; the gRPC case a third, grpc-go serving the same RPC (bench/cmd/grpcfloor). Every
-# server listens on a free loopback port (free_port in bench/lib.sh).
+# server listens on a free loopback port (free_ports in bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -29,8 +29,8 @@ go build -o "$out/generator" ./services/generator/cmd/generator
   go build -o "$out/connectfloor" ./cmd/connectfloor && go build -o "$out/grpcfloor" ./cmd/grpcfloor)
 
 gen_args=(--insecure-dev --clock-check warn --log-level error)
-bare_url=http://127.0.0.1:$(free_port) gen_url=http://127.0.0.1:$(free_port)
-floor_url=http://127.0.0.1:$(free_port) grpcgo_url=http://127.0.0.1:$(free_port)
+read -r p1 p2 p3 p4 < <(free_ports 4)
+bare_url=http://127.0.0.1:$p1 gen_url=http://127.0.0.1:$p2 floor_url=http://127.0.0.1:$p3 grpcgo_url=http://127.0.0.1:$p4
 taskset -c 0 "$out/bare" -listen "${bare_url#http://}" & bare=$!
 taskset -c 0 "$out/generator" "${gen_args[@]}" --listen "${gen_url#http://}" --lease-store "sqlite:$out/leases.db" & gen=$!
 taskset -c 0 "$out/connectfloor" -listen "${floor_url#http://}" & floor=$!
@@ -68,23 +68,23 @@ kill "$bare" "$gen" "$floor" "$grpcgo"; wait "$bare" "$gen" "$floor" "$grpcgo" 2
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
-  u=http://127.0.0.1:$(free_port)
+  u=http://127.0.0.1:$(free_ports)
   cg_start bare "$u/healthz" "$out/bare" -listen "${u#http://}"
   cg_count bare-http "$CG_PID" "$instr_n" -url "$u" -mode rest
   cg_count bare-h2c "$CG_PID" "$instr_n" -url "$u" -mode get-h2c
   cg_stop "$CG_PID"
-  u=http://127.0.0.1:$(free_port)
+  u=http://127.0.0.1:$(free_ports)
   cg_start connectfloor "$u/healthz" "$out/connectfloor" -listen "${u#http://}"
   cg_count connect-json-http1/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-json
   cg_count connect-proto-http1/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-proto-http1
   cg_count connect-proto-h2c/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-proto
   cg_count grpc-h2c/floor "$CG_PID" "$instr_n" -url "$u" -mode grpc
   cg_stop "$CG_PID"
-  u=http://127.0.0.1:$(free_port)
+  u=http://127.0.0.1:$(free_ports)
   cg_start grpcfloor "tcp://${u#http://}" "$out/grpcfloor" -listen "${u#http://}"
   cg_count grpc-h2c/grpcgo "$CG_PID" "$instr_n" -url "$u" -mode grpc
   cg_stop "$CG_PID"
-  u=http://127.0.0.1:$(free_port)
+  u=http://127.0.0.1:$(free_ports)
   cg_start generator "$u/healthz" "$out/generator" "${gen_args[@]}" --listen "${u#http://}" --lease-store "sqlite:$out/leases-cg.db"
   cg_count rest-post-ids "$CG_PID" "$instr_n" -url "$u" -mode rest
   cg_count connect-json-http1 "$CG_PID" "$instr_n" -url "$u" -mode connect-json
