@@ -23,18 +23,27 @@ import (
 // id is the constant answer: an ID of the size the generator gives.
 const id = 120460138153815040
 
-type floor struct{ idgenv1connect.UnimplementedIdServiceHandler }
+type floor struct {
+	idgenv1connect.UnimplementedIdServiceHandler
+}
 
 func (floor) Generate(context.Context, *connect.Request[idgenv1.GenerateRequest]) (*connect.Response[idgenv1.GenerateResponse], error) {
 	return connect.NewResponse(&idgenv1.GenerateResponse{Id: id}), nil
 }
 
-func main() {
-	addr := flag.String("listen", "127.0.0.1:7100", "address")
-	flag.Parse()
+// handler serves the IdService (Generate answered, the other methods unimplemented) and GET
+// /healthz.
+func handler() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(idgenv1connect.NewIdServiceHandler(floor{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	return mux
+}
+
+func main() {
+	addr := flag.String("listen", "127.0.0.1:7100", "address")
+	flag.Parse()
+	mux := handler()
 	// serve.Main also sets the services' GC target, for a like-for-like floor.
 	serve.Main("connectfloor", nil, "warn", func(ctx context.Context, log *slog.Logger) error {
 		l, err := net.Listen("tcp", *addr)

@@ -41,6 +41,13 @@ var service = grpc.ServiceDesc{
 	Metadata:    "idgen/v1/ids.proto",
 }
 
+// newServer is grpc-go's server with the IdService's Generate, its defaults otherwise.
+func newServer() *grpc.Server {
+	s := grpc.NewServer()
+	s.RegisterService(&service, struct{}{})
+	return s
+}
+
 func main() {
 	addr := flag.String("listen", "127.0.0.1:7100", "address")
 	flag.Parse()
@@ -49,8 +56,7 @@ func main() {
 		if err != nil {
 			return err
 		}
-		s := grpc.NewServer()
-		s.RegisterService(&service, struct{}{})
+		s := newServer()
 		go func() { <-ctx.Done(); s.GracefulStop() }()
 		return s.Serve(l)
 	})
