@@ -27,19 +27,20 @@ go build -o "$out/public-id" ./services/public-id/cmd/public-id
 go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
 
-sport=7330 rport=7331
+# Every server on a free loopback port (free_ports in bench/lib.sh).
+read -r sport rport p7332 p7333 p7334 p7335 < <(free_ports 6)
 store="redis:127.0.0.1:$sport"
 taskset -c 0 redis-server --port $sport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
-taskset -c 0 "$out/bare" -listen 127.0.0.1:7332 &
+taskset -c 0 "$out/bare" -listen 127.0.0.1:$p7332 &
 cat >"$out/routes.json" <<JSON
-{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7332/internal/orders/{internal_id}",
+{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:$p7332/internal/orders/{internal_id}",
              "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
-taskset -c 0 "$out/public-id" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:7333 &
-wait_healthy http://127.0.0.1:7332/
-wait_healthy http://127.0.0.1:7333/healthz
-pub=$(curl -s -X POST http://127.0.0.1:7333/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' |
+taskset -c 0 "$out/public-id" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:$p7333 &
+wait_healthy http://127.0.0.1:$p7332/
+wait_healthy http://127.0.0.1:$p7333/healthz
+pub=$(curl -s -X POST http://127.0.0.1:$p7333/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' |
   sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 # The rate Redis, under callgrind as well: its instructions over the redis case's requests.
@@ -50,8 +51,8 @@ rpid=$!
 for _ in $(seq 600); do redis-cli -p $rport PING >/dev/null 2>&1 && break; sleep 0.1; done
 
 gw_args=(--store "$store" --routes "$out/routes.json" --deregistration-delay 0 --log-level warn
-  --listen 127.0.0.1:7334 --metrics-listen 127.0.0.1:7335)
-load=(-url http://127.0.0.1:7334 -mode get -path "/orders/$pub")
+  --listen 127.0.0.1:$p7334 --metrics-listen 127.0.0.1:$p7335)
+load=(-url http://127.0.0.1:$p7334 -mode get -path "/orders/$pub")
 for p in $(seq "$passes"); do
   echo "pass $p of $passes ($instr_n requests each)" >&2
   for c in no-limit in-process redis; do
@@ -60,7 +61,7 @@ for p in $(seq "$passes"); do
     in-process) extra=(--rate-per-client 1e9) ;;
     redis) extra=(--rate-per-client 1e9 --rate-redis "redis:127.0.0.1:$rport" --rate-redis-timeout 1s) ;;
     esac
-    cg_start "$c-p$p" http://127.0.0.1:7335/healthz "$out/public-id-gateway" "${gw_args[@]}" "${extra[@]}"
+    cg_start "$c-p$p" http://127.0.0.1:$p7335/healthz "$out/public-id-gateway" "${gw_args[@]}" "${extra[@]}"
     if [[ $c == redis ]]; then
       taskset -c 1 "$out/loadgen" -c 1 -n $((instr_n / 10)) "${load[@]}" >/dev/null
       callgrind_control -z "$rpid" >/dev/null 2>&1
@@ -79,7 +80,7 @@ print(json.dumps({"name": "redis-server-per-req", "instr_per_req": total / int(s
         "$dump" "$instr_n" >>"$out/instr.jsonl"
       # The gateway's own warm-up ran before the zeroing of the Redis's counters: only the
       # counted requests are in its dump. Every check must have been the Redis's own.
-      errs=$(curl -s http://127.0.0.1:7335/metrics | awk '/^idgen_gateway_rate_store_errors_total/ {print $2}')
+      errs=$(curl -s http://127.0.0.1:$p7335/metrics | awk '/^idgen_gateway_rate_store_errors_total/ {print $2}')
       [[ $errs == 0 ]] || echo "redis: $errs rate checks failed and were made in-process" >&2
     fi
     cg_stop "$CG_PID"

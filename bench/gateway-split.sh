@@ -39,58 +39,59 @@ go build -o "$out/public-id" ./services/public-id/cmd/public-id
 go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
 
-rport=7310
+# Every server on a free loopback port (free_ports in bench/lib.sh).
+read -r rport p7311 p7312 p7313 p7314 p7315 p7316 p7317 p7318 p7319 < <(free_ports 10)
 store="redis:127.0.0.1:$rport"
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
-taskset -c 0 "$out/bare" -listen 127.0.0.1:7311 &
+taskset -c 0 "$out/bare" -listen 127.0.0.1:$p7311 &
 cat >"$out/routes.json" <<JSON
-{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7311/internal/orders/{internal_id}",
+{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:$p7311/internal/orders/{internal_id}",
              "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
 # Today's internal API, outside callgrind, publishes the public ID today's gateway resolves.
-taskset -c 0 "$out/public-id" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:7312 &
-wait_healthy http://127.0.0.1:7311/
-wait_healthy http://127.0.0.1:7312/healthz
+taskset -c 0 "$out/public-id" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:$p7312 &
+wait_healthy http://127.0.0.1:$p7311/
+wait_healthy http://127.0.0.1:$p7312/healthz
 publish() { # API-URL: the public ID of internal ID 120460138153815040
   curl -s -X POST "$1/v1/public-ids" -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' |
     sed 's/.*"public_id":"\([^"]*\)".*/\1/'
 }
-pub=$(publish http://127.0.0.1:7312)
+pub=$(publish http://127.0.0.1:$p7312)
 if [[ $split == 1 ]]; then
-  taskset -c 0 "$out/public-id-before" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:7319 &
-  wait_healthy http://127.0.0.1:7319/healthz
-  oldpub=$(publish http://127.0.0.1:7319)
+  taskset -c 0 "$out/public-id-before" --insecure-dev --store "$store" --log-level error --listen 127.0.0.1:$p7319 &
+  wait_healthy http://127.0.0.1:$p7319/healthz
+  oldpub=$(publish http://127.0.0.1:$p7319)
 fi
 
 gw_args=(--store "$store" --routes "$out/routes.json" --rate-per-client 0 --deregistration-delay 0
-  --listen 127.0.0.1:7315 --metrics-listen 127.0.0.1:7316)
+  --listen 127.0.0.1:$p7315 --metrics-listen 127.0.0.1:$p7316)
 # access_lines NAME: the access log's lines in the server's output so far.
 access_lines() { grep -c '"msg":"gateway request"' "$out/cg.$1.log" || true; }
 for p in $(seq "$passes"); do
   echo "pass $p of $passes ($instr_n requests each)" >&2
   if [[ $split == 1 ]]; then
-    cg_start "before-p$p" http://127.0.0.1:7313/healthz "$out/gateway-before" --store "$store" --routes "$out/routes.json" \
-      --rate-per-client 0 --log-level error --deregistration-delay 0 --listen 127.0.0.1:7314 --metrics-listen 127.0.0.1:7313
+    cg_start "before-p$p" http://127.0.0.1:$p7313/healthz "$out/gateway-before" --store "$store" --routes "$out/routes.json" \
+      --rate-per-client 0 --log-level error --deregistration-delay 0 --listen 127.0.0.1:$p7314 --metrics-listen 127.0.0.1:$p7313
   else
-    cg_start "before-p$p" http://127.0.0.1:7313/healthz "$out/public-id-before" --insecure-dev --store "$store" \
-      --routes "$out/routes.json" --rate-per-client 0 --log-level error --listen 127.0.0.1:7313 --gateway-listen 127.0.0.1:7314
-    oldpub=$(publish http://127.0.0.1:7313)
+    cg_start "before-p$p" http://127.0.0.1:$p7313/healthz "$out/public-id-before" --insecure-dev --store "$store" \
+      --routes "$out/routes.json" --rate-per-client 0 --log-level error --listen 127.0.0.1:$p7313 --gateway-listen 127.0.0.1:$p7314
+    oldpub=$(publish http://127.0.0.1:$p7313)
   fi
-  cg_count before "$CG_PID" "$instr_n" -url http://127.0.0.1:7314 -mode get -path "/orders/$oldpub"
+  cg_count before "$CG_PID" "$instr_n" -url http://127.0.0.1:$p7314 -mode get -path "/orders/$oldpub"
   cg_stop "$CG_PID"
   for lv in info warn; do
     name=gateway; [[ $lv == info ]] || name=gateway-$lv
-    cg_start "$name-p$p" http://127.0.0.1:7316/healthz "$out/public-id-gateway" "${gw_args[@]}" --log-level "$lv"
-    cg_count "$name" "$CG_PID" "$instr_n" -url http://127.0.0.1:7315 -mode get -path "/orders/$pub"
+    cg_start "$name-p$p" http://127.0.0.1:$p7316/healthz "$out/public-id-gateway" "${gw_args[@]}" --log-level "$lv"
+    cg_count "$name" "$CG_PID" "$instr_n" -url http://127.0.0.1:$p7315 -mode get -path "/orders/$pub"
     cg_stop "$CG_PID"
     echo "$name: $(access_lines "$name-p$p") access log lines for $((instr_n + instr_n / 10)) requests" >&2
   done
-  cg_start "revproxy-p$p" http://127.0.0.1:7317/orders/0 "$out/revproxy" -listen 127.0.0.1:7317 -upstream http://127.0.0.1:7311
-  cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:7317 -mode get -path "/orders/$pub"
+  cg_start "revproxy-p$p" http://127.0.0.1:$p7317/orders/0 "$out/revproxy" -listen 127.0.0.1:$p7317 -upstream http://127.0.0.1:$p7311
+  cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:$p7317 -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
-  cg_start "bare-p$p" http://127.0.0.1:7318/ "$out/bare" -listen 127.0.0.1:7318
-  cg_count bare-get "$CG_PID" "$instr_n" -url http://127.0.0.1:7318 -mode get -path /
+  cg_start "bare-p$p" http://127.0.0.1:$p7318/ "$out/bare" -listen 127.0.0.1:$p7318
+  cg_count bare-get "$CG_PID" "$instr_n" -url http://127.0.0.1:$p7318 -mode get -path /
   cg_stop "$CG_PID"
 done
 

@@ -11,6 +11,7 @@ require (
 require (
 	connectrpc.com/connect v1.21.1
 	github.com/google/uuid v1.6.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -29,6 +30,7 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 
 require (

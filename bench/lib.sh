@@ -86,9 +86,28 @@ import json, sys
 r = json.loads(sys.argv[1]); r["name"], r["round"] = sys.argv[2], int(sys.argv[3]); print(json.dumps(r))' "$3" "$1" "$2" >>"$out/results.jsonl"
 }
 
-# wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default).
+# free_ports [N]: N (default 1) distinct loopback TCP ports nothing listens on now, on one line
+# (the kernel's choice of ephemeral ports, all held until each is chosen, then released), so that
+# a benchmark's servers never collide with anything else on the machine. The scripts pick every
+# port this way.
+free_ports() {
+  python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "${1:-1}"
+}
+
+# wait_healthy URL [TRIES]: until URL answers 2xx (0.1 s apart, 100 tries by default); a URL
+# tcp://HOST:PORT waits until the port accepts a connection (a server with no HTTP endpoint).
 wait_healthy() {
-  for _ in $(seq "${2:-100}"); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  local check=(curl -fs "$1")
+  if [[ $1 == tcp://* ]]; then
+    local hp=${1#tcp://}
+    check=(bash -c "exec 3<>/dev/tcp/${hp%:*}/${hp##*:}")
+  fi
+  for _ in $(seq "${2:-100}"); do "${check[@]}" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "bench: $1 did not answer" >&2
   return 1
 }

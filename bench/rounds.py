@@ -51,20 +51,41 @@ def instr_table(instr, pairs):
         print("errors during the counted requests in: " + ", ".join(errs))
 
 
+def versus(rounds, case, base):
+    """The case's req/s and server CPU per request over base's, per round: 'median [min-max]' each."""
+    pairs = [(rd[case], rd[base]) for rd in rounds if case in rd and base in rd]
+    ratio = [c["req_per_s"] / b["req_per_s"] for c, b in pairs]
+    cpu = [c["server_cpu_us_per_req"] / b["server_cpu_us_per_req"] for c, b in pairs if b["server_cpu_us_per_req"] > 0]
+    return spread(ratio), spread(cpu)
+
+
+HTTP_CASES = ("rest-post-ids", "connect-json-http1", "connect-json-onewrite", "connect-proto-http1", "connect-proto-h2c", "grpc-h2c")
+
+
 def http(rows, instr):
     rounds = by_round(rows)
     print("\n%d interleaved rounds; each figure is the median [min-max] over the rounds" % len(rounds))
-    print("%-24s %22s %22s %9s %9s %8s %8s" % ("case", "req/s vs baseline", "CPU/req vs baseline", "req/s", "base", "p50 ms", "p99 ms"))
-    for case in ("rest-post-ids", "connect-json-http1", "connect-json-onewrite", "connect-proto-http1", "connect-proto-h2c"):
+    print("%-27s %22s %22s %22s %22s %9s %9s %8s %8s" % ("case", "req/s vs baseline", "CPU/req vs baseline", "req/s vs floor",
+                                                          "CPU/req vs floor", "req/s", "base", "p50 ms", "p99 ms"))
+    for case in HTTP_CASES:
         base = case + "/base"
-        pairs = [(rd[case], rd[base]) for rd in rounds if case in rd and base in rd]
-        if not pairs:
+        if not any(case in rd and base in rd for rd in rounds):
             continue
-        ratio = [c["req_per_s"] / b["req_per_s"] for c, b in pairs]
-        cpu = [c["server_cpu_us_per_req"] / b["server_cpu_us_per_req"] for c, b in pairs if b["server_cpu_us_per_req"] > 0]
-        print("%-24s %22s %22s %9.0f %9.0f %8.2f %8.2f" % (case, spread(ratio), spread(cpu), median_of(rounds, case, "req_per_s"),
+        ratio, cpu = versus(rounds, case, base)
+        fratio, fcpu = versus(rounds, case, case + "/floor")
+        print("%-27s %22s %22s %22s %22s %9.0f %9.0f %8.2f %8.2f" % (case, ratio, cpu, fratio, fcpu, median_of(rounds, case, "req_per_s"),
               median_of(rounds, base, "req_per_s"), median_of(rounds, case, "p50_ms"), median_of(rounds, case, "p99_ms")))
-    print("(baseline: the bare handler over HTTP/1.1; for connect-proto-h2c, the bare handler over h2c)")
+    for case in HTTP_CASES:
+        for floor, what in (("/floor", "connect-go floor"), ("/grpcgo", "grpc-go floor")):
+            if any(case + floor in rd for rd in rounds):
+                ratio, cpu = versus(rounds, case + floor, case + "/base")
+                print("%-27s %22s %22s %22s %22s %9.0f" % (case + floor, ratio, cpu, "", "", median_of(rounds, case + floor, "req_per_s")))
+        if any(case in rd and case + "/grpcgo" in rd for rd in rounds):
+            ratio, cpu = versus(rounds, case, case + "/grpcgo")
+            print("%-27s req/s %s, CPU/req %s x the grpc-go floor's" % (case, ratio, cpu))
+    print("(baseline: the bare handler over HTTP/1.1; for connect-proto-h2c and grpc-h2c, the bare handler over h2c;")
+    print(" floor: connect-go's stock handler answering the same call with a constant ID, bench/cmd/connectfloor;")
+    print(" /floor and /grpcgo rows: the floors themselves against the baseline)")
     limit = 1024000
     for case in ("rest-batch-1000", "client-library/base", "client-library"):
         vals = [100 * rd[case]["ids_per_s"] / limit for rd in rounds if case in rd]
@@ -75,7 +96,37 @@ def http(rows, instr):
         print("%-24s %s x the IDs/s of its baseline (client-library/base: batches back to back on 4 connections, IDs dropped)" %
               ("client-library", spread([c["ids_per_s"] / b["ids_per_s"] for c, b in pairs], "%.3f")))
     instr_table(instr, [("rest-post-ids", "bare-http"), ("connect-json-http1", "bare-http"), ("connect-proto-http1", "bare-http"),
-                        ("connect-proto-h2c", "bare-h2c")])
+                        ("connect-proto-h2c", "bare-h2c"), ("grpc-h2c", "bare-h2c"),
+                        ("connect-json-http1/floor", "bare-http"), ("connect-proto-http1/floor", "bare-http"),
+                        ("connect-proto-h2c/floor", "bare-h2c"), ("grpc-h2c/floor", "bare-h2c"), ("grpc-h2c/grpcgo", "bare-h2c")])
+    floors_table(instr)
+
+
+# The goal of each Connect and gRPC path: at most 1.10x its connect-go floor's instructions.
+CONNECT_GOAL = 1.10
+
+
+def floors_table(instr):
+    """Each Connect and gRPC case's instructions per request against its floors measured in the
+    same run: the bare handler, connect-go's stock handler with a constant answer (its
+    connect-go floor, whose excess over the bare handler is connect-go's own cost per call), and
+    for gRPC grpc-go serving the same RPC; with the goal and whether it is met."""
+    got = {r["name"]: r["instr_per_req"] for r in instr}
+    rows = [("connect-json-http1", "bare-http"), ("connect-proto-http1", "bare-http"), ("connect-proto-h2c", "bare-h2c"), ("grpc-h2c", "bare-h2c")]
+    if not any(c in got and c + "/floor" in got for c, _ in rows):
+        return
+    print("\nagainst the floors (instructions per request; goal: each at most %.2fx its connect-go floor):" % CONNECT_GOAL)
+    print("%-22s %10s %10s %7s %12s %7s %12s %10s %7s %s" % ("case", "instr/req", "bare", "ratio", "connect-go", "ratio",
+                                                          "connect-go's", "grpc-go", "ratio", "goal"))
+    for case, bare in rows:
+        if case not in got or case + "/floor" not in got or bare not in got:
+            continue
+        c, b, f = got[case], got[bare], got[case + "/floor"]
+        g = got.get(case + "/grpcgo")
+        gcol = ("%10.0f %6.2fx" % (g, c / g)) if g else "%10s %7s" % ("", "")
+        print("%-22s %10.0f %10.0f %6.2fx %12.0f %6.2fx %12.0f %s %s" % (case, c, b, c / b, f, c / f, f - b, gcol,
+              "met" if c / f <= CONNECT_GOAL else "not met"))
+    print("(connect-go's: the connect-go floor's instructions over the bare handler's, what connect-go itself costs a call)")
 
 
 def publicid(rows, instr):
@@ -106,6 +157,15 @@ def publicid(rows, instr):
     harness_table(rounds, ("bare", "resolve", "publish", "direct", "revproxy", "gateway"))
     instr_table(instr, [("resolve", "bare-get"), ("publish", "bare-get"), ("gateway", "bare-get"), ("revproxy", "bare-get"),
                         ("gateway", "revproxy")])
+    got = {r["name"]: r["instr_per_req"] for r in instr}
+    if "gateway" in got and "revproxy" in got:
+        ratio = got["gateway"] / got["revproxy"]
+        print("gateway against its floor (httputil.ReverseProxy on the same route): %.2fx, goal at most %.2fx: %s" % (
+            ratio, GATEWAY_GOAL, "met" if ratio <= GATEWAY_GOAL else "not met"))
+
+
+# The gateway's goal: at most 2x the instructions of a plain reverse proxy on its route.
+GATEWAY_GOAL = 2.0
 
 
 def gateway_vs_proxy(rounds):

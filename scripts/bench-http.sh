@@ -9,6 +9,10 @@
 # The baseline runs on the services' own http.Server settings and GC target (libs/svc/serve).
 # connect-json-http1 is connect-go's stock client, which sends a request's headers and body in
 # two writes over HTTP/1.1; connect-json-onewrite goes through idclient.OneWrite (one write).
+# Each Connect and gRPC case has a second floor measured in the same round: connect-go's stock
+# handler answering the same RPC with a constant ID (bench/cmd/connectfloor), on the same server
+# settings; the gRPC case a third, grpc-go serving the same RPC (bench/cmd/grpcfloor). Every
+# server listens on a free loopback port (free_ports in bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -21,25 +25,36 @@ out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 go build -o "$out/generator" ./services/generator/cmd/generator
-(cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
+(cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen &&
+  go build -o "$out/connectfloor" ./cmd/connectfloor && go build -o "$out/grpcfloor" ./cmd/grpcfloor)
 
 gen_args=(--insecure-dev --clock-check warn --log-level error)
-taskset -c 0 "$out/bare" -listen 127.0.0.1:7190 & bare=$!
-taskset -c 0 "$out/generator" "${gen_args[@]}" --listen 127.0.0.1:7191 --lease-store "sqlite:$out/leases.db" & gen=$!
-wait_healthy http://127.0.0.1:7190/healthz
-wait_healthy http://127.0.0.1:7191/healthz
+read -r p1 p2 p3 p4 < <(free_ports 4)
+bare_url=http://127.0.0.1:$p1 gen_url=http://127.0.0.1:$p2 floor_url=http://127.0.0.1:$p3 grpcgo_url=http://127.0.0.1:$p4
+taskset -c 0 "$out/bare" -listen "${bare_url#http://}" & bare=$!
+taskset -c 0 "$out/generator" "${gen_args[@]}" --listen "${gen_url#http://}" --lease-store "sqlite:$out/leases.db" & gen=$!
+taskset -c 0 "$out/connectfloor" -listen "${floor_url#http://}" & floor=$!
+taskset -c 0 "$out/grpcfloor" -listen "${grpcgo_url#http://}" & grpcgo=$!
+wait_healthy "$bare_url/healthz"
+wait_healthy "$gen_url/healthz"
+wait_healthy "$floor_url/healthz"
+wait_healthy "tcp://${grpcgo_url#http://}"
 
-# Warm both servers up (discarded), so that the first round is not the coldest.
-taskset -c 1 "$out/loadgen" -url http://127.0.0.1:7190 -mode rest -c "$conns" -d 1s >/dev/null
-taskset -c 1 "$out/loadgen" -url http://127.0.0.1:7191 -mode rest -c "$conns" -d 1s >/dev/null
-bare_url=http://127.0.0.1:7190 gen_url=http://127.0.0.1:7191
+# Warm the servers up (discarded), so that the first round is not the coldest.
+taskset -c 1 "$out/loadgen" -url "$bare_url" -mode rest -c "$conns" -d 1s >/dev/null
+taskset -c 1 "$out/loadgen" -url "$gen_url" -mode rest -c "$conns" -d 1s >/dev/null
+taskset -c 1 "$out/loadgen" -url "$floor_url" -mode connect-proto -c "$conns" -d 1s >/dev/null
+taskset -c 1 "$out/loadgen" -url "$grpcgo_url" -mode grpc -c "$conns" -d 1s >/dev/null
 for r in $(seq "$rounds"); do
   echo "round $r of $rounds" >&2
   for c in rest-post-ids:rest connect-json-http1:connect-json connect-json-onewrite:connect-json-onewrite \
-    connect-proto-http1:connect-proto-http1 connect-proto-h2c:connect-proto; do
+    connect-proto-http1:connect-proto-http1 connect-proto-h2c:connect-proto grpc-h2c:grpc; do
     name=${c%%:*} mode=${c#*:} base=rest
-    [[ $mode == connect-proto ]] && base=get-h2c
+    [[ $mode == connect-proto || $mode == grpc ]] && base=get-h2c
     measure "$name/base" "$r" "$bare" -url "$bare_url" -mode "$base"
+    # The connect-go floor: the same call to connect-go's stock handler with a constant answer.
+    [[ $mode != rest ]] && measure "$name/floor" "$r" "$floor" -url "$floor_url" -mode "$mode"
+    [[ $mode == grpc ]] && measure "$name/grpcgo" "$r" "$grpcgo" -url "$grpcgo_url" -mode grpc
     measure "$name" "$r" "$gen" -url "$gen_url" -mode "$mode"
   done
   measure rest-batch-1000 "$r" "$gen" -url "$gen_url" -mode rest-batch
@@ -49,19 +64,33 @@ for r in $(seq "$rounds"); do
   measure client-library "$r" "$gen" -url "$gen_url" -mode client
 done
 echo "resident memory of the generator: $(awk '/VmRSS/{print $2" "$3}' /proc/$gen/status)"
-kill "$bare" "$gen"; wait "$bare" "$gen" 2>/dev/null || true
+kill "$bare" "$gen" "$floor" "$grpcgo"; wait "$bare" "$gen" "$floor" "$grpcgo" 2>/dev/null || true
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
-  cg_start bare http://127.0.0.1:7192/healthz "$out/bare" -listen 127.0.0.1:7192
-  cg_count bare-http "$CG_PID" "$instr_n" -url http://127.0.0.1:7192 -mode rest
-  cg_count bare-h2c "$CG_PID" "$instr_n" -url http://127.0.0.1:7192 -mode get-h2c
+  u=http://127.0.0.1:$(free_ports)
+  cg_start bare "$u/healthz" "$out/bare" -listen "${u#http://}"
+  cg_count bare-http "$CG_PID" "$instr_n" -url "$u" -mode rest
+  cg_count bare-h2c "$CG_PID" "$instr_n" -url "$u" -mode get-h2c
   cg_stop "$CG_PID"
-  cg_start generator http://127.0.0.1:7193/healthz "$out/generator" "${gen_args[@]}" --listen 127.0.0.1:7193 --lease-store "sqlite:$out/leases-cg.db"
-  cg_count rest-post-ids "$CG_PID" "$instr_n" -url http://127.0.0.1:7193 -mode rest
-  cg_count connect-json-http1 "$CG_PID" "$instr_n" -url http://127.0.0.1:7193 -mode connect-json
-  cg_count connect-proto-http1 "$CG_PID" "$instr_n" -url http://127.0.0.1:7193 -mode connect-proto-http1
-  cg_count connect-proto-h2c "$CG_PID" "$instr_n" -url http://127.0.0.1:7193 -mode connect-proto
+  u=http://127.0.0.1:$(free_ports)
+  cg_start connectfloor "$u/healthz" "$out/connectfloor" -listen "${u#http://}"
+  cg_count connect-json-http1/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-json
+  cg_count connect-proto-http1/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-proto-http1
+  cg_count connect-proto-h2c/floor "$CG_PID" "$instr_n" -url "$u" -mode connect-proto
+  cg_count grpc-h2c/floor "$CG_PID" "$instr_n" -url "$u" -mode grpc
+  cg_stop "$CG_PID"
+  u=http://127.0.0.1:$(free_ports)
+  cg_start grpcfloor "tcp://${u#http://}" "$out/grpcfloor" -listen "${u#http://}"
+  cg_count grpc-h2c/grpcgo "$CG_PID" "$instr_n" -url "$u" -mode grpc
+  cg_stop "$CG_PID"
+  u=http://127.0.0.1:$(free_ports)
+  cg_start generator "$u/healthz" "$out/generator" "${gen_args[@]}" --listen "${u#http://}" --lease-store "sqlite:$out/leases-cg.db"
+  cg_count rest-post-ids "$CG_PID" "$instr_n" -url "$u" -mode rest
+  cg_count connect-json-http1 "$CG_PID" "$instr_n" -url "$u" -mode connect-json
+  cg_count connect-proto-http1 "$CG_PID" "$instr_n" -url "$u" -mode connect-proto-http1
+  cg_count connect-proto-h2c "$CG_PID" "$instr_n" -url "$u" -mode connect-proto
+  cg_count grpc-h2c "$CG_PID" "$instr_n" -url "$u" -mode grpc
   cg_stop "$CG_PID"
 elif [[ ${BENCH_INSTR:-1} != 0 ]]; then
   echo "valgrind is not installed (scripts/setup.sh installs it): no instruction counts" >&2

@@ -27,31 +27,32 @@ trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 go build -o "$out/public-id" ./services/public-id/cmd/public-id
 go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
-rport=7290
+# Every server on a free loopback port (free_ports in bench/lib.sh).
+read -r rport p_bare p_api p_gw p_gwm p_rp p_cgbare p_cgapi p_cggw p_cggwm p_cgrp < <(free_ports 11)
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
 redispid=$!
 FSYNC_COUNT=0
 if have_fsync_count; then FSYNC_COUNT=1; else echo "perf cannot count fsyncs here (Debian's linux-perf): no writes per fsync" >&2; fi
-GODEBUG=gctrace=1 taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 2>"$out/bare.stderr" &
+GODEBUG=gctrace=1 taskset -c 0 "$out/bare" -listen 127.0.0.1:$p_bare 2>"$out/bare.stderr" &
 barepid=$!
 cat >"$out/routes.json" <<JSON
-{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:7291/internal/orders/{internal_id}",
+{"routes": [{"name": "order", "public": "/orders/{public_id}", "upstream": "http://127.0.0.1:$p_bare/internal/orders/{internal_id}",
              "resource": "ord", "response": {"type": "object", "fields": {"id": "id:ord", "id_num": "id:ord"}}}]}
 JSON
 pid_args=(--insecure-dev --store "redis:127.0.0.1:$rport" --log-level error)
 gw_args=(--store "redis:127.0.0.1:$rport" --routes "$out/routes.json" --rate-per-client 0 --log-level error --deregistration-delay 0)
-GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7292 2>"$out/public-id.stderr" &
+GODEBUG=gctrace=1 taskset -c 0 "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:$p_api 2>"$out/public-id.stderr" &
 apipid=$!
-GODEBUG=gctrace=1 taskset -c 0 "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7293 --metrics-listen 127.0.0.1:7297 2>"$out/gateway.stderr" &
+GODEBUG=gctrace=1 taskset -c 0 "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:$p_gw --metrics-listen 127.0.0.1:$p_gwm 2>"$out/gateway.stderr" &
 gwpid=$!
-GODEBUG=gctrace=1 taskset -c 0 "$out/revproxy" -listen 127.0.0.1:7299 -upstream http://127.0.0.1:7291 2>"$out/revproxy.stderr" &
+GODEBUG=gctrace=1 taskset -c 0 "$out/revproxy" -listen 127.0.0.1:$p_rp -upstream http://127.0.0.1:$p_bare 2>"$out/revproxy.stderr" &
 rppid=$!
-wait_healthy http://127.0.0.1:7291/
-wait_healthy http://127.0.0.1:7292/healthz
-wait_healthy http://127.0.0.1:7293/healthz
-wait_healthy http://127.0.0.1:7299/orders/0
-pub=$(curl -s -X POST http://127.0.0.1:7292/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
+wait_healthy http://127.0.0.1:$p_bare/
+wait_healthy http://127.0.0.1:$p_api/healthz
+wait_healthy http://127.0.0.1:$p_gw/healthz
+wait_healthy http://127.0.0.1:$p_rp/orders/0
+pub=$(curl -s -X POST http://127.0.0.1:$p_api/v1/public-ids -H 'Content-Type: application/json' -d '{"internal_id":"120460138153815040"}' | sed 's/.*"public_id":"\([^"]*\)".*/\1/')
 
 # redis-benchmark's rate as loadgen's JSON (it runs a number of requests, sized to about $dur), with
 # Redis's CPU time per request and its fsyncs, as measure gives them with STORE_PID.
@@ -71,48 +72,48 @@ print(json.dumps(r))' "$csv" "$2" "$((t1 - t0))" "$out/fsyncs"
 }
 secs=${dur%s}
 # Warm the servers up (discarded), so that the first round is not the coldest.
-taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7291 -mode get -path / >/dev/null
-taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub" >/dev/null
-taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:7299 -mode get -path "/orders/$pub" >/dev/null
-taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:7293 -mode get -path "/orders/$pub" >/dev/null
+taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:$p_bare -mode get -path / >/dev/null
+taskset -c 1 "$out/loadgen" -c "$conns" -d 1s -url http://127.0.0.1:$p_api -mode get -path "/v1/public-ids/$pub" >/dev/null
+taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:$p_rp -mode get -path "/orders/$pub" >/dev/null
+taskset -c 1 "$out/loadgen" -c 1 -d 1s -url http://127.0.0.1:$p_gw -mode get -path "/orders/$pub" >/dev/null
 for r in $(seq "$rounds"); do
   echo "round $r of $rounds" >&2
-  GCLOG=$out/bare.stderr measure bare "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /
+  GCLOG=$out/bare.stderr measure bare "$r" "$barepid" -url http://127.0.0.1:$p_bare -mode get -path /
   record redis-get "$r" "$(rb get $((60000 * secs)))"
-  GCLOG=$out/public-id.stderr measure resolve "$r" "$apipid" -url http://127.0.0.1:7292 -mode get -path "/v1/public-ids/$pub"
+  GCLOG=$out/public-id.stderr measure resolve "$r" "$apipid" -url http://127.0.0.1:$p_api -mode get -path "/v1/public-ids/$pub"
   record redis-set "$r" "$(rb set $((10000 * secs)))"
-  STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$apipid" -url http://127.0.0.1:7292 -mode publish
+  STORE_PID=$redispid GCLOG=$out/public-id.stderr measure publish "$r" "$apipid" -url http://127.0.0.1:$p_api -mode publish
   # The gateway in front of an upstream (the bare handler, whose body carries an "id"), against
   # calling that upstream directly and against the plain reverse proxy in front of it, one
   # client: the latency the gateway adds (resolve, call, rewrite) over each. CPU per request: the
   # bare upstream's during the direct run, the proxy process's during the revproxy run, the
   # gateway process's during the gateway run.
-  conns=1 GCLOG=$out/bare.stderr measure direct "$r" "$barepid" -url http://127.0.0.1:7291 -mode get -path /internal/orders/120460138153815040
-  conns=1 GCLOG=$out/revproxy.stderr measure revproxy "$r" "$rppid" -url http://127.0.0.1:7299 -mode get -path "/orders/$pub"
-  conns=1 GCLOG=$out/gateway.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:7293 -mode get -path "/orders/$pub"
+  conns=1 GCLOG=$out/bare.stderr measure direct "$r" "$barepid" -url http://127.0.0.1:$p_bare -mode get -path /internal/orders/120460138153815040
+  conns=1 GCLOG=$out/revproxy.stderr measure revproxy "$r" "$rppid" -url http://127.0.0.1:$p_rp -mode get -path "/orders/$pub"
+  conns=1 GCLOG=$out/gateway.stderr measure gateway "$r" "$gwpid" -url http://127.0.0.1:$p_gw -mode get -path "/orders/$pub"
 done
 # The resolves above ask for one public ID again and again: the cache of resolved mappings
 # answers all but the first (its hit ratio, as exported, is printed with the summary).
-curl -s http://127.0.0.1:7292/metrics | grep '^idgen_publicid_cache_hit_ratio' >"$out/hit_ratio" || true
+curl -s http://127.0.0.1:$p_api/metrics | grep '^idgen_publicid_cache_hit_ratio' >"$out/hit_ratio" || true
 kill "$barepid" "$apipid" "$gwpid" "$rppid"; wait "$barepid" "$apipid" "$gwpid" "$rppid" 2>/dev/null || true
 grep -hv '^gc ' "$out/bare.stderr" "$out/public-id.stderr" "$out/gateway.stderr" "$out/revproxy.stderr" >&2 || true # what the servers said besides their collections
 
 if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   echo "instruction counts under callgrind ($instr_n requests each)" >&2
-  taskset -c 0 "$out/bare" -listen 127.0.0.1:7291 & barepid=$!
-  cg_start bare http://127.0.0.1:7294/ "$out/bare" -listen 127.0.0.1:7294
-  cg_count bare-get "$CG_PID" "$instr_n" -url http://127.0.0.1:7294 -mode get -path /
+  taskset -c 0 "$out/bare" -listen 127.0.0.1:$p_bare & barepid=$!
+  cg_start bare http://127.0.0.1:$p_cgbare/ "$out/bare" -listen 127.0.0.1:$p_cgbare
+  cg_count bare-get "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgbare -mode get -path /
   cg_stop "$CG_PID"
-  wait_healthy http://127.0.0.1:7291/
-  cg_start public-id http://127.0.0.1:7295/healthz "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:7295
-  cg_count resolve "$CG_PID" "$instr_n" -url http://127.0.0.1:7295 -mode get -path "/v1/public-ids/$pub"
-  cg_count publish "$CG_PID" "$instr_n" -url http://127.0.0.1:7295 -mode publish
+  wait_healthy http://127.0.0.1:$p_bare/
+  cg_start public-id http://127.0.0.1:$p_cgapi/healthz "$out/public-id" "${pid_args[@]}" --listen 127.0.0.1:$p_cgapi
+  cg_count resolve "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgapi -mode get -path "/v1/public-ids/$pub"
+  cg_count publish "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgapi -mode publish
   cg_stop "$CG_PID"
-  cg_start gateway http://127.0.0.1:7296/healthz "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:7296 --metrics-listen 127.0.0.1:7298
-  cg_count gateway "$CG_PID" "$instr_n" -url http://127.0.0.1:7296 -mode get -path "/orders/$pub"
+  cg_start gateway http://127.0.0.1:$p_cggw/healthz "$out/public-id-gateway" "${gw_args[@]}" --listen 127.0.0.1:$p_cggw --metrics-listen 127.0.0.1:$p_cggwm
+  cg_count gateway "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cggw -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
-  cg_start revproxy http://127.0.0.1:7300/orders/0 "$out/revproxy" -listen 127.0.0.1:7300 -upstream http://127.0.0.1:7291
-  cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:7300 -mode get -path "/orders/$pub"
+  cg_start revproxy http://127.0.0.1:$p_cgrp/orders/0 "$out/revproxy" -listen 127.0.0.1:$p_cgrp -upstream http://127.0.0.1:$p_bare
+  cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgrp -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
 elif [[ ${BENCH_INSTR:-1} != 0 ]]; then
   echo "valgrind is not installed (scripts/setup.sh installs it): no instruction counts" >&2

@@ -41,7 +41,7 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:7001", "base URL")
-	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite (HTTP/1.1 through idclient.OneWrite), client (idclient Next), client-base (GenerateBatch over h2c back to back, the IDs counted and dropped: the client library's baseline, -c calls in flight), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
+	mode := flag.String("mode", "rest", "rest (POST /v1/ids), rest-batch, connect-json (HTTP/1.1), connect-proto (h2c), connect-proto-http1, connect-json-onewrite (HTTP/1.1 through idclient.OneWrite), grpc (gRPC over h2c through connect-go's client), client (idclient Next), client-base (GenerateBatch over h2c back to back, the IDs counted and dropped: the client library's baseline, -c calls in flight), get (GET -path), publish (POST /v1/public-ids with new internal IDs)")
 	path := flag.String("path", "/", "path for -mode get")
 	workers := flag.Int("c", 16, "concurrent workers")
 	h2conns := flag.Int("h2conns", 0, "h2c connections the workers share (0: one per worker)")
@@ -77,7 +77,7 @@ func main() {
 		call = func(ctx context.Context) (int, error) {
 			return drained(n)(h1.Post(*url+path, "application/json", bytes.NewReader(body)))
 		}
-	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite":
+	case "connect-json", "connect-proto", "connect-proto-http1", "connect-json-onewrite", "grpc":
 		one := &http.Client{Transport: idclient.OneWrite(h1.Transport)}
 		// One client per worker: 16 HTTP/1.1 connections, or 16 h2c connections (as many
 		// connections as the REST and baseline runs use).
@@ -90,6 +90,8 @@ func main() {
 				cs <- idgenv1connect.NewIdServiceClient(h1, *url)
 			case "connect-json-onewrite":
 				cs <- idgenv1connect.NewIdServiceClient(one, *url, connect.WithProtoJSON())
+			case "grpc":
+				cs <- idgenv1connect.NewIdServiceClient(h2c(), *url, connect.WithGRPC())
 			default:
 				cs <- idgenv1connect.NewIdServiceClient(h2c(), *url)
 			}
