@@ -73,3 +73,22 @@ func endpointRegion(endpoint string) string {
 	}
 	return "us-east-1"
 }
+
+// Tables returns a table maker for a local DynamoDB server (dynalite.Options.Tables,
+// testenv.StartDynaliteWithTables): on the endpoint it is given, through NewClient, it calls
+// create for each table in order, and stops at the first error. A store driver passes its own
+// CreateTable.
+func Tables(create func(ctx context.Context, db *dynamodb.Client, table string) error, tables ...string) func(ctx context.Context, endpoint string) error {
+	return func(ctx context.Context, endpoint string) error {
+		db, err := NewClient(ctx, endpoint)
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if err := create(ctx, db, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

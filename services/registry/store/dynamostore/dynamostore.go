@@ -52,21 +52,10 @@ func key(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{KeyPK: s(pk)}
 }
 
-// Tables returns CreateTable of each table on the endpoint it is given (dynamo.NewClient): the
+// Tables returns CreateTable of each table on the endpoint it is given (dynamo.Tables): the
 // table maker of a local DynamoDB server (dynalite.Options.Tables, testenv.StartDynaliteWithTables).
 func Tables(tables ...string) func(ctx context.Context, endpoint string) error {
-	return func(ctx context.Context, endpoint string) error {
-		db, err := dynamo.NewClient(ctx, endpoint)
-		if err != nil {
-			return err
-		}
-		for _, t := range tables {
-			if err := CreateTable(ctx, db, t); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return dynamo.Tables(CreateTable, tables...)
 }
 
 // CreateTable creates the registry table when missing (development and tests; Terraform in
