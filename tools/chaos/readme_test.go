@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idgen/idgen/libs/testenv"
 	"time"
 )
 
@@ -16,20 +17,7 @@ const (
 
 // readmeBlock is the chaos block of the repository's README, between its markers.
 func readmeBlock(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), blockStart)
-	if !ok {
-		t.Fatalf("README.md has no line %q", blockStart)
-	}
-	block, _, ok := strings.Cut(rest, blockEnd)
-	if !ok {
-		t.Fatalf("README.md's chaos block has no end line %q", blockEnd)
-	}
-	return block
+	return testenv.MarkedBlock(t, "../../README.md", blockStart, blockEnd)
 }
 
 // TestReadmeBlockIsLastRun: the README's block is what --readme-block prints for the recorded run.
