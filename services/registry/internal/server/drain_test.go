@@ -18,27 +18,7 @@ import (
 // TestDrain: on shutdown /healthz answers 503 draining at once while the API serves on for the
 // deregistration delay, each response with Connection: close; then the listener refuses.
 func TestDrain(t *testing.T) {
-	cfg := devConfig(t)
-	cfg.DeregistrationDelay = time.Minute // ended by hurry below
-	hurry := make(chan struct{})
-	ctx, cancel := context.WithCancel(serve.WithHurry(context.Background(), hurry))
-	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, l); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-hurry:
-		default:
-			close(hurry)
-		}
-		<-done
-	})
+	_, l, cancel, hurry, done := startDraining(t)
 	base := "http://" + l.Addr().String()
 	hc := &http.Client{Timeout: 5 * time.Second}
 	if code, body := get(t, hc, base+"/healthz"); code != 200 {
@@ -68,4 +48,37 @@ func TestDrain(t *testing.T) {
 		c.Close()
 		t.Fatal("the listener accepts after the shutdown")
 	}
+}
+
+// startDraining starts the registry on a loopback listener with a deregistration delay of a
+// minute, which closing hurry ends; cancel starts the shutdown (a SIGTERM), and done closes when
+// Serve has returned. The test's cleanup ends whatever is still running.
+func startDraining(t *testing.T) (srv *server.Server, l net.Listener, cancel func(), hurry chan struct{}, done chan struct{}) {
+	t.Helper()
+	cfg := devConfig(t)
+	cfg.DeregistrationDelay = time.Minute // ended by hurry
+	hurry = make(chan struct{})
+	ctx, cancel := context.WithCancel(serve.WithHurry(context.Background(), hurry))
+	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	l, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	go func() { srv.Serve(ctx, l); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-hurry:
+		default:
+			close(hurry)
+		}
+		<-done
+	})
+	return srv, l, cancel, hurry, done
 }

@@ -2,48 +2,28 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/idgen/idgen/libs/svc/serve"
 	"github.com/idgen/idgen/libs/testenv"
-	"github.com/idgen/idgen/services/registry/internal/server"
 )
 
 // TestHealthListener: the plaintext health listener (--health-listen, the NLB's HTTP check)
 // answers /healthz as the API does and /metrics, and nothing of the API; from the start of a
 // shutdown its /healthz says draining, and it still answers while the API drains.
 func TestHealthListener(t *testing.T) {
-	cfg := devConfig(t)
-	cfg.DeregistrationDelay = time.Minute // ended by hurry below
-	hurry := make(chan struct{})
-	ctx, cancel := context.WithCancel(serve.WithHurry(context.Background(), hurry))
-	srv, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, _, cancel, hurry, done := startDraining(t)
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	hl, _ := net.Listen("tcp", "127.0.0.1:0")
 	hctx, stopHealth := context.WithCancel(context.Background())
-	done, hdone := make(chan struct{}), make(chan error, 1)
-	go func() { srv.Serve(ctx, l); close(done) }()
+	hdone := make(chan error, 1)
 	go func() { hdone <- srv.ServeHealth(hctx, hl) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-hurry:
-		default:
-			close(hurry)
-		}
-		<-done
-		stopHealth()
-	})
+	t.Cleanup(stopHealth) // cleanups run last first: the health listener stops before the server
 	health := "http://" + hl.Addr().String()
 	hc := &http.Client{Timeout: 5 * time.Second}
 	if code, body := get(t, hc, health+"/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
