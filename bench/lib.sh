@@ -1,6 +1,27 @@
 # Helpers of scripts/bench-http.sh and scripts/bench-publicid.sh (sourced; bench/README.md says
 # how to read what they print). They expect $out (a scratch directory), $conns and $dur.
 
+# build_services PKG…: builds each main package (a path from the repository's root) into $out,
+# named after its folder. With BENCH_AT set to a commit, from that commit's tree (git archive into
+# $out/at, built there with the pinned Go) instead of the working tree: the same harness, with its
+# baselines and floors built from today's tree, measures an older build of the services, the
+# "before" of a change. It says which build it measures on its first line of output.
+build_services() {
+  local src=. flags=
+  if [[ -n ${BENCH_AT:-} ]]; then
+    src=$out/at flags=-buildvcs=false
+    if [[ ! -d $src ]]; then
+      mkdir "$src"
+      git archive "$BENCH_AT" | tar -x -C "$src"
+    fi
+    echo "services built at $(git rev-parse --short "$BENCH_AT") (BENCH_AT); baselines and floors at the working tree"
+  else
+    echo "services built at the working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ', with changes'))"
+  fi
+  local p
+  for p; do (cd "$src" && GOFLAGS=$flags go build -o "$out/$(basename "$p")" "./$p"); done
+}
+
 # cpu_ticks PID: the CPU time (user + system, in clock ticks) the process has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 

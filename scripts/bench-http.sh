@@ -24,7 +24,7 @@ instr_n=${BENCH_INSTR_REQUESTS:-2000}
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
-go build -o "$out/generator" ./services/generator/cmd/generator
+build_services services/generator/cmd/generator
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen &&
   go build -o "$out/connectfloor" ./cmd/connectfloor && go build -o "$out/grpcfloor" ./cmd/grpcfloor)
 

@@ -24,8 +24,7 @@ instr_n=${BENCH_INSTR_REQUESTS:-2000}
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
-go build -o "$out/public-id" ./services/public-id/cmd/public-id
-go build -o "$out/public-id-gateway" ./services/public-id/cmd/public-id-gateway
+build_services services/public-id/cmd/public-id services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
 # Every server on a free loopback port (free_ports in bench/lib.sh).
 read -r rport p_bare p_api p_gw p_gwm p_rp p_cgbare p_cgapi p_cggw p_cggwm p_cgrp < <(free_ports 11)
