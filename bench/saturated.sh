@@ -30,7 +30,7 @@ if ! command -v valgrind >/dev/null; then
   exit 1
 fi
 go test -c -o "$out/idcore.test" ./libs/idcore
-(cd libs/idcore/e2e && go test -c -o "$out/e2e.test" .)
+go test -c -o "$out/e2e.test" ./libs/idcore/e2e
 
 # cg BIN BENCH N: "instructions metric…" of BIN's BENCH at -test.benchtime Nx under callgrind.
 cg() {
@@ -66,7 +66,7 @@ python3 - "$unsat" "$step" "$wait" "$wait_steps" "$out/native.txt" <<'EOF'
 import statistics, sys
 unsat, step, wait, wait_steps = map(float, sys.argv[1:5])
 fixed = wait - wait_steps * step
-print(f"unsaturated (BenchmarkNext/v2 under callgrind): {unsat:,.0f} instructions per ID")
+print(f"unsaturated (BenchmarkNext/v2 under callgrind): {unsat:,.1f} instructions per ID")
 print(f"one spin step: {step:,.0f}; one wait: {wait:,.0f} at {wait_steps:.1f} steps "
       f"under callgrind, {fixed:,.0f} without its spin")
 sats = []
