@@ -30,9 +30,11 @@ type Clock interface {
 // WallRefresh (1 ms, a fifth of the 5 ms back-step wait). A full wall-clock read costs two vDSO
 // calls; the monotonic one costs one, which halves the cost of an ID.
 //
-// Sleep sleeps through most of a wait and spins (yielding the processor) only over its last
-// fraction, so a wait for the next millisecond ends within a few microseconds of it without
-// burning a core: the Go timer alone overshoots sub-millisecond waits by up to a millisecond.
+// Sleep sleeps through most of a wait and spins only over its last fraction, so a wait for the
+// next millisecond ends within a few microseconds of it without burning a core: the Go timer
+// alone overshoots sub-millisecond waits by up to a millisecond. The spin reads the monotonic
+// clock about once a microsecond, pausing the core in between (PAUSE), and yields the processor
+// to the process's other goroutines every 16 reads.
 func SystemClock() Clock { return defaultClock }
 
 // WallRefresh is the longest SystemClock's Now goes without reading the kernel's wall clock.
@@ -88,33 +90,64 @@ const (
 	spinWindow = 120 * time.Microsecond
 	// timerSlack is how much the Go timer may overshoot; longer waits use it up to this point.
 	timerSlack = 1500 * time.Microsecond
+	// spinPause is the PAUSE instructions (runtime.procyield, 3 instructions each) of a step of
+	// the spin: about a microsecond on Intel cores since Skylake (140 cycles a PAUSE), less on
+	// others; a step costs the same instructions on every core.
+	spinPause = 20
+	// yieldEvery is how many steps of the spin go by between two yields of the processor
+	// (runtime.Gosched, about a thousand instructions): the process's other goroutines wait at
+	// most that long for it, some 20 µs.
+	yieldEvery = 16
 )
 
+// procyield executes PAUSE cycles times: the runtime's own spin-wait (the runtime keeps this
+// name for linkname users).
+//
+//go:linkname procyield runtime.procyield
+func procyield(cycles uint32)
+
 func (*systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	start := time.Now()
-	deadline := start.Add(d)
+	_, err := sleep(ctx, d)
+	return err
+}
+
+// sleep is SystemClock's Sleep; it also returns the steps of its spin.
+func sleep(ctx context.Context, d time.Duration) (steps int, err error) {
+	deadline := nanotime() + int64(d)
 	if d > 2*timerSlack {
 		t := time.NewTimer(d - timerSlack)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return 0, ctx.Err()
 		case <-t.C:
 		}
 	}
-	if rem := time.Until(deadline); rem > spinWindow {
+	if rem := time.Duration(deadline - nanotime()); rem > spinWindow {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		preciseSleep(rem - spinWindow)
 	}
-	for time.Now().Before(deadline) {
+	for now := nanotime(); now < deadline; now = spinStep(steps) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return steps, err
 		}
-		runtime.Gosched()
+		steps++
 	}
-	return ctx.Err()
+	return steps, ctx.Err()
+}
+
+// spinStep is one step of the spin: a pause, or every yieldEvery-th step a yield of the
+// processor, then a read of the monotonic clock. Each step costs the same instructions however
+// long it takes, so that a spin's cost is its steps times one step's (BenchmarkSpinStep).
+func spinStep(i int) int64 {
+	if i%yieldEvery == yieldEvery-1 {
+		runtime.Gosched()
+	} else {
+		procyield(spinPause)
+	}
+	return nanotime()
 }
 
 // KernelClock is what the kernel says about the clock's discipline.

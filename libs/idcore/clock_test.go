@@ -24,7 +24,7 @@ func TestSystemClockTracksWallClock(t *testing.T) {
 
 func TestSystemClockSleep(t *testing.T) {
 	c := idcore.SystemClock()
-	for _, d := range []time.Duration{200 * time.Microsecond, 900 * time.Microsecond, 5 * time.Millisecond} {
+	for _, d := range []time.Duration{50 * time.Microsecond, 200 * time.Microsecond, 900 * time.Microsecond, 5 * time.Millisecond} {
 		t0 := time.Now()
 		if err := c.Sleep(context.Background(), d); err != nil {
 			t.Fatal(err)
