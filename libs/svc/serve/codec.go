@@ -27,12 +27,15 @@ var (
 
 func (c jsonCodec) Name() string { return c.name }
 
-func (jsonCodec) Marshal(m any) ([]byte, error) {
+func (c jsonCodec) Marshal(m any) ([]byte, error) { return c.MarshalAppend(nil, m) }
+
+// MarshalAppend appends m's JSON to b: connect-go hands it a buffer from its pool.
+func (jsonCodec) MarshalAppend(b []byte, m any) ([]byte, error) {
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("not a protobuf message: %T", m)
 	}
-	return marshal.Marshal(pm)
+	return marshal.MarshalAppend(b, pm)
 }
 
 func (jsonCodec) Unmarshal(b []byte, m any) error {
@@ -40,10 +43,15 @@ func (jsonCodec) Unmarshal(b []byte, m any) error {
 	if !ok {
 		return fmt.Errorf("not a protobuf message: %T", m)
 	}
-	if len(b) == 0 {
-		b = []byte("{}")
+	var err error
+	if len(b) == 0 || string(b) == "{}" {
+		// An empty object sets no field: what protojson does with it, without its decoder.
+		proto.Reset(pm)
+		err = proto.CheckInitialized(pm)
+	} else {
+		err = unmarshal.Unmarshal(b, pm)
 	}
-	if err := unmarshal.Unmarshal(b, pm); err != nil {
+	if err != nil {
 		return errors.New(readable(err.Error()))
 	}
 	return nil
