@@ -55,7 +55,7 @@ func newBlocklist(alphabet string) *blocklist {
 	}
 	for _, m := range []map[string][]string{b.inside, b.prefixes, b.suffixes} {
 		for k := range m {
-			n := b.key(k)
+			n := b.key(k[0], k[1], k[2])
 			b.keys[n/64] |= 1 << (n % 64)
 		}
 	}
@@ -63,13 +63,13 @@ func newBlocklist(alphabet string) *blocklist {
 }
 
 // key numbers three letters of the alphabet (either case).
-func (b *blocklist) key(s string) int {
-	return ((int(b.letter[s[0]])-1)*b.letters+int(b.letter[s[1]])-1)*b.letters + int(b.letter[s[2]]) - 1
+func (b *blocklist) key(c0, c1, c2 byte) int {
+	return ((int(b.letter[c0])-1)*b.letters+int(b.letter[c1])-1)*b.letters + int(b.letter[c2]) - 1
 }
 
 // indexed reports whether three letters of the alphabet are a key of inside, prefixes or suffixes.
-func (b *blocklist) indexed(s string) bool {
-	n := b.key(s)
+func (b *blocklist) indexed(s []byte) bool {
+	n := b.key(s[0], s[1], s[2])
 	return b.keys[n/64]&(1<<(n%64)) != 0
 }
 
@@ -91,23 +91,23 @@ func (b *blocklist) blocked(id string) bool {
 		buf[i] = c
 	}
 	low := buf[:len(id)]
-	if k := string(low[:3]); b.indexed(k) {
-		for _, w := range b.prefixes[k] {
+	if b.indexed(low) {
+		for _, w := range b.prefixes[string(low[:3])] {
 			if len(w) <= len(low) && string(low[:len(w)]) == w {
 				return true
 			}
 		}
 	}
-	if k := string(low[len(low)-3:]); b.indexed(k) {
-		for _, w := range b.suffixes[k] {
+	if end := low[len(low)-3:]; b.indexed(end) {
+		for _, w := range b.suffixes[string(end)] {
 			if len(w) <= len(low) && string(low[len(low)-len(w):]) == w {
 				return true
 			}
 		}
 	}
 	for i := 0; i+3 <= len(low); i++ {
-		if k := string(low[i : i+3]); b.indexed(k) {
-			for _, w := range b.inside[k] {
+		if b.indexed(low[i:]) {
+			for _, w := range b.inside[string(low[i:i+3])] {
 				if len(w) <= len(low)-i && string(low[i:i+len(w)]) == w {
 					return true
 				}
