@@ -12,7 +12,10 @@
 # allocations per request; and how long the server's and loadgen's threads waited for a CPU (what
 # other load on the machine did to the run). The gateway is measured against calling its upstream
 # directly and against a plain reverse proxy in front of the same upstream (bench/cmd/revproxy),
-# in the rounds and under callgrind. bench/README.md says how to read the figures.
+# in the rounds and under callgrind. Under callgrind too, a publish on the store of record,
+# DynamoDB, here dynalite (libs/localstack/dynalite/dynalite.js, which adds TransactWriteItems;
+# its table made with the AWS CLI as dynamomap.CreateTable makes it): the public-id process's
+# instructions only, not dynalite's. bench/README.md says how to read the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Go the project pins (.go-version): fetched from the Go module proxy on first use.
@@ -27,7 +30,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 build_services services/public-id/cmd/public-id services/public-id/cmd/public-id-gateway
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/revproxy" ./cmd/revproxy && go build -o "$out/loadgen" ./cmd/loadgen)
 # Every server on a free loopback port (free_ports in bench/lib.sh).
-read -r rport p_bare p_api p_gw p_gwm p_rp p_cgbare p_cgapi p_cggw p_cggwm p_cgrp < <(free_ports 11)
+read -r rport p_bare p_api p_gw p_gwm p_rp p_cgbare p_cgapi p_cggw p_cggwm p_cgrp dport p_cgdyn < <(free_ports 13)
 taskset -c 0 redis-server --port $rport --bind 127.0.0.1 --dir "$out" --appendonly yes --appendfsync always \
   --save '' --daemonize no --logfile "$out/redis.log" &
 redispid=$!
@@ -114,6 +117,26 @@ if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   cg_start revproxy http://127.0.0.1:$p_cgrp/orders/0 "$out/revproxy" -listen 127.0.0.1:$p_cgrp -upstream http://127.0.0.1:$p_bare
   cg_count revproxy "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgrp -mode get -path "/orders/$pub"
   cg_stop "$CG_PID"
+  if [[ -f node_modules/dynalite/cli.js ]] && command -v aws >/dev/null; then
+    # dynalite on core 1 (with loadgen: its CPU is not counted), data on disk, placeholder
+    # credentials; the table as dynamomap.CreateTable makes it (partition key k, on demand).
+    export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+    mkdir -p "$out/dynalite"
+    taskset -c 1 node libs/localstack/dynalite/dynalite.js "$PWD/node_modules/dynalite" --port "$dport" --host 127.0.0.1 \
+      --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 --path "$out/dynalite" >"$out/dynalite.log" 2>&1 &
+    dynpid=$!
+    wait_healthy tcp://127.0.0.1:$dport
+    aws dynamodb create-table --endpoint-url http://127.0.0.1:$dport --table-name idgen-public-ids --billing-mode PAY_PER_REQUEST \
+      --attribute-definitions AttributeName=k,AttributeType=S --key-schema AttributeName=k,KeyType=HASH >/dev/null
+    aws dynamodb wait table-exists --endpoint-url http://127.0.0.1:$dport --table-name idgen-public-ids
+    cg_start public-id-dynamo http://127.0.0.1:$p_cgdyn/healthz "$out/public-id" --insecure-dev --store "dynamodb:http://127.0.0.1:$dport" --store-timeout 10s \
+      --log-level error --listen 127.0.0.1:$p_cgdyn
+    cg_count publish-dynamo "$CG_PID" "$instr_n" -url http://127.0.0.1:$p_cgdyn -mode publish
+    cg_stop "$CG_PID"
+    kill "$dynpid"; wait "$dynpid" 2>/dev/null || true
+  else
+    echo "dynalite or the AWS CLI missing (make setup installs both): no count of the DynamoDB publish" >&2
+  fi
 elif [[ ${BENCH_INSTR:-1} != 0 ]]; then
   echo "valgrind is not installed (scripts/setup.sh installs it): no instruction counts" >&2
 fi

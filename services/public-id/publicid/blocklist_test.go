@@ -111,3 +111,23 @@ func TestBlockedIsSqidsRule(t *testing.T) {
 		t.Fatalf("%d of %d blocked: the cases do not cover both answers", blockedCount, checked)
 	}
 }
+
+// FuzzBlocked: blocked, which looks up only the index's keys in an ID lowered without
+// allocating, answers as blockedSlow (sqids' rule on the index, strings.ToLower and every key)
+// for any string.
+func FuzzBlocked(f *testing.F) {
+	b := newBlocklist(Alphabet)
+	for _, s := range []string{"", "abc", "Shit0000", "0000Shit", "xxSHITxx", "3WPYveoi14JxhMlLgDSruTAq", "ab€cd", strings.Repeat("a", 40)} {
+		f.Add(s)
+	}
+	for _, w := range b.all {
+		f.Add("Q" + w + "7")
+		f.Add(strings.ToUpper(w) + "zz")
+		f.Add("zz" + w)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := b.blocked(s), b.blockedSlow(s); got != want {
+			t.Fatalf("blocked(%q) = %v; blockedSlow says %v", s, got, want)
+		}
+	})
+}

@@ -30,19 +30,22 @@ var errs apierr.Mapper = func(err error) *apierr.Error {
 	return nil
 }
 
-// outcome names a store call's result for idgen_publicid_store_calls_total.
-func outcome(err error) string {
+// outcomes are the outcome labels of idgen_publicid_store_calls_total, which outcome indexes.
+var outcomes = [...]string{"ok", "not_found", mapstore.ReasonFilling, "store_unavailable", mapstore.ReasonVolatile, "error"}
+
+// outcome names a store call's result for idgen_publicid_store_calls_total: its index in outcomes.
+func outcome(err error) int {
 	switch {
 	case err == nil:
-		return "ok"
+		return 0
 	case errors.Is(err, mapping.ErrNotFound):
-		return "not_found"
+		return 1
 	case errors.Is(err, mapping.ErrFilling):
-		return mapstore.ReasonFilling
+		return 2
 	case errors.Is(err, mapping.ErrUnavailable):
-		return "store_unavailable"
+		return 3
 	case errors.Is(err, mapping.ErrVolatile):
-		return mapstore.ReasonVolatile
+		return 4
 	}
-	return "error"
+	return 5
 }

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
@@ -23,7 +25,13 @@ func (s *Server) rest() http.Handler {
 			InternalID *idcore.ID `json:"internal_id"`
 			Resource   string     `json:"resource"`
 		}
-		if err := apierr.DecodeBody(c.Request().Body, maxBody, &req); err != nil {
+		bp := bodyBufs.Get().(*[]byte)
+		defer bodyBufs.Put(bp)
+		b, err := readBody(c.Request().Body, (*bp)[:0])
+		if err != nil {
+			return err
+		}
+		if err := apierr.DecodeJSON(b, &req); err != nil {
 			return err
 		}
 		if req.InternalID == nil {
@@ -33,17 +41,56 @@ func (s *Server) rest() http.Handler {
 		if err != nil {
 			return err
 		}
-		return c.JSONBlob(http.StatusOK, []byte(`{"public_id":`+strconv.Quote(pub)+`}`))
+		return writeJSON(c, strconv.AppendQuote(append(b[:0], `{"public_id":`...), pub), "}")
 	})
 	e.GET("/v1/public-ids/:public_id", func(c echo.Context) error {
 		in, err := s.resolve(c.Request().Context(), c.Param("public_id"))
 		if err != nil {
 			return err
 		}
-		return c.JSONBlob(http.StatusOK, []byte(`{"internal_id":"`+idcore.ID(in).String()+`"}`))
+		var buf [48]byte // {"internal_id":"…"} with at most 19 digits
+		return writeJSON(c, strconv.AppendInt(append(buf[:0], `{"internal_id":"`...), in, 10), `"}`)
 	})
 	return e
 }
+
+// writeJSON answers 200 with the JSON body b followed by end, as echo's JSONBlob would, with the
+// Content-Type header's key given canonical and its value shared (JSONBlob looks the key up,
+// then sets it with a slice of its own).
+func writeJSON(c echo.Context, b []byte, end string) error {
+	w := c.Response()
+	w.Header()[echo.HeaderContentType] = jsonType
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(append(b, end...))
+	return err
+}
+
+// jsonType is the Content-Type header's value of a JSON answer, shared: net/http and echo replace
+// a header's values, never write into them.
+var jsonType = []string{echo.MIMEApplicationJSON}
+
+// readBody reads a request body of at most maxBody bytes into buf (apierr.DecodeBody's limit and
+// answers, without a buffer of its own each time: decoding copies what it keeps).
+func readBody(r io.Reader, buf []byte) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, apierr.BadRequest("reading the body: %v", err)
+		}
+	}
+	if len(buf) > maxBody {
+		return nil, apierr.TooLarge(maxBody)
+	}
+	return buf, nil
+}
+
+// bodyBufs holds request-body buffers of maxBody+1 bytes: one byte more than a body may have, to
+// tell a body at the limit from a larger one.
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBody+1); return &b }}
 
 // getHealthz answers 200; 503 draining from the start of a shutdown (while the API still
 // serves), and 503 once the server certificate in use has expired; 200 "degraded"
