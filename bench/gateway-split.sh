@@ -12,7 +12,9 @@
 # against the plain reverse proxy (bench/cmd/revproxy) on the same request and the bare
 # handler's GET /, each BENCH_INSTR_REQUESTS requests (default 2000) after a warm-up of a tenth,
 # the whole set BENCH_PASSES times (default 2) to show that the counts repeat. BEFORE's tree is
-# taken with git archive into a scratch directory and built there with the pinned Go.
+# taken with git archive into a scratch directory and built there with the pinned Go. With
+# BENCH_CG_KEEP set to a directory, the callgrind dumps (cg.NAME-pP.N, one a counted window) and
+# the programs' logs are copied there, for callgrind_annotate --inclusive=yes.
 # Usage: bench/gateway-split.sh [BEFORE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,8 @@ before=${1:-8959ec9}
 instr_n=${BENCH_INSTR_REQUESTS:-2000}
 passes=${BENCH_PASSES:-2}
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
+keep=${BENCH_CG_KEEP:-}
+trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; [[ -z $keep ]] || cp "$out"/cg.* "$keep"/; rm -rf "$out"' EXIT
 . bench/lib.sh
 if ! have_valgrind; then
   echo "valgrind is not installed (scripts/setup.sh installs it)" >&2

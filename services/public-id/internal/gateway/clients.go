@@ -172,8 +172,11 @@ func (c *clientAddr) addr(r *http.Request) netip.Addr {
 
 // peerTrusted tells whether the connection's peer is a trusted proxy.
 func (c *clientAddr) peerTrusted(r *http.Request) bool {
+	if len(c.trusted) == 0 {
+		return false
+	}
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	return err == nil && len(c.trusted) > 0 && c.isTrusted(peer.Addr().Unmap())
+	return err == nil && c.isTrusted(peer.Addr().Unmap())
 }
 
 func (c *clientAddr) isTrusted(a netip.Addr) bool {

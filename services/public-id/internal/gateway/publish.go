@@ -12,72 +12,117 @@ import (
 // looked up (concurrently, so a Redis store pipelines them), and at most MaxNewIDs new ones are
 // published. An ID declared as two resources, or whose public ID is another resource's, is a
 // contradiction in the route or the upstream: unsafe, never a public ID with the wrong prefix.
+// A response's few IDs (the common case) are told apart in a list, and one ID is looked up on the
+// caller's goroutine: no set and no closure is made for them.
 func (g *Gateway) publish(ctx context.Context, where []pendingID, known *Known) (map[int64]string, error) {
-	want := make(map[int64]int, len(where)) // id → index of its first occurrence
-	var uniq []int64
+	// The distinct IDs, each with the index in where of its first occurrence; past smallSet of
+	// them, found through a set.
+	type distinct struct {
+		first int
+		pub   string
+		found bool
+	}
+	uniq := make([]distinct, 0, min(len(where), smallSet))
+	var seen map[int64]int // id → its index in uniq, past smallSet IDs
 	for i, p := range where {
-		j, seen := want[p.id]
-		if !seen {
-			want[p.id] = i
-			uniq = append(uniq, p.id)
-			if known != nil {
-				known.Add(p.id)
+		u := -1
+		if seen != nil {
+			if v, ok := seen[p.id]; ok {
+				u = v
+			}
+		} else {
+			for v, d := range uniq {
+				if where[d.first].id == p.id {
+					u = v
+					break
+				}
+			}
+		}
+		if u >= 0 {
+			if j := uniq[u].first; where[j].resource != p.resource {
+				return nil, unsafe(p.field, "one id is declared as %s and as %s", where[j].resource, p.resource)
 			}
 			continue
 		}
-		if where[j].resource != p.resource {
-			return nil, unsafe(p.field, "one id is declared as %s and as %s", where[j].resource, p.resource)
+		uniq = append(uniq, distinct{first: i})
+		switch {
+		case seen != nil:
+			seen[p.id] = len(uniq) - 1
+		case len(uniq) > smallSet:
+			seen = make(map[int64]int, 2*len(uniq))
+			for v, d := range uniq {
+				seen[where[d.first].id] = v
+			}
+		}
+		if known != nil {
+			known.Add(p.id)
 		}
 	}
 	if len(uniq) > g.o.MaxIDs {
 		return nil, unsafe("", "%d ids in one response; at most %d", len(uniq), g.o.MaxIDs)
 	}
-	pubs := make([]string, len(uniq))
-	found := make([]bool, len(uniq))
-	err := each(ctx, len(uniq), func(ctx context.Context, i int) error {
-		pub, err := g.store.Lookup(ctx, uniq[i])
-		if errors.Is(err, mapping.ErrNotFound) {
-			return nil
-		}
-		pubs[i], found[i] = pub, err == nil
-		return err
-	})
+	var err error
+	if len(uniq) == 1 {
+		uniq[0].pub, uniq[0].found, err = g.lookup(ctx, where[uniq[0].first].id)
+	} else {
+		err = each(ctx, len(uniq), func(ctx context.Context, i int) error {
+			var err error
+			uniq[i].pub, uniq[i].found, err = g.lookup(ctx, where[uniq[i].first].id)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	var missing []int
 	for i := range uniq {
-		if !found[i] {
+		if !uniq[i].found {
 			missing = append(missing, i)
 		}
 	}
 	if len(missing) > g.o.MaxNewIDs {
 		return nil, unsafe("", "%d ids have no public id yet; one response may publish at most %d", len(missing), g.o.MaxNewIDs)
 	}
-	err = each(ctx, len(missing), func(ctx context.Context, m int) error {
-		i := missing[m]
-		res := where[want[uniq[i]]].resource
-		pub, err := g.store.Publish(ctx, uniq[i], func() (string, error) { return g.maker.New(res) })
-		pubs[i] = pub
-		return err
-	})
-	if err != nil {
-		return nil, err
+	if len(missing) > 0 {
+		err = each(ctx, len(missing), func(ctx context.Context, m int) error {
+			d := &uniq[missing[m]]
+			res := where[d.first].resource
+			pub, err := g.store.Publish(ctx, where[d.first].id, func() (string, error) { return g.maker.New(res) })
+			d.pub = pub
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	out := make(map[int64]string, len(uniq))
-	for i, id := range uniq {
-		j := want[id]
-		if res, err := g.maker.Parse(pubs[i]); err != nil || res != where[j].resource {
-			return nil, unsafe(where[j].field, "declared as %s, but the id's public id is of another resource", where[j].resource)
+	for _, d := range uniq {
+		p := where[d.first]
+		if res, err := g.maker.Parse(d.pub); err != nil || res != p.resource {
+			return nil, unsafe(p.field, "declared as %s, but the id's public id is of another resource", p.resource)
 		}
-		out[id] = pubs[i]
+		out[p.id] = d.pub
 	}
 	return out, nil
 }
 
+// smallSet is how many distinct IDs publish tells apart in a list; past it, in a set.
+const smallSet = 16
+
+// lookup is the public ID of id, and whether it has one.
+func (g *Gateway) lookup(ctx context.Context, id int64) (string, bool, error) {
+	pub, err := g.store.Lookup(ctx, id)
+	switch {
+	case errors.Is(err, mapping.ErrNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return pub, true, nil
+}
+
 // each calls f for 0 to n-1, at most 32 at once, and returns the first error; the context f gets
-// is canceled after one. One call (the common case: a response of one ID) runs on the caller's
-// goroutine.
+// is canceled after one. One call runs on the caller's goroutine.
 func each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	switch n {
 	case 0:

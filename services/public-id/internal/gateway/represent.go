@@ -42,9 +42,12 @@ func (g *Gateway) represent(q *request, a *answer) {
 		sum.Write(a.body)
 		sum.Write(newline)
 		var b [sha256.Size]byte
-		tag = `"` + base64.RawURLEncoding.EncodeToString(sum.Sum(b[:0])[:16]) + `"`
+		var t [2 + etagLen]byte // the quoted tag, written in place: one string
+		t[0], t[len(t)-1] = '"', '"'
+		base64.RawURLEncoding.Encode(t[1:len(t)-1], sum.Sum(b[:0])[:16])
+		tag = string(t[:])
 	}
-	if gz, identity := g.encoding(q.r, size); gz {
+	if gz, identity := g.encoding(q, size); gz {
 		limit := size // never more than the body
 		if !identity {
 			limit = size + size>>8 + 64 // the customer takes gzip only: deflate's worst case
@@ -71,29 +74,32 @@ func (g *Gateway) represent(q *request, a *answer) {
 	}
 }
 
+// etagLen is the length of an ETag's hash: 16 bytes in unpadded base64.
+const etagLen = 22
+
 var (
 	varyEncoding = []string{"Accept-Encoding"}
 	gzipEncoding = []string{"gzip"}
 )
 
-// encoding tells whether an answer of size bytes goes gzip to r, and whether r accepts it
+// encoding tells whether an answer of size bytes goes gzip to q, and whether q accepts it
 // uncompressed: gzip when Accept-Encoding gives gzip (or x-gzip, or *) a q-value above 0 and not
 // below identity's, and the body is at least CompressMinSize bytes, or whatever its size when
 // identity is refused (identity;q=0, or *;q=0 without identity). Never with compression off.
-func (g *Gateway) encoding(r *http.Request, size int) (gz, identity bool) {
-	gzipQ, identityQ, listed := acceptEncoding(r.Header["Accept-Encoding"])
-	identity = identityQ > 0
-	if g.o.CompressMinSize < 0 || gzipQ <= 0 {
+func (g *Gateway) encoding(q *request, size int) (gz, identity bool) {
+	c := q.codings()
+	identity = c.identityQ > 0
+	if g.o.CompressMinSize < 0 || c.gzipQ <= 0 {
 		return false, identity
 	}
-	return !identity || (!listed || gzipQ >= identityQ) && size >= g.o.CompressMinSize, identity
+	return !identity || (!c.listed || c.gzipQ >= c.identityQ) && size >= g.o.CompressMinSize, identity
 }
 
 // acceptable refuses, before the upstream is asked, a request whose Accept-Encoding refuses both
 // what the gateway can send: identity and gzip (406, counted bad_request).
-func (g *Gateway) acceptable(r *http.Request) *failure {
-	gzipQ, identityQ, _ := acceptEncoding(r.Header["Accept-Encoding"])
-	if identityQ > 0 || gzipQ > 0 && g.o.CompressMinSize >= 0 {
+func (g *Gateway) acceptable(q *request) *failure {
+	c := q.codings()
+	if c.identityQ > 0 || c.gzipQ > 0 && g.o.CompressMinSize >= 0 {
 		return nil
 	}
 	enc := "identity"
@@ -102,6 +108,23 @@ func (g *Gateway) acceptable(r *http.Request) *failure {
 	}
 	return &failure{outcome: outcomeBadRequest, status: http.StatusNotAcceptable,
 		msg: "Accept-Encoding refuses every coding the gateway sends: " + enc}
+}
+
+// codings is q's Accept-Encoding as acceptEncoding reads it, read once for acceptable and
+// encoding.
+func (q *request) codings() codings {
+	if !q.enc.read {
+		q.enc.gzipQ, q.enc.identityQ, q.enc.listed = acceptEncoding(q.r.Header["Accept-Encoding"])
+		q.enc.read = true
+	}
+	return q.enc
+}
+
+// codings are the q-values of a request's Accept-Encoding (acceptEncoding).
+type codings struct {
+	gzipQ, identityQ float64
+	listed           bool
+	read             bool // the header has been read
 }
 
 // preconditions refuses, before the upstream is asked, a request with a precondition the gateway
@@ -134,7 +157,7 @@ func preconditions(r *http.Request) *failure {
 func acceptEncoding(values []string) (gzipQ, identityQ float64, listed bool) {
 	gzipQ, identityQ, starQ := -1.0, -1.0, -1.0
 	for _, v := range values {
-		for _, elem := range strings.Split(v, ",") {
+		for elem := range strings.SplitSeq(v, ",") {
 			coding, params, _ := strings.Cut(elem, ";")
 			q := 1.0
 			for p := range strings.SplitSeq(params, ";") {

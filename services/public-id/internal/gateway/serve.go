@@ -22,6 +22,7 @@ type request struct {
 	pub   string        // the public ID of the path, once matched
 	start time.Time     // when it was matched, for the latency metric
 	known Known         // the internal IDs of the request, then of the response
+	enc   codings       // its Accept-Encoding, once read (represent.go)
 
 	// Who asks, found once (ServeHTTP): for the rate limits, the upstream and the access log.
 	id      string     // the request ID (requestid.go)
@@ -116,7 +117,7 @@ func (g *Gateway) forward(q *request) (*answer, *failure) {
 	if f := g.admitRoute(q); f != nil {
 		return nil, f
 	}
-	if f := g.acceptable(q.r); f != nil {
+	if f := g.acceptable(q); f != nil {
 		return nil, f
 	}
 	target, f := g.translate(q)
