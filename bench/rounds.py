@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Summary of interleaved benchmark rounds (scripts/bench-http.sh, scripts/bench-publicid.sh).
+"""Summary of interleaved benchmark rounds (scripts/bench-http.sh, scripts/bench-publicid.sh,
+bench/skeleton.sh).
 
 Each round measures every case right after its baseline (A, B, A, B ...), so a ratio is taken
 between two runs seconds apart, and the rounds give the ratio's median and its spread (min-max).
-Usage: rounds.py http|publicid RESULTS.jsonl [INSTR.jsonl]
+Usage: rounds.py http|publicid|skeleton RESULTS.jsonl [INSTR.jsonl]
 """
 import json
 import statistics
@@ -36,16 +37,30 @@ def median_of(rounds, name, key):
     return statistics.median(vals) if vals else float("nan")
 
 
-def instr_table(instr, pairs):
+def instr_table(instr, pairs, second=None):
+    """Each case's instructions per request over its baseline's; with second (a baseline's name to
+    a second baseline's), also over the second's."""
     if not instr:
         print("\ninstructions per request: not measured (valgrind missing, or BENCH_INSTR=0)")
         return
     got = {r["name"]: r["instr_per_req"] for r in instr}
     print("\ninstructions per request of the server (callgrind, one worker, fixed count; independent of load):")
-    print("%-26s %14s %-14s %14s %8s" % ("case", "instr/req", "baseline", "its instr/req", "ratio"))
+    head = "%-26s %14s %-17s %14s %8s" % ("case", "instr/req", "baseline", "its instr/req", "ratio")
+    print(head + (" %-17s %14s %8s" % ("second baseline", "its instr/req", "ratio") if second else ""))
+
+    def row(case, base):
+        return "%-26s %14.0f %-17s %14.0f %7.2fx" % (case, got[case], base, got[base], got[case] / got[base])
+
+    for base, b2 in (second or {}).items():  # each baseline over its second
+        if base in got and b2 in got:
+            print(row(base, b2))
     for case, base in pairs:
         if case in got and base in got:
-            print("%-26s %14.0f %-14s %14.0f %7.2fx" % (case, got[case], base, got[base], got[case] / got[base]))
+            line = row(case, base)
+            b2 = (second or {}).get(base)
+            if b2 in got:
+                line += " %-17s %14.0f %7.2fx" % (b2, got[b2], got[case] / got[b2])
+            print(line)
     errs = [r["name"] for r in instr if r.get("errors")]
     if errs:
         print("errors during the counted requests in: " + ", ".join(errs))
@@ -98,8 +113,56 @@ def http(rows, instr):
     instr_table(instr, [("rest-post-ids", "bare-http"), ("connect-json-http1", "bare-http"), ("connect-proto-http1", "bare-http"),
                         ("connect-proto-h2c", "bare-h2c"), ("grpc-h2c", "bare-h2c"),
                         ("connect-json-http1/floor", "bare-http"), ("connect-proto-http1/floor", "bare-http"),
-                        ("connect-proto-h2c/floor", "bare-h2c"), ("grpc-h2c/floor", "bare-h2c"), ("grpc-h2c/grpcgo", "bare-h2c")])
+                        ("connect-proto-h2c/floor", "bare-h2c"), ("grpc-h2c/floor", "bare-h2c"), ("grpc-h2c/grpcgo", "bare-h2c")],
+                {"bare-http": "bare-default-http", "bare-h2c": "bare-default-h2c"})
+    print("(baseline: the bare handler on the services' skeleton; second baseline: on net/http's default server, h2c enabled;")
+    print(" the first lines: the services' skeleton over the default server, bench/skeleton.sh splits it by setting)")
     floors_table(instr)
+
+
+SKELETON_VARIANTS = (("services", "the services' skeleton (libs/svc/serve)"), ("default", "net/http's default server, h2c enabled"),
+                     ("no-timeouts", "without the timeouts"), ("no-h2c", "without h2c (HTTP/1.1 only)"),
+                     ("no-h2c-pool", "without the h2c goroutine pool"), ("no-gc", "without the GC target (Go's default GC)"),
+                     ("no-all-but-h2c", "without the timeouts, the pool and the GC target"))
+
+
+def skeleton(rows, instr):
+    """bench/skeleton.sh: the bare handler on each variant of the services' skeleton, in
+    instructions per request against the services' skeleton and net/http's default server, then
+    in server CPU per request against the services' skeleton in the same rounds."""
+    passes = {}
+    for r in instr:
+        passes.setdefault(r["name"], []).append(r["instr_per_req"])
+    got = {k: statistics.median(v) for k, v in passes.items()}
+    if got:
+        print("\ninstructions per request of the bare handler (callgrind; h2c-16: 16 workers, otherwise one; the median of")
+        print("%d pass(es), min-max beside; independent of load):" % max(len(v) for v in passes.values()))
+        print("%-16s %-9s %10s %17s %11s %11s  %s" % ("variant", "protocol", "instr/req", "min-max", "vs services", "vs default", ""))
+        for name, what in SKELETON_VARIANTS:
+            for proto in ("http", "h2c", "h2c-16"):
+                k = name + "/" + proto
+                if k not in got:
+                    continue
+                s, d = got.get("services/" + proto), got.get("default/" + proto)
+                print("%-16s %-9s %10.0f %17s %11s %11s  %s" % (name, proto, got[k], "%.0f-%.0f" % (min(passes[k]), max(passes[k])),
+                                                              "%+.0f" % (got[k] - s) if s else "-", "%+.0f" % (got[k] - d) if d else "-", what))
+        errs = [r["name"] for r in instr if r.get("errors")]
+        if errs:
+            print("errors during the counted requests in: " + ", ".join(errs))
+    rounds = by_round(rows)
+    if not rounds:
+        return
+    print("\n%d interleaved rounds, each variant right after the services' skeleton; median [min-max] over the rounds:" % len(rounds))
+    print("%-16s %-10s %22s %22s %9s %9s" % ("variant", "protocol", "CPU/req vs services", "req/s vs services", "req/s", "services"))
+    for name, _ in SKELETON_VARIANTS[1:]:
+        for proto in ("http", "h2c", "h2c-1"):
+            case = name + "/" + proto
+            if not any(case in rd for rd in rounds):
+                continue
+            ratio, cpu = versus(rounds, case, case + "/base")
+            print("%-16s %-10s %22s %22s %9.0f %9.0f" % (name, proto, cpu, ratio, median_of(rounds, case, "req_per_s"),
+                                                       median_of(rounds, case + "/base", "req_per_s")))
+    print("(http: -mode rest; h2c: -mode get-h2c, one connection per worker; h2c-1: one worker)")
 
 
 # The goal of each Connect and gRPC path: at most 1.10x its connect-go floor's instructions.
@@ -263,4 +326,4 @@ def harness_table(rounds, names):
 if __name__ == "__main__":
     kind, results = sys.argv[1], load(sys.argv[2])
     instr = load(sys.argv[3]) if len(sys.argv) > 3 else []
-    {"http": http, "publicid": publicid}[kind](results, instr)
+    {"http": http, "publicid": publicid, "skeleton": skeleton}[kind](results, instr)

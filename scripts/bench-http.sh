@@ -6,7 +6,10 @@
 # core 0, load generator to core 1; server CPU per request from /proc. Then, where valgrind is
 # installed (BENCH_INSTR=0 skips it), instructions per request of each server under callgrind,
 # which do not depend on the machine's load. bench/README.md says how to read the figures.
-# The baseline runs on the services' own http.Server settings and GC target (libs/svc/serve).
+# The baseline runs on the services' own http.Server settings and GC target (libs/svc/serve); the
+# instruction counts add a second one, the same handler on net/http's default server (bare
+# -skeleton default, h2c enabled), so that the skeleton's own cost shows (bench/skeleton.sh splits
+# it by setting).
 # connect-json-http1 is connect-go's stock client, which sends a request's headers and body in
 # two writes over HTTP/1.1; connect-json-onewrite goes through idclient.OneWrite (one write).
 # Each Connect and gRPC case has a second floor measured in the same round: connect-go's stock
@@ -72,6 +75,12 @@ if [[ ${BENCH_INSTR:-1} != 0 ]] && have_valgrind; then
   cg_start bare "$u/healthz" "$out/bare" -listen "${u#http://}"
   cg_count bare-http "$CG_PID" "$instr_n" -url "$u" -mode rest
   cg_count bare-h2c "$CG_PID" "$instr_n" -url "$u" -mode get-h2c
+  cg_stop "$CG_PID"
+  # The second baseline: the same handler on net/http's default server (h2c enabled).
+  u=http://127.0.0.1:$(free_ports)
+  cg_start bare-default "$u/healthz" "$out/bare" -skeleton default -listen "${u#http://}"
+  cg_count bare-default-http "$CG_PID" "$instr_n" -url "$u" -mode rest
+  cg_count bare-default-h2c "$CG_PID" "$instr_n" -url "$u" -mode get-h2c
   cg_stop "$CG_PID"
   u=http://127.0.0.1:$(free_ports)
   cg_start connectfloor "$u/healthz" "$out/connectfloor" -listen "${u#http://}"

@@ -75,9 +75,21 @@ func hurryOf(ctx context.Context) <-chan struct{} {
 // configuration (auth.Setup), the Gate tracks the connections: one whose client certificate
 // stops being trusted is refused (WithRequest answers 403) and closed.
 func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, sd Shutdown, log *slog.Logger) error {
+	return ServeWithout(ctx, l, h, tlsConf, sd, log, Without{})
+}
+
+// Without names settings of Serve's server to leave off, for the benchmark that measures what
+// each one costs (bench/skeleton.sh, through bench/cmd/bare); the services never leave one off.
+type Without struct {
+	Timeouts bool // ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout: none
+	H2C      bool // no HTTP/2 in plaintext (without TLS: HTTP/1.1 only)
+	Pool     bool // no grownStacks: each HTTP/2 request on its own goroutine
+}
+
+// ServeWithout is Serve with the settings wo names left off.
+func ServeWithout(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Config, sd Shutdown, log *slog.Logger, wo Without) error {
 	var draining atomic.Bool
-	// HTTP/2 requests run on pooled goroutines with grown stacks (grownStacks).
-	stacks := newGrownStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
 			// HTTP/1.1: the server closes the connection after this response. HTTP/2: the
 			// header is not sent; the server sends a GOAWAY and closes the connection once
@@ -85,17 +97,24 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 			w.Header().Set("Connection", "close")
 		}
 		h.ServeHTTP(w, r)
-	}))
-	defer stacks.close()
+	})
+	if !wo.Pool {
+		// HTTP/2 requests run on pooled goroutines with grown stacks (grownStacks).
+		stacks := newGrownStacks(handler)
+		defer stacks.close()
+		handler = stacks
+	}
 	srv := &http.Server{
-		Handler:           stacks,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          stdlog.New(RedactingWriter(log, slog.LevelWarn), "", 0),
-		Protocols:         new(http.Protocols),
+		Handler:        handler,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       stdlog.New(RedactingWriter(log, slog.LevelWarn), "", 0),
+		Protocols:      new(http.Protocols),
+	}
+	if !wo.Timeouts {
+		srv.ReadHeaderTimeout = 5 * time.Second
+		srv.ReadTimeout = 30 * time.Second
+		srv.WriteTimeout = 30 * time.Second
+		srv.IdleTimeout = 2 * time.Minute
 	}
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)
@@ -107,7 +126,7 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, tlsConf *tls.Con
 			srv.ConnContext, srv.ConnState = hk.ConnContext, hk.ConnState
 		}
 		l = tls.NewListener(l, tlsConf)
-	} else {
+	} else if !wo.H2C {
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	}
 	errc := make(chan error, 1)
