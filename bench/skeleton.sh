@@ -4,11 +4,12 @@
 # enabled), and the skeleton with one setting left off at a time (-without timeouts, h2c,
 # h2c-pool, gc) and with all but h2c left off. First, where valgrind is installed (BENCH_INSTR=0
 # skips it), instructions per request of each under callgrind (bench/lib.sh's cg_start and
-# cg_count, BENCH_INSTR_REQUESTS requests, default 2000, from one worker, BENCH_PASSES times,
-# default 1): -mode rest (HTTP/1.1), and -mode get-h2c from one worker and from 16. Then, unless BENCH_ROUNDS=0, interleaved rounds
-# (BENCH_ROUNDS, default 5, of BENCH_DURATION, default 2s, BENCH_CONNS workers, default 16): each
-# variant's server CPU per request right after the services' skeleton's, and the pool's at 1
-# connection too. bench/README.md ("The skeleton's own cost") says how to read the figures.
+# cg_count, BENCH_INSTR_REQUESTS requests, default 2000, BENCH_PASSES times, default 2): -mode
+# rest (HTTP/1.1) from one worker, -mode get-h2c from one worker and then from 16. Then, unless
+# BENCH_ROUNDS=0, interleaved rounds (BENCH_ROUNDS, default 5, of BENCH_DURATION, default 2s,
+# BENCH_CONNS workers, default 16): each variant's server CPU per request right after the
+# services' skeleton's, and the pool's at one worker too. bench/README.md ("The skeleton's own
+# cost") says how to read the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="$(cat .go-version)"
@@ -16,7 +17,7 @@ dur=${BENCH_DURATION:-2s}
 conns=${BENCH_CONNS:-16}
 rounds=${BENCH_ROUNDS:-5}
 instr_n=${BENCH_INSTR_REQUESTS:-2000}
-passes=${BENCH_PASSES:-1}
+passes=${BENCH_PASSES:-2}
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
