@@ -13,11 +13,6 @@
 # Usage: bench/gateway-rate.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="$(cat .go-version)"
-instr_n=${BENCH_INSTR_REQUESTS:-2000}
-passes=${BENCH_PASSES:-2}
-out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 if ! have_valgrind; then
   echo "valgrind is not installed (scripts/setup.sh installs it)" >&2

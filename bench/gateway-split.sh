@@ -18,14 +18,8 @@
 # Usage: bench/gateway-split.sh [BEFORE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="$(cat .go-version)"
-before=${1:-8959ec9}
-instr_n=${BENCH_INSTR_REQUESTS:-2000}
-passes=${BENCH_PASSES:-2}
-out=$(mktemp -d)
-keep=${BENCH_CG_KEEP:-}
-trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; [[ -z $keep ]] || cp "$out"/cg.* "$keep"/; rm -rf "$out"' EXIT
 . bench/lib.sh
+before=${1:-8959ec9}
 if ! have_valgrind; then
   echo "valgrind is not installed (scripts/setup.sh installs it)" >&2
   exit 1

@@ -1,5 +1,20 @@
-# Helpers of scripts/bench-http.sh and scripts/bench-publicid.sh (sourced; bench/README.md says
-# how to read what they print). They expect $out (a scratch directory), $conns and $dur.
+# The set-up and helpers of the benchmark scripts (scripts/bench-http.sh, scripts/bench-publicid.sh,
+# bench/skeleton.sh, bench/gateway-split.sh, bench/gateway-rate.sh, bench/saturated.sh), sourced
+# from the repository's root; bench/README.md says how to read what they print. Sourcing it sets
+# up a run: the Go the project pins (.go-version: fetched from the Go module proxy on first use);
+# the environment's settings as $dur (BENCH_DURATION, default 2s), $conns (BENCH_CONNS, 16),
+# $rounds (BENCH_ROUNDS, 5), $instr_n (BENCH_INSTR_REQUESTS, 2000) and $passes (BENCH_PASSES, 2);
+# and $out, a scratch directory that the exit removes, with the servers the script left running in
+# the background stopped first, and its callgrind dumps and logs (cg.*) copied to BENCH_CG_KEEP
+# when that names a folder (for callgrind_annotate).
+export GOTOOLCHAIN="$(cat .go-version)"
+dur=${BENCH_DURATION:-2s}
+conns=${BENCH_CONNS:-16}
+rounds=${BENCH_ROUNDS:-5}
+instr_n=${BENCH_INSTR_REQUESTS:-2000}
+passes=${BENCH_PASSES:-2}
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; [[ -z ${BENCH_CG_KEEP:-} ]] || cp "$out"/cg.* "$BENCH_CG_KEEP"/ 2>/dev/null || true; rm -rf "$out"' EXIT
 
 # build_services PKG…: builds each main package (a path from the repository's root) into $out,
 # named after its folder. With BENCH_AT set to a commit, from that commit's tree (git archive into

@@ -21,10 +21,8 @@
 # Usage: bench/saturated.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="$(cat .go-version)"
+. bench/lib.sh
 runs=${SAT_RUNS:-3}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 if ! command -v valgrind >/dev/null; then
   echo "valgrind is not installed (scripts/setup.sh installs it)" >&2
   exit 1

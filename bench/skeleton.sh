@@ -12,14 +12,6 @@
 # cost") says how to read the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="$(cat .go-version)"
-dur=${BENCH_DURATION:-2s}
-conns=${BENCH_CONNS:-16}
-rounds=${BENCH_ROUNDS:-5}
-instr_n=${BENCH_INSTR_REQUESTS:-2000}
-passes=${BENCH_PASSES:-2}
-out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen)
 

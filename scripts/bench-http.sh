@@ -18,14 +18,6 @@
 # server listens on a free loopback port (free_ports in bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The Go the project pins (.go-version): fetched from the Go module proxy on first use.
-export GOTOOLCHAIN="$(cat .go-version)"
-dur=${BENCH_DURATION:-2s}
-conns=${BENCH_CONNS:-16}
-rounds=${BENCH_ROUNDS:-5}
-instr_n=${BENCH_INSTR_REQUESTS:-2000}
-out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; sleep 0.3; rm -rf "$out"' EXIT
 . bench/lib.sh
 build_services services/generator/cmd/generator
 (cd bench && go build -o "$out/bare" ./cmd/bare && go build -o "$out/loadgen" ./cmd/loadgen &&
