@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 
 	"connectrpc.com/connect"
 	jsonv2 "github.com/go-json-experiment/json"
@@ -90,17 +92,49 @@ func KindWord(k jsontext.Kind) string {
 }
 
 // DecodeBody reads a JSON object body of at most limit bytes into v (see DecodeJSON); a larger
-// body is a 413 that names the limit.
+// body is a 413 that names the limit. The body is read into a buffer kept between calls
+// (decoding copies what it keeps), so a request costs no buffer of its own.
 func DecodeBody(r io.Reader, limit int, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return BadRequest("reading the body: %v", err)
+	bp := bodyBufs.Get().(*[]byte)
+	b, err := readBody(r, (*bp)[:0], limit)
+	if err == nil {
+		err = DecodeJSON(b, v)
 	}
-	if len(b) > limit {
-		return TooLarge(limit)
+	if cap(b) <= maxPooledBody {
+		*bp = b[:0]
+		bodyBufs.Put(bp)
 	}
-	return DecodeJSON(b, v)
+	return err
 }
+
+// readBody appends what r holds to b, at most limit bytes: 400 when r cannot be read, 413 when it
+// holds more.
+func readBody(r io.Reader, b []byte, limit int) ([]byte, error) {
+	for {
+		if len(b) > limit {
+			return b, TooLarge(limit)
+		}
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 512)
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			if len(b) > limit {
+				return b, TooLarge(limit)
+			}
+			return b, nil
+		}
+		if err != nil {
+			return b, BadRequest("reading the body: %v", err)
+		}
+	}
+}
+
+// bodyBufs holds DecodeBody's buffers; one that grew past maxPooledBody is not kept.
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledBody = 64 << 10
 
 // DecodeJSON decodes a JSON object into v the one way every service does: the body is one JSON
 // object and nothing else (null, another kind of value, or bytes after the object are refused),

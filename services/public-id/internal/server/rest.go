@@ -1,10 +1,8 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/idgen/idgen/libs/idcore"
 	"github.com/idgen/idgen/libs/svc/apierr"
@@ -25,13 +23,7 @@ func (s *Server) rest() http.Handler {
 			InternalID *idcore.ID `json:"internal_id"`
 			Resource   string     `json:"resource"`
 		}
-		bp := bodyBufs.Get().(*[]byte)
-		defer bodyBufs.Put(bp)
-		b, err := readBody(c.Request().Body, (*bp)[:0])
-		if err != nil {
-			return err
-		}
-		if err := apierr.DecodeJSON(b, &req); err != nil {
+		if err := apierr.DecodeBody(c.Request().Body, maxBody, &req); err != nil {
 			return err
 		}
 		if req.InternalID == nil {
@@ -41,7 +33,8 @@ func (s *Server) rest() http.Handler {
 		if err != nil {
 			return err
 		}
-		return writeJSON(c, strconv.AppendQuote(append(b[:0], `{"public_id":`...), pub), "}")
+		var buf [64]byte // {"public_id":"…"}
+		return writeJSON(c, strconv.AppendQuote(append(buf[:0], `{"public_id":`...), pub), "}")
 	})
 	e.GET("/v1/public-ids/:public_id", func(c echo.Context) error {
 		in, err := s.resolve(c.Request().Context(), c.Param("public_id"))
@@ -68,29 +61,6 @@ func writeJSON(c echo.Context, b []byte, end string) error {
 // jsonType is the Content-Type header's value of a JSON answer, shared: net/http and echo replace
 // a header's values, never write into them.
 var jsonType = []string{echo.MIMEApplicationJSON}
-
-// readBody reads a request body of at most maxBody bytes into buf (apierr.DecodeBody's limit and
-// answers, without a buffer of its own each time: decoding copies what it keeps).
-func readBody(r io.Reader, buf []byte) ([]byte, error) {
-	for len(buf) < cap(buf) {
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, apierr.BadRequest("reading the body: %v", err)
-		}
-	}
-	if len(buf) > maxBody {
-		return nil, apierr.TooLarge(maxBody)
-	}
-	return buf, nil
-}
-
-// bodyBufs holds request-body buffers of maxBody+1 bytes: one byte more than a body may have, to
-// tell a body at the limit from a larger one.
-var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBody+1); return &b }}
 
 // getHealthz answers 200; 503 draining from the start of a shutdown (while the API still
 // serves), and 503 once the server certificate in use has expired; 200 "degraded"
