@@ -6,7 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
+
+	"github.com/idgen/idgen/libs/svc/workers"
 )
 
 // grownStacks serves HTTP/2 requests on long-lived goroutines whose stacks have already grown.
@@ -17,9 +18,9 @@ import (
 // each copy walks every frame on it, looking up each frame's stack map: a Connect call's stack
 // doubled three times, to 16 KiB, a third of the call's instructions under callgrind. Here the
 // request's goroutine hands the request to an idle worker (a goroutine that served earlier
-// requests, its stack grown by them) and waits for it: two goroutine switches instead. When no
-// worker is idle a new one starts, up to maxStackWorkers; past that a request is served on its
-// own goroutine, as without the pool. (Growing each request's own stack once at its top, while
+// requests, its stack grown by them: a workers.Pool) and waits for it: two goroutine switches
+// instead. When no worker is idle a new one starts, up to maxStackWorkers; past that a request is
+// served on its own goroutine, as without the pool. (Growing each request's own stack once at its top, while
 // it is shallow, saves as many instructions at one request at a time, but with many requests in
 // flight it draws a 16 KiB stack from the runtime's shared pool and the heap for each and gives
 // it back at its end, and the bare handler's CPU per request rose with it.) HTTP/1.1 requests
@@ -27,9 +28,7 @@ import (
 // the stack it grew: they are not handed over.
 type grownStacks struct {
 	h       http.Handler
-	work    chan *stackTask // unbuffered: a send succeeds only when a worker waits
-	stop    chan struct{}   // closed by close: the idle workers end
-	workers atomic.Int32
+	workers *workers.Pool[*stackTask]
 }
 
 // maxStackWorkers bounds the workers (each holds a stack of up to some tens of KiB, which the
@@ -52,12 +51,14 @@ type stackTask struct {
 var stackTasks = sync.Pool{New: func() any { return &stackTask{done: make(chan struct{}, 1)} }}
 
 func newGrownStacks(h http.Handler) *grownStacks {
-	return &grownStacks{h: h, work: make(chan *stackTask), stop: make(chan struct{})}
+	g := &grownStacks{h: h}
+	g.workers = workers.New(maxStackWorkers, g.run)
+	return g
 }
 
 // close ends the workers once they are idle (Serve calls it when its server is done). A request
 // that comes later is served on its own goroutine.
-func (g *grownStacks) close() { close(g.stop) }
+func (g *grownStacks) close() { g.workers.Close() }
 
 func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor != 2 {
@@ -66,17 +67,11 @@ func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t := stackTasks.Get().(*stackTask)
 	t.w, t.r = w, r
-	select {
-	case g.work <- t:
-	default:
-		if g.workers.Add(1) > maxStackWorkers {
-			g.workers.Add(-1)
-			t.w, t.r = nil, nil
-			stackTasks.Put(t)
-			g.h.ServeHTTP(w, r)
-			return
-		}
-		go g.worker(t)
+	if !g.workers.TryGo(t) {
+		t.w, t.r = nil, nil
+		stackTasks.Put(t)
+		g.h.ServeHTTP(w, r)
+		return
 	}
 	<-t.done
 	panicked, value, stack, goexit := t.panicked, t.value, t.stack, t.goexit
@@ -97,21 +92,8 @@ func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// worker serves t, then every task handed to it, until close or a handler that ends it with
-// runtime.Goexit.
-func (g *grownStacks) worker(t *stackTask) {
-	defer g.workers.Add(-1)
-	for {
-		g.run(t)
-		select {
-		case t = <-g.work:
-		case <-g.stop:
-			return
-		}
-	}
-}
-
-// run serves t and signals its end, however the handler ended.
+// run serves t on a worker and signals its end, however the handler ended (runtime.Goexit ends
+// the worker, which the pool replaces).
 func (g *grownStacks) run(t *stackTask) {
 	returned := false
 	defer func() {

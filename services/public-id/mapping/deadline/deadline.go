@@ -10,20 +10,19 @@
 // slots; with every slot taken, a call fails at once, so a frozen store cannot make waiting
 // calls pile up without bound.
 //
-// The goroutines are workers kept between calls (up to maxWorkers, idle ones ending at Close):
-// a goroutine of its own per call starts on the runtime's smallest stack, which a publish on
-// Redis (the driver, sqids) outgrows by doubling it several times, each doubling a copy that
-// walks every frame: about 17,000 instructions of a publish's 215,000 under callgrind.
+// The goroutines are workers kept between calls (a workers.Pool of up to maxWorkers, idle ones
+// ending at Close): a goroutine of its own per call starts on the runtime's smallest stack, which
+// a publish on Redis (the driver, sqids) outgrows by doubling it several times, each doubling a
+// copy that walks every frame: about 17,000 instructions of a publish's 215,000 under callgrind.
 package deadline
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/idgen/idgen/libs/svc/workers"
 	"github.com/idgen/idgen/services/public-id/mapping"
 )
 
@@ -35,10 +34,7 @@ type Store struct {
 	inner   mapping.Store
 	timeout time.Duration
 	slots   chan struct{} // a call's, until the driver returns
-	work    chan func()   // unbuffered: a send succeeds only when an idle worker waits
-	stop    chan struct{} // closed by Close: idle workers end
-	closed  sync.Once
-	workers atomic.Int32
+	workers *workers.Pool[func()]
 }
 
 // maxWorkers bounds the workers kept between calls; a call that finds none idle and the bound
@@ -51,35 +47,14 @@ func New(inner mapping.Store, timeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("deadline: a store call's bound %v: want a positive duration", timeout)
 	}
 	return &Store{inner: inner, timeout: timeout, slots: make(chan struct{}, MaxInFlight),
-		work: make(chan func()), stop: make(chan struct{})}, nil
+		workers: workers.New(maxWorkers, func(f func()) { f() })}, nil
 }
 
 // spawn runs f (which returns, panics recovered) on an idle worker, a new one, or past
 // maxWorkers a goroutine of its own.
 func (s *Store) spawn(f func()) {
-	select {
-	case s.work <- f:
-		return
-	default:
-	}
-	if s.workers.Add(1) <= maxWorkers {
-		go s.worker(f)
-		return
-	}
-	s.workers.Add(-1)
-	go f()
-}
-
-// worker runs f, then what spawn hands it, until Close.
-func (s *Store) worker(f func()) {
-	defer s.workers.Add(-1)
-	for {
-		f()
-		select {
-		case f = <-s.work:
-		case <-s.stop:
-			return
-		}
+	if !s.workers.TryGo(f) {
+		go f()
 	}
 }
 
@@ -165,6 +140,6 @@ func (s *Store) Secret(ctx context.Context, name string, size int) ([]byte, erro
 // Close implements mapping.Store: it closes the inner store, and the idle workers end (a busy one
 // when its call returns).
 func (s *Store) Close() error {
-	s.closed.Do(func() { close(s.stop) })
+	s.workers.Close()
 	return s.inner.Close()
 }
