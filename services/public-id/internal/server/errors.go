@@ -30,22 +30,33 @@ var errs apierr.Mapper = func(err error) *apierr.Error {
 	return nil
 }
 
-// outcomes are the outcome labels of idgen_publicid_store_calls_total, which outcome indexes.
-var outcomes = [...]string{"ok", "not_found", mapstore.ReasonFilling, "store_unavailable", mapstore.ReasonVolatile, "error"}
+// The outcomes of idgen_publicid_store_calls_total: outcome's answers, which index outcomes.
+const (
+	outOK = iota
+	outNotFound
+	outFilling
+	outUnavailable
+	outVolatile
+	outError
+)
 
-// outcome names a store call's result for idgen_publicid_store_calls_total: its index in outcomes.
+// outcomes are the outcome labels of idgen_publicid_store_calls_total, by outcome.
+var outcomes = [...]string{outOK: "ok", outNotFound: "not_found", outFilling: mapstore.ReasonFilling,
+	outUnavailable: "store_unavailable", outVolatile: mapstore.ReasonVolatile, outError: "error"}
+
+// outcome names a store call's result for idgen_publicid_store_calls_total.
 func outcome(err error) int {
 	switch {
 	case err == nil:
-		return 0
+		return outOK
 	case errors.Is(err, mapping.ErrNotFound):
-		return 1
+		return outNotFound
 	case errors.Is(err, mapping.ErrFilling):
-		return 2
+		return outFilling
 	case errors.Is(err, mapping.ErrUnavailable):
-		return 3
+		return outUnavailable
 	case errors.Is(err, mapping.ErrVolatile):
-		return 4
+		return outVolatile
 	}
-	return 5
+	return outError
 }

@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	// store gives (count makes it on first use).
 	for op, name := range opNames {
 		for o, label := range outcomes {
-			if label != mapstore.ReasonFilling {
+			if o != outFilling {
 				s.counted[op][o] = s.mapped.WithLabelValues(name, label)
 			}
 		}
