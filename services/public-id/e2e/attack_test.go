@@ -783,23 +783,6 @@ func TestClientAddress(t *testing.T) {
 	scan(t, h, behind, direct)
 }
 
-// peakRSS reads a process's peak resident set (VmHWM) in bytes.
-func peakRSS(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
-}
-
 // TestAbuseMemory: customers and an upstream doing their worst at once (1 MiB bodies of nested
 // arrays, 1 MiB strings, a thousand unknown IDs a response, a new source address every request)
 // leave the gateway's peak memory under the services' 256 MiB limit.
@@ -855,7 +838,10 @@ func TestAbuseMemory(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	peak := peakRSS(t, g.p.Pid())
+	peak := procStatus(g.p.Pid(), "VmHWM")
+	if peak == 0 {
+		t.Fatal("the gateway's VmHWM could not be read")
+	}
 	t.Logf("abuse for 3 s, 64 customers: answers %v; gateway peak RSS %.0f MiB", codes, float64(peak)/(1<<20))
 	if codes[502] == 0 || codes[200] != 0 {
 		t.Fatalf("answers %v: every abusive response should be a 502", codes)
