@@ -30,7 +30,8 @@ type API struct {
 	Connect     http.Handler // the Connect handler
 	Procedures  []string     // the service's procedures (idgenv1connect.…Procedure)
 	REST        http.Handler // the REST API
-	// RESTPaths are REST paths mounted by exact pattern as well, for hot paths: the catch-all
+	// RESTPaths are REST routes mounted by their own ServeMux patterns as well, for hot paths:
+	// an exact path, or one with {name} segments for echo's :name parameters. The catch-all
 	// costs a path match per request, and echo's router another (restPath).
 	RESTPaths []string
 	Health    *Health // its services are the ones reflection lists, with health and reflection

@@ -146,35 +146,68 @@ func (t *restRoutes) allow(host, path string) func() string {
 	})
 }
 
-// static returns the handlers of the default host's route at p as a ServeMux matches it (an
-// escaped colon, \:, plain), when that route has no parameters.
-func (t *restRoutes) static(p string) []directRoute {
+// routesAt returns the handlers of the default host's route that ServeMux pattern p names:
+// the same path, with each of p's {name} segments a :name parameter of echo's and an escaped
+// colon (\:) of echo's a plain one. A pattern with a {name...} or {$} wildcard names none.
+func (t *restRoutes) routesAt(p string) []directRoute {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []directRoute
 	for k, methods := range t.paths {
-		path := k[1]
-		if k[0] != "" || strings.ContainsAny(strings.ReplaceAll(path, `\:`, ""), ":*") || strings.ReplaceAll(path, `\:`, ":") != p {
+		if k[0] != "" {
+			continue
+		}
+		pattern, params, ok := muxPattern(k[1])
+		if !ok || pattern != p {
 			continue
 		}
 		for method, h := range methods {
-			out = append(out, directRoute{method, path, h})
+			out = append(out, directRoute{method, k[1], params, h})
 		}
 	}
 	return out
 }
 
+// muxPattern is echo path p as a ServeMux pattern ({name} for each :name segment, a colon for
+// each \:) with its parameters' names in order; false when p has a parameter that is not a
+// whole segment, or echo's * wildcard.
+func muxPattern(p string) (string, []string, bool) {
+	var b strings.Builder
+	var params []string
+	for i, seg := range strings.Split(p, "/") {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if name, ok := strings.CutPrefix(seg, ":"); ok {
+			if name == "" || strings.ContainsAny(name, `:\{}*`) {
+				return "", nil, false
+			}
+			params = append(params, name)
+			b.WriteString("{" + name + "}")
+			continue
+		}
+		plain := strings.ReplaceAll(seg, `\:`, "")
+		if strings.ContainsAny(plain, ":*{}") {
+			return "", nil, false
+		}
+		b.WriteString(strings.ReplaceAll(seg, `\:`, ":"))
+	}
+	return b.String(), params, true
+}
+
 type directRoute struct {
-	method, path string // path as echo has it
+	method, path string   // path as echo has it
+	params       []string // its parameters' names, as in the path
 	h            echo.HandlerFunc
 }
 
-// restPath returns the handler for the requests of path p that a ServeMux pattern matches exactly
-// (API.RESTPaths). When rest is an echo instance REST built with m, a request for one of the
-// methods routed at p is taken to its route's handler directly: echo's context, the handler as
-// REST wrapped it (metrics, 415 check, error answer) and echo's context pool, without echo's
-// router, which would only match p again. Any other request (another method, an escaped path,
-// which echo routes by its raw form) goes through echo whole.
+// restPath returns the handler for the requests that ServeMux pattern p matches (API.RESTPaths):
+// an exact path, or one whose segments are {name} wildcards. When rest is an echo instance REST
+// built with m, a request for one of the methods routed at p is taken to its route's handler
+// directly: echo's context, with the path parameters the pattern matched (each {name} is echo's
+// :name), the handler as REST wrapped it (metrics, 415 check, error answer) and echo's context
+// pool, without echo's router, which would only match p again. Any other request (another
+// method, an escaped path, which echo routes by its raw form) goes through echo whole.
 func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
 	e, ok := rest.(*echo.Echo)
 	if !ok {
@@ -186,7 +219,7 @@ func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
 	if t == nil {
 		return rest
 	}
-	routes := t.static(p)
+	routes := t.routesAt(p)
 	if len(routes) == 0 {
 		return rest
 	}
@@ -196,6 +229,16 @@ func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
 				c := e.AcquireContext()
 				c.Reset(r, w)
 				c.SetPath(rt.path)
+				if len(rt.params) > 0 {
+					// The values where echo's router puts them: ParamValues is the context's own
+					// slice, as long as the names. Without a raw path, the mux's values are the
+					// segments of r.URL.Path, as echo's router would take them.
+					c.SetParamNames(rt.params...)
+					vals := c.ParamValues()
+					for i, name := range rt.params {
+						vals[i] = r.PathValue(name)
+					}
+				}
 				if err := rt.h(c); err != nil { // REST's handlers answer their own errors
 					e.HTTPErrorHandler(err, c)
 				}

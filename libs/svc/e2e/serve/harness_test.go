@@ -29,14 +29,21 @@ func (oneID) Generate(context.Context, *connect.Request[idgenv1.GenerateRequest]
 }
 
 // serveAPI serves a serve.API for the IdService on a loopback port with serve.Serve (h2c, as
-// the services serve in plaintext mode) until the test ends, and returns its host:port.
+// the services serve in plaintext mode) until the test ends, and returns its host:port. Its REST
+// routes POST /things and GET /things/:id are mounted by their own patterns as well (RESTPaths).
 func serveAPI(t *testing.T, b serve.Browsers) string {
+	t.Helper()
+	return serveAPIPaths(t, b, "/things", "/things/{id}")
+}
+
+// serveAPIPaths is serveAPI with restPaths as its RESTPaths.
+func serveAPIPaths(t *testing.T, b serve.Browsers, restPaths ...string) string {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := serve.NewRequestMetrics(reg)
 	path, h := idgenv1connect.NewIdServiceHandler(oneID{}, serve.ConnectOptions(4096, m)...)
 	api := serve.API{ConnectPath: path, Connect: h, Procedures: []string{idgenv1connect.IdServiceGenerateProcedure},
-		REST: testREST(m), RESTPaths: []string{"/things"}, Health: serve.NewHealth(true, testService), Metrics: reg, Requests: m,
+		REST: testREST(m), RESTPaths: restPaths, Health: serve.NewHealth(true, testService), Metrics: reg, Requests: m,
 		Resolver: auth.NewDevResolver(auth.Caller{Name: "dev"}), Browsers: b}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -262,3 +262,60 @@ func TestOptionsObserved(t *testing.T) {
 		testenv.Series{Name: "idgen_server_request_duration_seconds", Labels: testenv.Labels{"route": "/things/:id"}, Value: 1},
 	)
 }
+
+// TestRESTPathsAnswerAsEcho: a route mounted by its own pattern with a {name} segment
+// (RESTPaths "/things/{id}", which takes requests past echo's router) answers every request as
+// echo alone answers it: the parameter as echo's router reads it (escaped characters, a colon),
+// an escaped slash or an empty segment left to echo, the methods it has no route for, HEAD and
+// OPTIONS; and each is counted under the same route.
+func TestRESTPathsAnswerAsEcho(t *testing.T) {
+	direct := "http://" + serveAPI(t, serve.Browsers{})
+	echoOnly := "http://" + serveAPIPaths(t, serve.Browsers{})
+	paths := []string{"/things/7", "/things/a%20b", "/things/%37", "/things/a%2Fb", "/things/a:b", "/things/%E2%82%AC",
+		"/things/", "/things/7/", "/things/7?x=1", "/things/" + strings.Repeat("x", 300)}
+	for _, method := range []string{"GET", "HEAD", "OPTIONS", "DELETE", "POST"} {
+		for _, p := range paths {
+			var got [2]answer
+			for i, base := range []string{direct, echoOnly} {
+				req, _ := http.NewRequest(method, base+p, nil)
+				got[i] = send(t, req)
+			}
+			d, e := got[0], got[1]
+			if d.status != e.status || d.body != e.body {
+				t.Errorf("%s %s: %d %q, echo alone %d %q", method, p, d.status, d.body, e.status, e.body)
+			}
+			for _, h := range []string{"X-Thing", "Allow", "Content-Type", "Content-Length"} {
+				if d.header.Get(h) != e.header.Get(h) {
+					t.Errorf("%s %s: %s %q, echo alone %q", method, p, h, d.header.Get(h), e.header.Get(h))
+				}
+			}
+		}
+	}
+	series := func(base string) map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range testenv.Scrape(t, nil, base+"/metrics")["idgen_server_requests_total"].GetMetric() {
+			k := ""
+			for _, l := range s.GetLabel() {
+				k += l.GetName() + "=" + l.GetValue() + " "
+			}
+			out[k] = s.GetCounter().GetValue()
+		}
+		return out
+	}
+	d, e := series(direct), series(echoOnly)
+	if d["code=ok protocol=rest route=/things/:id "] == 0 {
+		t.Fatalf("requests counted %v: none under /things/:id", d)
+	}
+	if len(d) != len(e) {
+		t.Errorf("series counted %v, echo alone %v", d, e)
+	}
+	for k, v := range e {
+		if d[k] != v {
+			t.Errorf("requests counted under %s: %v, echo alone %v", k, d[k], v)
+		}
+	}
+	unescaped, _ := http.NewRequest("GET", direct+"/things/a%20b", nil)
+	if a := send(t, unescaped); a.header.Get("X-Thing") != "a b" {
+		t.Errorf("GET /things/a%%20b: X-Thing %q, want the parameter unescaped, %q", a.header.Get("X-Thing"), "a b")
+	}
+}

@@ -91,8 +91,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s.api = serve.API{
 		ConnectPath: path, Connect: h,
 		Procedures: []string{idgenv1connect.PublicIdServicePublishProcedure, idgenv1connect.PublicIdServiceResolveProcedure},
-		// The two hot routes by their own patterns: past the catch-all's RPC check, and the
-		// publish route past echo's router too (serve.API.RESTPaths).
+		// The two hot routes by their own patterns: past the catch-all's RPC check and echo's
+		// router (serve.API.RESTPaths).
 		REST: s.rest(), RESTPaths: []string{"/v1/public-ids", "/v1/public-ids/{public_id}"},
 		Health: s.health, Metrics: serve.RegionLabeled(s.reg, cfg.Region), Requests: s.metrics, Resolver: s.resolver, Browsers: cfg.Browsers,
 	}.Handler()
