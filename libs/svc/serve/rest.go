@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/idgen/idgen/libs/svc/apierr"
 	"github.com/labstack/echo/v4"
@@ -148,7 +149,11 @@ func (t *restRoutes) allow(host, path string) func() string {
 
 // routesAt returns the handlers of the default host's route that ServeMux pattern p names:
 // the same path, with each of p's {name} segments a :name parameter of echo's and an escaped
-// colon (\:) of echo's a plain one. A pattern with a {name...} or {$} wildcard names none.
+// colon (\:) of echo's a plain one. It names none when p ends in a slash (a subtree pattern, which
+// matches more than echo's route) or has another wildcard ({name...}, {$}), and a route with
+// parameters none when another route's path begins as its does up to its first parameter: echo
+// would answer a request the pattern matches from that route when it is more specific (a
+// static /things/new beside /things/:id).
 func (t *restRoutes) routesAt(p string) []directRoute {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -161,6 +166,14 @@ func (t *restRoutes) routesAt(p string) []directRoute {
 		if !ok || pattern != p {
 			continue
 		}
+		if len(params) > 0 {
+			prefix := k[1][:strings.Index(k[1], "/:")+1]
+			for other := range t.paths {
+				if other[0] == "" && other[1] != k[1] && strings.HasPrefix(other[1], prefix) {
+					return nil
+				}
+			}
+		}
 		for method, h := range methods {
 			out = append(out, directRoute{method, k[1], params, h})
 		}
@@ -169,9 +182,13 @@ func (t *restRoutes) routesAt(p string) []directRoute {
 }
 
 // muxPattern is echo path p as a ServeMux pattern ({name} for each :name segment, a colon for
-// each \:) with its parameters' names in order; false when p has a parameter that is not a
-// whole segment, or echo's * wildcard.
+// each \:) with its parameters' names in order; false when p ends in a slash, or has a
+// parameter that is not a whole segment or whose name is no Go identifier (as ServeMux's
+// wildcards' are), or echo's * wildcard.
 func muxPattern(p string) (string, []string, bool) {
+	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return "", nil, false
+	}
 	var b strings.Builder
 	var params []string
 	for i, seg := range strings.Split(p, "/") {
@@ -179,7 +196,7 @@ func muxPattern(p string) (string, []string, bool) {
 			b.WriteByte('/')
 		}
 		if name, ok := strings.CutPrefix(seg, ":"); ok {
-			if name == "" || strings.ContainsAny(name, `:\{}*`) {
+			if !identifier(name) {
 				return "", nil, false
 			}
 			params = append(params, name)
@@ -193,6 +210,16 @@ func muxPattern(p string) (string, []string, bool) {
 		b.WriteString(strings.ReplaceAll(seg, `\:`, ":"))
 	}
 	return b.String(), params, true
+}
+
+// identifier reports whether s is a Go identifier, as a ServeMux wildcard's name must be.
+func identifier(s string) bool {
+	for i, c := range s {
+		if !unicode.IsLetter(c) && c != '_' && (i == 0 || !unicode.IsDigit(c)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 type directRoute struct {
@@ -216,7 +243,7 @@ func (m *RequestMetrics) restPath(rest http.Handler, p string) http.Handler {
 	m.restMu.Lock()
 	t := m.rest[e]
 	m.restMu.Unlock()
-	if t == nil {
+	if t == nil || len(e.Routers()) > 0 { // with routes by host, echo routes by the Host header too
 		return rest
 	}
 	routes := t.routesAt(p)

@@ -33,7 +33,7 @@ func (oneID) Generate(context.Context, *connect.Request[idgenv1.GenerateRequest]
 // routes POST /things and GET /things/:id are mounted by their own patterns as well (RESTPaths).
 func serveAPI(t *testing.T, b serve.Browsers) string {
 	t.Helper()
-	return serveAPIPaths(t, b, "/things", "/things/{id}")
+	return serveAPIPaths(t, b, "/things", "/things/{id}", "/gadgets/{id}")
 }
 
 // serveAPIPaths is serveAPI with restPaths as its RESTPaths.
@@ -63,7 +63,8 @@ var served atomic.Int64
 
 // testREST is a REST API as the services build theirs: POST /things decodes {"count": n} as the
 // registry and the public-ID service decode bodies, POST /poke reads no body (as a registry
-// retire), GET /things/:id answers with a header of its own.
+// retire), GET /things/:id answers with a header of its own, and GET /gadgets/:id has a static
+// sibling, GET /gadgets/new, that echo answers before it.
 func testREST(m *serve.RequestMetrics) *echo.Echo {
 	e := serve.REST(m, apierr.Mapper(func(error) *apierr.Error { return nil }))
 	e.POST("/things", func(c echo.Context) error {
@@ -83,6 +84,13 @@ func testREST(m *serve.RequestMetrics) *echo.Echo {
 	e.GET("/things/:id", func(c echo.Context) error {
 		c.Response().Header().Set("X-Thing", c.Param("id"))
 		return c.JSON(http.StatusOK, map[string]string{"id": c.Param("id"), "what": "a thing"})
+	})
+	e.GET("/gadgets/:id", func(c echo.Context) error {
+		c.Response().Header().Set("X-Thing", c.Param("id"))
+		return c.JSON(http.StatusOK, map[string]string{"id": c.Param("id"), "what": "a gadget"})
+	})
+	e.GET("/gadgets/new", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"what": "the form for a new gadget"})
 	})
 	return e
 }

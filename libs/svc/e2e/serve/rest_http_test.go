@@ -267,12 +267,14 @@ func TestOptionsObserved(t *testing.T) {
 // (RESTPaths "/things/{id}", which takes requests past echo's router) answers every request as
 // echo alone answers it: the parameter as echo's router reads it (escaped characters, a colon),
 // an escaped slash or an empty segment left to echo, the methods it has no route for, HEAD and
-// OPTIONS; and each is counted under the same route.
+// OPTIONS; and each is counted under the same route. A pattern whose route has a static
+// sibling (/gadgets/{id} beside /gadgets/new) leaves the sibling's requests to echo.
 func TestRESTPathsAnswerAsEcho(t *testing.T) {
 	direct := "http://" + serveAPI(t, serve.Browsers{})
 	echoOnly := "http://" + serveAPIPaths(t, serve.Browsers{})
 	paths := []string{"/things/7", "/things/a%20b", "/things/%37", "/things/a%2Fb", "/things/a:b", "/things/%E2%82%AC",
-		"/things/", "/things/7/", "/things/7?x=1", "/things/" + strings.Repeat("x", 300)}
+		"/things/", "/things/7/", "/things/7?x=1", "/things/" + strings.Repeat("x", 300),
+		"/things/%7E", "/things/%25", "/things/+", "/things/a;b", "/gadgets/new", "/gadgets/7"}
 	for _, method := range []string{"GET", "HEAD", "OPTIONS", "DELETE", "POST"} {
 		for _, p := range paths {
 			var got [2]answer
