@@ -37,7 +37,7 @@ func serveAPI(t *testing.T, b serve.Browsers) string {
 }
 
 // serveAPIPaths is serveAPI with restPaths as its RESTPaths.
-func serveAPIPaths(t *testing.T, b serve.Browsers, restPaths ...string) string {
+func serveAPIPaths(t testing.TB, b serve.Browsers, restPaths ...string) string {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := serve.NewRequestMetrics(reg)

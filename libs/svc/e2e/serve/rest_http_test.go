@@ -321,3 +321,52 @@ func TestRESTPathsAnswerAsEcho(t *testing.T) {
 		t.Errorf("GET /things/a%%20b: X-Thing %q, want the parameter unescaped, %q", a.header.Get("X-Thing"), "a b")
 	}
 }
+
+// FuzzRESTPaths: any path under /things/ and /gadgets/ gets the same answer
+// (status, body, the parameter echoed in X-Thing, Allow) from a route mounted by its own
+// pattern as from echo alone.
+func FuzzRESTPaths(f *testing.F) {
+	for _, seed := range []string{"7", "a%20b", "a%2Fb", "%E2%82%AC", "", "7/", "a:b", "%25", "+", "..", "%2e%2e", "new", "x?y=1"} {
+		f.Add("GET", "things", seed)
+		f.Add("OPTIONS", "gadgets", seed)
+	}
+	direct := "http://" + serveAPIPaths(f, serve.Browsers{}, "/things", "/things/{id}", "/gadgets/{id}")
+	echoOnly := "http://" + serveAPIPaths(f, serve.Browsers{})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	f.Fuzz(func(t *testing.T, method, root, rest string) {
+		switch method {
+		case "GET", "HEAD", "OPTIONS", "POST", "DELETE":
+		default:
+			t.Skip()
+		}
+		if root != "things" && root != "gadgets" {
+			t.Skip()
+		}
+		if strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '?' || r == '#' }) {
+			t.Skip() // a request line the server refuses with 400, closing the connection, or a query
+		}
+		var got [2]answer
+		for i, base := range []string{direct, echoOnly} {
+			req, err := http.NewRequest(method, base+"/"+root+"/"+rest, nil)
+			if err != nil {
+				t.Skip()
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Skip() // a value net/http's client or server refuses, for both alike
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got[i] = answer{resp.StatusCode, resp.Header, string(b)}
+		}
+		d, e := got[0], got[1]
+		if d.status != e.status || d.body != e.body {
+			t.Errorf("%s /%s/%s: %d %q, echo alone %d %q", method, root, rest, d.status, d.body, e.status, e.body)
+		}
+		for _, h := range []string{"X-Thing", "Allow", "Location"} {
+			if d.header.Get(h) != e.header.Get(h) {
+				t.Errorf("%s /%s/%s: %s %q, echo alone %q", method, root, rest, h, d.header.Get(h), e.header.Get(h))
+			}
+		}
+	})
+}
