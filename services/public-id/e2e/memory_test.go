@@ -99,7 +99,8 @@ func residentPeak(t *testing.T, gogc string, extra ...string) resident {
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			peak = max(peak, procStatus(p.Pid(), "RssAnon"))
+			st, _ := testenv.ReadProcStatus(p.Pid())
+			peak = max(peak, st.RssAnon)
 			select {
 			case <-stop:
 				sampled <- peak
@@ -136,9 +137,13 @@ func residentPeak(t *testing.T, gogc string, extra ...string) resident {
 	}
 	close(stop)
 	held.anon = <-sampled
-	held.hwm = procStatus(p.Pid(), "VmHWM")
+	st, ok := testenv.ReadProcStatus(p.Pid())
+	if !ok {
+		t.Fatal("the gateway's /proc status could not be read")
+	}
+	held.hwm = st.VmHWM
 	t.Logf("%s %v: answers %v, anonymous memory at most %.1f MiB, peak resident set %.1f MiB (%.1f MiB of it read from the binary's file now)",
-		gogc, extra, codes, mib(held.anon), mib(held.hwm), mib(procStatus(p.Pid(), "RssFile")))
+		gogc, extra, codes, mib(held.anon), mib(held.hwm), mib(st.RssFile))
 	if codes[200] == 0 {
 		t.Errorf("answers %v: none served", codes)
 	}
@@ -155,22 +160,6 @@ func loggedLimit(log string) int64 {
 		}
 		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "memory limit" {
 			return l.Bytes
-		}
-	}
-	return 0
-}
-
-// procStatus is field (a size in kB, such as VmHWM) of process pid's /proc status, in bytes; 0
-// once the process is gone.
-func procStatus(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
 		}
 	}
 	return 0

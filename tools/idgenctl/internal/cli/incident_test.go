@@ -207,8 +207,8 @@ func TestDupcheckMemoryBound(t *testing.T) {
 	go func() {
 		defer close(done)
 		for {
-			if hwm, ok := vmHWM(cmd.Process.Pid); ok {
-				maxRSS = hwm
+			if st, ok := testenv.ReadProcStatus(cmd.Process.Pid); ok && st.Name == "idgenctl" {
+				maxRSS = st.VmHWM
 			} else if maxRSS > 0 {
 				return
 			}
@@ -316,21 +316,6 @@ func TestIncident(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "who held it: unknown") || !strings.Contains(out, "idgenctl leases quarantine 170 --region eu-west-1") {
 		t.Fatalf("incident without a store: %d\n%s", code, out)
 	}
-}
-
-// vmHWM reads the peak resident memory of a process running idgenctl from /proc, in bytes.
-func vmHWM(pid int) (int64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil || !strings.Contains(string(b), "Name:\tidgenctl\n") {
-		return 0, false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024, err == nil
-		}
-	}
-	return 0, false
 }
 
 // writeFixture writes a test's input file, failing the test when it cannot.
