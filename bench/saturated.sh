@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 runs=${SAT_RUNS:-3}
-if ! command -v valgrind >/dev/null; then
+if ! have_valgrind; then
   echo "valgrind is not installed (scripts/setup.sh installs it)" >&2
   exit 1
 fi

@@ -20,12 +20,12 @@ import (
 // request's goroutine hands the request to an idle worker (a goroutine that served earlier
 // requests, its stack grown by them: a workers.Pool) and waits for it: two goroutine switches
 // instead. When no worker is idle a new one starts, up to maxStackWorkers; past that a request is
-// served on its own goroutine, as without the pool. (Growing each request's own stack once at its top, while
-// it is shallow, saves as many instructions at one request at a time, but with many requests in
-// flight it draws a 16 KiB stack from the runtime's shared pool and the heap for each and gives
-// it back at its end, and the bare handler's CPU per request rose with it.) HTTP/1.1 requests
-// are served on their connection's goroutine, which lives as long as the connection and keeps
-// the stack it grew: they are not handed over.
+// served on its own goroutine, as without the pool. (Growing each request's own stack once at its
+// top, while it is shallow, saves as many instructions at one request at a time, but with many
+// requests in flight it draws a 16 KiB stack from the runtime's shared pool and the heap for each
+// and gives it back at its end, and the bare handler's CPU per request rose with it.) HTTP/1.1
+// requests are served on their connection's goroutine, which lives as long as the connection and
+// keeps the stack it grew: they are not handed over.
 type grownStacks struct {
 	h       http.Handler
 	workers *workers.Pool[*stackTask]
