@@ -31,7 +31,7 @@ func (oneID) Generate(context.Context, *connect.Request[idgenv1.GenerateRequest]
 // serveAPI serves a serve.API for the IdService on a loopback port with serve.Serve (h2c, as
 // the services serve in plaintext mode) until the test ends, and returns its host:port. Its REST
 // routes POST /things and GET /things/:id are mounted by their own patterns as well (RESTPaths).
-func serveAPI(t *testing.T, b serve.Browsers) string {
+func serveAPI(t testing.TB, b serve.Browsers) string {
 	t.Helper()
 	return serveAPIPaths(t, b, "/things", "/things/{id}", "/gadgets/{id}")
 }

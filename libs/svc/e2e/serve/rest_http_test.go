@@ -270,26 +270,14 @@ func TestOptionsObserved(t *testing.T) {
 // OPTIONS; and each is counted under the same route. A pattern whose route has a static
 // sibling (/gadgets/{id} beside /gadgets/new) leaves the sibling's requests to echo.
 func TestRESTPathsAnswerAsEcho(t *testing.T) {
-	direct := "http://" + serveAPI(t, serve.Browsers{})
-	echoOnly := "http://" + serveAPIPaths(t, serve.Browsers{})
+	tw := newEchoTwins(t)
 	paths := []string{"/things/7", "/things/a%20b", "/things/%37", "/things/a%2Fb", "/things/a:b", "/things/%E2%82%AC",
 		"/things/", "/things/7/", "/things/7?x=1", "/things/" + strings.Repeat("x", 300),
 		"/things/%7E", "/things/%25", "/things/+", "/things/a;b", "/gadgets/new", "/gadgets/7"}
 	for _, method := range []string{"GET", "HEAD", "OPTIONS", "DELETE", "POST"} {
 		for _, p := range paths {
-			var got [2]answer
-			for i, base := range []string{direct, echoOnly} {
-				req, _ := http.NewRequest(method, base+p, nil)
-				got[i] = send(t, req)
-			}
-			d, e := got[0], got[1]
-			if d.status != e.status || d.body != e.body {
-				t.Errorf("%s %s: %d %q, echo alone %d %q", method, p, d.status, d.body, e.status, e.body)
-			}
-			for _, h := range []string{"X-Thing", "Allow", "Content-Type", "Content-Length"} {
-				if d.header.Get(h) != e.header.Get(h) {
-					t.Errorf("%s %s: %s %q, echo alone %q", method, p, h, d.header.Get(h), e.header.Get(h))
-				}
+			if !tw.compare(t, method, p) {
+				t.Fatalf("%s %s: not sent", method, p)
 			}
 		}
 	}
@@ -304,7 +292,7 @@ func TestRESTPathsAnswerAsEcho(t *testing.T) {
 		}
 		return out
 	}
-	d, e := series(direct), series(echoOnly)
+	d, e := series(tw.direct), series(tw.echoOnly)
 	if d["code=ok protocol=rest route=/things/:id "] == 0 {
 		t.Fatalf("requests counted %v: none under /things/:id", d)
 	}
@@ -316,23 +304,20 @@ func TestRESTPathsAnswerAsEcho(t *testing.T) {
 			t.Errorf("requests counted under %s: %v, echo alone %v", k, d[k], v)
 		}
 	}
-	unescaped, _ := http.NewRequest("GET", direct+"/things/a%20b", nil)
+	unescaped, _ := http.NewRequest("GET", tw.direct+"/things/a%20b", nil)
 	if a := send(t, unescaped); a.header.Get("X-Thing") != "a b" {
 		t.Errorf("GET /things/a%%20b: X-Thing %q, want the parameter unescaped, %q", a.header.Get("X-Thing"), "a b")
 	}
 }
 
-// FuzzRESTPaths: any path under /things/ and /gadgets/ gets the same answer
-// (status, body, the parameter echoed in X-Thing, Allow) from a route mounted by its own
-// pattern as from echo alone.
+// FuzzRESTPaths: any path under /things/ and /gadgets/ gets the same answer from a route
+// mounted by its own pattern as from echo alone (echoTwins.compare).
 func FuzzRESTPaths(f *testing.F) {
 	for _, seed := range []string{"7", "a%20b", "a%2Fb", "%E2%82%AC", "", "7/", "a:b", "%25", "+", "..", "%2e%2e", "new", "x?y=1"} {
 		f.Add("GET", "things", seed)
 		f.Add("OPTIONS", "gadgets", seed)
 	}
-	direct := "http://" + serveAPIPaths(f, serve.Browsers{}, "/things", "/things/{id}", "/gadgets/{id}")
-	echoOnly := "http://" + serveAPIPaths(f, serve.Browsers{})
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tw := newEchoTwins(f)
 	f.Fuzz(func(t *testing.T, method, root, rest string) {
 		switch method {
 		case "GET", "HEAD", "OPTIONS", "POST", "DELETE":
@@ -345,28 +330,51 @@ func FuzzRESTPaths(f *testing.F) {
 		if strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '?' || r == '#' }) {
 			t.Skip() // a request line the server refuses with 400, closing the connection, or a query
 		}
-		var got [2]answer
-		for i, base := range []string{direct, echoOnly} {
-			req, err := http.NewRequest(method, base+"/"+root+"/"+rest, nil)
-			if err != nil {
-				t.Skip()
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Skip() // a value net/http's client or server refuses, for both alike
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			got[i] = answer{resp.StatusCode, resp.Header, string(b)}
-		}
-		d, e := got[0], got[1]
-		if d.status != e.status || d.body != e.body {
-			t.Errorf("%s /%s/%s: %d %q, echo alone %d %q", method, root, rest, d.status, d.body, e.status, e.body)
-		}
-		for _, h := range []string{"X-Thing", "Allow", "Location"} {
-			if d.header.Get(h) != e.header.Get(h) {
-				t.Errorf("%s /%s/%s: %s %q, echo alone %q", method, root, rest, h, d.header.Get(h), e.header.Get(h))
-			}
+		if !tw.compare(t, method, "/"+root+"/"+rest) {
+			t.Skip() // a value net/http's client or server refuses, for both alike
 		}
 	})
+}
+
+// echoTwins are two serveAPI servers of the same REST API: direct mounts its routes by their own
+// patterns (RESTPaths), echoOnly leaves every request to echo. Neither's redirects are followed.
+type echoTwins struct {
+	direct, echoOnly string
+	client           *http.Client
+}
+
+func newEchoTwins(t testing.TB) echoTwins {
+	return echoTwins{direct: "http://" + serveAPI(t, serve.Browsers{}), echoOnly: "http://" + serveAPIPaths(t, serve.Browsers{}),
+		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// compare sends method path to both and marks t failed where the answers differ (status, body,
+// the parameter echoed in X-Thing, Allow, Content-Type, Content-Length, Location); false when
+// the request could not be made or sent.
+func (tw echoTwins) compare(t *testing.T, method, path string) bool {
+	t.Helper()
+	var got [2]answer
+	for i, base := range []string{tw.direct, tw.echoOnly} {
+		req, err := http.NewRequest(method, base+path, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := tw.client.Do(req)
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got[i] = answer{resp.StatusCode, resp.Header, string(b)}
+	}
+	d, e := got[0], got[1]
+	if d.status != e.status || d.body != e.body {
+		t.Errorf("%s %s: %d %q, echo alone %d %q", method, path, d.status, d.body, e.status, e.body)
+	}
+	for _, h := range []string{"X-Thing", "Allow", "Content-Type", "Content-Length", "Location"} {
+		if d.header.Get(h) != e.header.Get(h) {
+			t.Errorf("%s %s: %s %q, echo alone %q", method, path, h, d.header.Get(h), e.header.Get(h))
+		}
+	}
+	return true
 }
